@@ -1,0 +1,73 @@
+//===- TiledAttnAttrs.td - TiledAttn attributes ------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNATTRS_TD
+#define TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNATTRS_TD
+
+include "tiledattn/Dialect/TiledAttn/IR/TiledAttnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def TiledAttn_MmaKind : I32EnumAttr<"MmaKind", "matrix instruction family", [
+    I32EnumAttrCase<"mma_sync", 0>,
+    I32EnumAttrCase<"wgmma", 1>
+  ]> {
+  let cppNamespace = "::mlir::tiledattn";
+  let genSpecializedAttr = 0;
+}
+
+def TiledAttn_Producer : I32EnumAttr<"Producer", "how K/V tiles reach the mma", [
+    I32EnumAttrCase<"direct", 0>,
+    I32EnumAttrCase<"cp_async", 1>,
+    I32EnumAttrCase<"tma", 2>
+  ]> {
+  let cppNamespace = "::mlir::tiledattn";
+  let genSpecializedAttr = 0;
+}
+
+def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "How one tiledattn.sdpa is tiled and mapped onto the GPU";
+  let description = [{
+    The schedule is the editable surface of a kernel. Fields:
+
+    - `block_m`: query rows per thread block (multiple of 16).
+    - `block_n`: key/value rows per loop iteration (multiple of 16).
+    - `num_stages`: depth of the K/V shared-memory ring (1 = no ring).
+    - `warps`: warps per thread block.
+    - `mma`: `mma_sync` (warp-level m16n8k16) or `wgmma` (Hopper warpgroup).
+    - `producer`: `direct` (operands loaded from global memory straight into
+      registers), `cp_async` or `tma` (staged through shared memory).
+    - `swizzle`: shared-memory swizzle in bytes: 0 (none), 32, 64 or 128.
+
+    The attribute verifier checks each field alone and the fields against
+    each other; `tiledattn.sdpa` checks them against its operands (head dim,
+    shared memory). docs/Schedules.md says what each field changes.
+
+    Example:
+
+    ```mlir
+    #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4,
+                        mma = mma_sync, producer = direct, swizzle = 0>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block_m, "int64_t":$block_n,
+                        "int64_t":$num_stages, "int64_t":$warps,
+                        "::mlir::tiledattn::MmaKind":$mma,
+                        "::mlir::tiledattn::Producer":$producer,
+                        "int64_t":$swizzle);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block.
+    int64_t getNumThreads() const { return getWarps() * 32; }
+    /// Bytes of shared memory the schedule needs for a head dim and element
+    /// width (Q tile plus the K/V ring; 0 when nothing is staged).
+    int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes) const;
+  }];
+}
+
+#endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNATTRS_TD

@@ -1,0 +1,303 @@
+//===- TiledAttnOps.td - TiledAttn dialect ops -------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_TD
+#define TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_TD
+
+include "tiledattn/Dialect/TiledAttn/IR/TiledAttnDialect.td"
+include "tiledattn/Dialect/TiledAttn/IR/TiledAttnTypes.td"
+include "tiledattn/Dialect/TiledAttn/IR/TiledAttnAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+defvar TiledAttn_RowsPastEndDoc = [{
+    Rows at or past the end of the sequence dimension (dimension 2 of the
+    memref) hold unspecified finite values: a program must mask them with
+    `tiledattn.mask` before they can reach a result.
+}];
+
+def TiledAttn_HeadMemRef : MemRefRankOf<[F16, BF16, F32], [4]>;
+def TiledAttn_LseMemRef : MemRefRankOf<[F32], [3]>;
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Forward scaled-dot-product attention on memref views";
+  let description = [{
+    The `tiledattn.sdpa` operation computes, for every batch `b`, query head
+    `h` and query row `i`,
+
+    ```
+    O[b, h, i, :] = sum_j softmax_j(scale * Q[b, h, i, :] . K[b, h / g, j, :]) * V[b, h / g, j, :]
+    LSE[b, h, i]  = log(sum_j exp(scale * Q[b, h, i, :] . K[b, h / g, j, :]))
+    ```
+
+    where `g = Hq / Hkv` (grouped-query attention when `g > 1`) and, with
+    `causal`, only keys `j <= i` take part (top-left alignment, as
+    `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`).
+
+    `q` and `o` are `B x Hq x Sq x D`, `k` and `v` are `B x Hkv x Sk x D`, `lse`
+    is `B x Hq x Sq`. All four head tensors share the element type (f16 or
+    bf16) and a static head dim `D`; their innermost stride must be 1 and the
+    other strides may be anything. The `schedule` says how the computation is
+    tiled; the verifier rejects one that cannot run with these operands.
+
+    Example:
+
+    ```mlir
+    func.func @attn(%q: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+                    %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+                    %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+                    %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+                    %lse: memref<?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>,
+                    %scale: f32) {
+      tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+          schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1,
+                   warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+          : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+      return
+    }
+    ```
+  }];
+  let arguments = (ins TiledAttn_HeadMemRef:$q, TiledAttn_HeadMemRef:$k,
+                       TiledAttn_HeadMemRef:$v, F32:$scale,
+                       TiledAttn_HeadMemRef:$o, TiledAttn_LseMemRef:$lse,
+                       UnitAttr:$causal, TiledAttn_ScheduleAttr:$schedule);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $scale `into` $o `,` $lse (`causal` $causal^)?
+    `schedule` `(` $schedule `)` attr-dict `:`
+    type($q) `,` type($k) `,` type($v) `,` type($o) `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile program ops
+//===----------------------------------------------------------------------===//
+
+def TiledAttn_ConstantOp : TiledAttn_Op<"constant", [Pure, ConstantLike]> {
+  let summary = "Tile with every element equal to one value";
+  let description = [{
+    The `tiledattn.constant` operation makes a tile whose elements all equal
+    `value`. It initializes accumulators (0), running maxima (-inf) and running
+    sums (0). `value` is a float attribute of the tile's element type.
+
+    Example:
+
+    ```mlir
+    %acc = tiledattn.constant 0.0 : !tiledattn.tile<64x128xf32>
+    %m = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins F32Attr:$value);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = "$value attr-dict `:` qualified(type($result))";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def TiledAttn_LoadOp : TiledAttn_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load a tile of consecutive sequence rows of one head";
+  let description = !strconcat([{
+    The `tiledattn.load` operation reads rows `row .. row + M - 1` of
+    `source[b, h, :, :]` into a `M x D` tile, where `D` is the static innermost
+    dimension of `source` and must equal the tile's column count. The element
+    types of the memref and the tile must match.
+  }], TiledAttn_RowsPastEndDoc, [{
+
+    Example:
+
+    ```mlir
+    %kt = tiledattn.load %k[%b, %h, %j]
+        : memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>
+          -> !tiledattn.tile<64x128xf16>
+    ```
+  }]);
+  let arguments = (ins TiledAttn_HeadMemRef:$source, Index:$batch,
+                       Index:$head, Index:$row);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_MmaOp : TiledAttn_Op<"mma", [Pure,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Tile matrix-multiply-accumulate";
+  let description = [{
+    The `tiledattn.mma` operation computes `result = lhs * rhs + acc`, or
+    `result = lhs * transpose(rhs) + acc` with `transposed`, in f32.
+
+    `lhs`, `rhs`, `acc` must be `M x K`, `K x N` (`N x K` when transposed) and
+    `M x N`. `lhs` and `rhs` have the same element type, f16 or bf16; `acc`
+    and the result are f32.
+
+    Example:
+
+    ```mlir
+    %s = tiledattn.mma %qt, %kt transposed, %zero
+        : !tiledattn.tile<64x128xf16>, !tiledattn.tile<64x128xf16>,
+          !tiledattn.tile<64x64xf32>
+    %o = tiledattn.mma %p, %vt, %acc
+        : !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x128xf16>,
+          !tiledattn.tile<64x128xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$lhs, TiledAttn_AnyTile:$rhs,
+                       TiledAttn_AnyTile:$acc, UnitAttr:$transposed);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transposed` $transposed^)? `,` $acc attr-dict `:`
+    qualified(type($lhs)) `,` qualified(type($rhs)) `,` qualified(type($acc))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_MaskOp : TiledAttn_Op<"mask", [Pure,
+    AllTypesMatch<["scores", "result"]>]> {
+  let summary = "Set out-of-range (and, if causal, future) scores to -inf";
+  let description = [{
+    The `tiledattn.mask` operation takes an `M x N` f32 score tile whose
+    element `(i, j)` belongs to query row `row + i` and key row `col + j`, and
+    sets it to -inf where `col + j >= seqlen_k`, or, with `causal`, where
+    `col + j > row + i` (top-left alignment). Other elements pass unchanged.
+    Query rows past `seqlen_q` are not masked: `tiledattn.store` drops them.
+
+    Example:
+
+    ```mlir
+    %sm = tiledattn.mask %s, %row, %j, %sk causal : !tiledattn.tile<64x64xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$scores, Index:$row, Index:$col,
+                       Index:$seqlen_k, UnitAttr:$causal);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $scores `,` $row `,` $col `,` $seqlen_k (`causal` $causal^)? attr-dict `:`
+    qualified(type($scores))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure]> {
+  let summary = "One step of the streaming (online) softmax over a score tile";
+  let description = [{
+    The `tiledattn.online_softmax` operation folds one `M x N` block of scores
+    `s` into the running row maximum `m` and row sum `l` (both `M` tiles). It
+    works in base 2 with the softmax scale folded in, so the kernel needs one
+    `exp2` per score. With `x = s * scale * log2(e)`, for every row `i`:
+
+    ```
+    m'[i]     = max(m[i], max_j x[i, j])
+    alpha[i]  = 2^(m[i] - m'[i])
+    p[i, j]   = 2^(x[i, j] - m'[i])
+    l'[i]     = alpha[i] * l[i] + sum_j p[i, j]
+    ```
+
+    `m` therefore holds the running maximum of `scale * s` in units of
+    `log2(e)`. A row that has seen only -inf keeps `m' = -inf`, `p = 0`,
+    `alpha = 1` and `l' = l`. The results are `p` (in the element type of
+    the `p` result, f16 or bf16, ready to be an mma operand), `m'`, `l'` and
+    `alpha`, the factor by which the caller rescales its output accumulator
+    (`tiledattn.rescale`).
+
+    Example:
+
+    ```mlir
+    %p, %m1, %l1, %alpha = tiledattn.online_softmax %s, %m, %l, %scale
+        : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+          -> !tiledattn.tile<64x64xf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$scores, TiledAttn_AnyTile:$row_max,
+                       TiledAttn_AnyTile:$row_sum, F32:$scale);
+  let results = (outs TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$new_row_max,
+                      TiledAttn_AnyTile:$new_row_sum,
+                      TiledAttn_AnyTile:$rescale);
+  let assemblyFormat = [{
+    $scores `,` $row_max `,` $row_sum `,` $scale attr-dict `:`
+    qualified(type($scores)) `,` qualified(type($row_max)) `->`
+    qualified(type($probs))
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$scores, "::mlir::Value":$rowMax,
+                   "::mlir::Value":$rowSum, "::mlir::Value":$scale,
+                   "::mlir::Type":$probsElementType)>
+  ];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Multiply each row of an accumulator tile by a per-row factor";
+  let description = [{
+    The `tiledattn.rescale` operation computes `result[i, j] = acc[i, j] *
+    factor[i]`. `acc` is an `M x N` f32 tile and `factor` an `M` f32 tile.
+
+    Example:
+
+    ```mlir
+    %acc1 = tiledattn.rescale %acc, %alpha
+        : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_AnyTile:$factor);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $acc `,` $factor attr-dict `:` qualified(type($acc)) `,`
+    qualified(type($factor))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Normalize and store an output tile, and optionally its log-sum-exp";
+  let description = [{
+    The `tiledattn.store` operation finishes the online softmax. For each row
+    `i` of the `M x D` f32 accumulator with `row + i < Sq` (dimension 2 of
+    `dest`):
+
+    ```
+    dest[b, h, row + i, :] = acc[i, :] / l[i]              (converted to dest's type)
+    lse[b, h, row + i]     = (m[i] + log2(l[i])) * ln(2)   (natural log, when given)
+    ```
+
+    with `m` and `l` as produced by `tiledattn.online_softmax`. A row with
+    `l[i] = 0` (no key took part) stores zeros and an lse of -inf. Rows at
+    or past `Sq` are not written.
+
+    Example:
+
+    ```mlir
+    tiledattn.store %acc, %m, %l into %o[%b, %h, %row] lse(%lse)
+        : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>,
+          memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>,
+          memref<?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_AnyTile:$row_max,
+                       TiledAttn_AnyTile:$row_sum, TiledAttn_HeadMemRef:$dest,
+                       Index:$batch, Index:$head, Index:$row,
+                       Optional<TiledAttn_LseMemRef>:$lse);
+  let assemblyFormat = [{
+    $acc `,` $row_max `,` $row_sum `into` $dest `[` $batch `,` $head `,` $row `]`
+    (`lse` `(` $lse^ `)`)? attr-dict `:` qualified(type($acc)) `,`
+    qualified(type($row_max)) `,` type($dest) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_TD
