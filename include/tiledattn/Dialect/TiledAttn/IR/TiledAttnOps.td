@@ -56,7 +56,7 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
                     %k: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
                     %v: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
                     %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
-                    %lse: memref<?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>,
+                    %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
                     %scale: f32) {
       tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
           schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1,
@@ -65,7 +65,7 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
             memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
             memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
             memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
-            memref<?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+            memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
       return
     }
     ```
@@ -192,7 +192,9 @@ def TiledAttn_MaskOp : TiledAttn_Op<"mask", [Pure,
   let hasVerifier = 1;
 }
 
-def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure]> {
+def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,
+    AllTypesMatch<["row_max", "row_sum", "new_row_max", "new_row_sum",
+                   "rescale"]>]> {
   let summary = "One step of the streaming (online) softmax over a score tile";
   let description = [{
     The `tiledattn.online_softmax` operation folds one `M x N` block of scores
@@ -263,7 +265,8 @@ def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
   let hasVerifier = 1;
 }
 
-def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>,
+    AllTypesMatch<["row_max", "row_sum"]>]> {
   let summary = "Normalize and store an output tile, and optionally its log-sum-exp";
   let description = [{
     The `tiledattn.store` operation finishes the online softmax. For each row
@@ -285,7 +288,7 @@ def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>]> {
     tiledattn.store %acc, %m, %l into %o[%b, %h, %row] lse(%lse)
         : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>,
           memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>,
-          memref<?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
+          memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_AnyTile:$row_max,

@@ -1,0 +1,34 @@
+//===- TiledAttnOps.h - TiledAttn dialect ops -------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_H
+#define TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnDialect.h"
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h.inc"
+
+namespace mlir::tiledattn {
+/// Shared memory a block may use on sm_90 (227 KiB).
+constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
+/// Head dims that have a lowering today.
+bool isSupportedHeadDim(int64_t headDim);
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_H

@@ -1,0 +1,25 @@
+//===- Passes.h - TiledAttn dialect passes ----------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_DIALECT_TILEDATTN_TRANSFORMS_PASSES_H
+#define TILEDATTN_DIALECT_TILEDATTN_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+namespace mlir::tiledattn {
+/// Function attributes that mark a tile program and carry its schedule.
+constexpr llvm::StringLiteral kKernelAttrName = "tiledattn.kernel";
+constexpr llvm::StringLiteral kScheduleAttrName = "tiledattn.schedule";
+
+#define GEN_PASS_DECL
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_DIALECT_TILEDATTN_TRANSFORMS_PASSES_H

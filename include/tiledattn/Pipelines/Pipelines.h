@@ -1,0 +1,47 @@
+//===- Pipelines.h - TiledAttn pass pipelines -------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One pipeline builder serves tiledattn-opt, tiledattn-compile and the Python
+// package, so any production compile can be replayed stage by stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_PIPELINES_PIPELINES_H
+#define TILEDATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::tiledattn {
+struct TiledAttnToPTXOptions
+    : public PassPipelineOptions<TiledAttnToPTXOptions> {
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("GPU the PTX is for"),
+                                        llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{*this, "features",
+                                            llvm::cl::desc("PTX ISA features"),
+                                            llvm::cl::init("+ptx80")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("LLVM optimization level (0-3)"),
+      llvm::cl::init(3)};
+};
+
+/// tiledattn.sdpa -> tile program -> gpu.module of nvgpu/nvvm/vector code.
+void buildTiledAttnToNVGPUPipeline(OpPassManager &pm);
+
+/// The whole path: tiledattn.sdpa -> gpu.binary holding PTX for `chip`.
+void buildTiledAttnToPTXPipeline(OpPassManager &pm,
+                                 const TiledAttnToPTXOptions &options);
+
+/// Registers tiledattn-to-nvgpu-pipeline and tiledattn-to-ptx-pipeline.
+void registerTiledAttnPipelines();
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_PIPELINES_PIPELINES_H

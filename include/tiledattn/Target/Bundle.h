@@ -1,0 +1,60 @@
+//===- Bundle.h - Kernel bundles: PTX, cubin and manifest -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A kernel bundle is the one thing the compiler and the runtime share: a
+// directory with kernel.ptx, kernel.cubin and manifest.json (docs/Runtime.md
+// lists the manifest's fields).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_TARGET_BUNDLE_H
+#define TILEDATTN_TARGET_BUNDLE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+#include <optional>
+#include <string>
+
+namespace mlir::tiledattn {
+constexpr int kBundleFormatVersion = 1;
+
+/// What the manifest says about the kernel, read off tiledattn.sdpa before
+/// lowering.
+struct KernelDescription {
+  std::string name;
+  std::string dtype; // "f16" | "bf16"
+  int64_t headDim = 0;
+  bool causal = false;
+  int64_t blockM = 0, blockN = 0, threads = 0, dynamicSmemBytes = 0;
+  std::string schedule; // printed #tiledattn.schedule
+};
+
+/// Resources ptxas reports for the kernel.
+struct PtxasReport {
+  int64_t registers = 0, stackBytes = 0, spillStores = 0, spillLoads = 0,
+          staticSmemBytes = 0;
+  std::string log;
+};
+
+/// Finds the single tiledattn.sdpa in `module` and describes its kernel.
+FailureOr<KernelDescription> describeKernel(ModuleOp module);
+
+/// Returns the PTX held by the gpu.binary named `name` after lowering.
+FailureOr<std::string> extractPTX(ModuleOp module, StringRef name);
+
+/// Assembles `ptxPath` into `cubinPath` for `chip` and parses the resources.
+/// On failure `error` holds ptxas's output.
+FailureOr<PtxasReport> runPtxas(StringRef ptxas, StringRef chip,
+                                StringRef ptxPath, StringRef cubinPath,
+                                std::string &error);
+
+/// Writes manifest.json into `dir`.
+LogicalResult writeManifest(StringRef dir, const KernelDescription &kernel,
+                            const PtxasReport &report, StringRef chip,
+                            std::string &error);
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_TARGET_BUNDLE_H

@@ -1,0 +1,392 @@
+//===- TiledAttnOps.cpp - TiledAttn dialect ops -----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The dialect, its tile type, the schedule attribute and every op verifier.
+// Verifiers reject what cannot run before any PTX is made; each diagnostic
+// says which operand or field is wrong, what was expected and what was found.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnEnums.cpp.inc"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOpsDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOpsTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.cpp.inc"
+
+void TiledAttnDialect::initialize() {
+  registerTypes();
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.cpp.inc"
+      >();
+}
+
+void TiledAttnDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOpsTypes.cpp.inc"
+      >();
+}
+
+void TiledAttnDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnAttrs.cpp.inc"
+      >();
+}
+
+bool mlir::tiledattn::isSupportedHeadDim(int64_t headDim) {
+  return headDim == 64 || headDim == 128;
+}
+
+static bool isHalfType(Type t) { return t.isF16() || t.isBF16(); }
+
+static std::string shapeToString(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(shape, os, "x");
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// TileType
+//===----------------------------------------------------------------------===//
+
+Type TileType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  return TileType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), shape, elementType);
+}
+
+void TileType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t d : getShape())
+    printer << d << "x";
+  printer << getElementType() << ">";
+}
+
+LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType) {
+  if (shape.empty() || shape.size() > 2)
+    return emitError() << "expected a tile of rank 1 or 2, but got rank "
+                       << shape.size();
+  for (int64_t d : shape)
+    if (d <= 0)
+      return emitError() << "expected positive tile dimensions, but got "
+                         << shapeToString(shape);
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
+    return emitError() << "expected tile element type f16, bf16 or f32, but "
+                          "got "
+                       << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t blockM, int64_t blockN,
+                                   int64_t numStages, int64_t warps,
+                                   MmaKind mma, Producer producer,
+                                   int64_t swizzle) {
+  if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
+    return emitError() << "schedule field block_m: expected a multiple of 16 "
+                          "in [16, 256], but got "
+                       << blockM;
+  if (blockN <= 0 || blockN % 16 != 0 || blockN > 256)
+    return emitError() << "schedule field block_n: expected a multiple of 16 "
+                          "in [16, 256], but got "
+                       << blockN;
+  if (numStages < 1 || numStages > 8)
+    return emitError() << "schedule field num_stages: expected a value in "
+                          "[1, 8], but got "
+                       << numStages;
+  if (warps < 1 || warps > 32)
+    return emitError()
+           << "schedule field warps: expected a value in [1, 32], but got "
+           << warps;
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "schedule field swizzle: expected 0, 32, 64 or 128 "
+                          "bytes, but got "
+                       << swizzle;
+  if (mma == MmaKind::mma_sync && blockM != 16 * warps)
+    return emitError() << "schedule field block_m: mma_sync gives each warp "
+                          "16 query rows, so expected block_m = 16 * warps = "
+                       << 16 * warps << ", but got " << blockM;
+  if (mma == MmaKind::wgmma) {
+    if (warps % 4 != 0)
+      return emitError() << "schedule field warps: wgmma runs on whole "
+                            "warpgroups, so expected a multiple of 4, but got "
+                         << warps;
+    if (blockM % 64 != 0)
+      return emitError() << "schedule field block_m: wgmma covers 64 rows "
+                            "per warpgroup, so expected a multiple of 64, but "
+                            "got "
+                         << blockM;
+  }
+  if (producer == Producer::direct) {
+    if (numStages != 1)
+      return emitError() << "schedule field num_stages: producer = direct "
+                            "stages nothing in shared memory, so expected 1, "
+                            "but got "
+                         << numStages;
+    if (swizzle != 0)
+      return emitError() << "schedule field swizzle: producer = direct "
+                            "stages nothing in shared memory, so expected 0, "
+                            "but got "
+                         << swizzle;
+  }
+  return success();
+}
+
+int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
+                                           int64_t elementBytes) const {
+  if (getProducer() == Producer::direct)
+    return 0;
+  // Q tile once, then a ring of num_stages K and V tiles.
+  return (getBlockM() * headDim + getNumStages() * 2 * getBlockN() * headDim) *
+         elementBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SdpaOp::verify() {
+  auto qType = getQ().getType();
+  Type elementType = qType.getElementType();
+  if (!isHalfType(elementType))
+    return emitOpError("expected q element type f16 or bf16, but got ")
+           << elementType;
+  struct Named {
+    StringRef name;
+    MemRefType type;
+  };
+  Named heads[] = {{"q", getQ().getType()},
+                   {"k", getK().getType()},
+                   {"v", getV().getType()},
+                   {"o", getO().getType()}};
+  int64_t headDim = qType.getShape()[3];
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError("expected a static head dim (dimension 3 of q)");
+  for (const Named &h : heads) {
+    if (h.type.getElementType() != elementType)
+      return emitOpError("expected ")
+             << h.name << " element type " << elementType
+             << " (the element type of q), but got " << h.type.getElementType();
+    if (h.type.getShape()[3] != headDim)
+      return emitOpError("expected ")
+             << h.name << " head dim (dimension 3) " << headDim
+             << " (the head dim of q), but got "
+             << (ShapedType::isDynamic(h.type.getShape()[3])
+                     ? std::string("?")
+                     : std::to_string(h.type.getShape()[3]));
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(h.type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return emitOpError("expected ")
+             << h.name << " to have a unit innermost stride, but got "
+             << h.type;
+  }
+  if (!isSupportedHeadDim(headDim))
+    return emitOpError("expected head dim 64 or 128, but got ") << headDim;
+
+  ScheduleAttr schedule = getSchedule();
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t smem = schedule.getSharedMemoryBytes(headDim, elementBytes);
+  if (smem > kMaxSharedMemoryBytes)
+    return emitOpError("schedule needs ")
+           << smem << " bytes of shared memory (block_m, block_n, "
+           << "num_stages with head dim " << headDim << "), but sm_90 gives "
+           << "a block at most " << kMaxSharedMemoryBytes;
+  if (schedule.getMma() == MmaKind::mma_sync && headDim % 16 != 0)
+    return emitOpError("mma_sync steps over the head dim by 16, but got ")
+           << headDim;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+LogicalResult ConstantOp::verify() {
+  if (!getResult().getType().getElementType().isF32())
+    return emitOpError("expected an f32 result tile, but got ")
+           << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LoadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadOp::verify() {
+  MemRefType srcType = getSource().getType();
+  TileType tile = getResult().getType();
+  if (tile.getRank() != 2)
+    return emitOpError("expected a rank-2 result tile, but got ") << tile;
+  if (srcType.getElementType() != tile.getElementType())
+    return emitOpError("expected result element type ")
+           << srcType.getElementType() << " (the source's), but got "
+           << tile.getElementType();
+  if (srcType.getShape()[3] != tile.getNumCols())
+    return emitOpError("expected the tile's column count to equal the "
+                       "source head dim ")
+           << srcType.getShape()[3] << ", but got " << tile.getNumCols();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MmaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MmaOp::verify() {
+  TileType lhs = getLhs().getType(), rhs = getRhs().getType(),
+           acc = getAcc().getType();
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError("expected rank-2 lhs, rhs and acc tiles");
+  if (!isHalfType(lhs.getElementType()))
+    return emitOpError("expected lhs element type f16 or bf16, but got ")
+           << lhs.getElementType();
+  if (rhs.getElementType() != lhs.getElementType())
+    return emitOpError("expected rhs element type ")
+           << lhs.getElementType() << " (the lhs's), but got "
+           << rhs.getElementType();
+  if (!acc.getElementType().isF32())
+    return emitOpError("expected acc element type f32, but got ")
+           << acc.getElementType();
+  int64_t m = lhs.getShape()[0], k = lhs.getShape()[1];
+  int64_t rhsK = getTransposed() ? rhs.getShape()[1] : rhs.getShape()[0];
+  int64_t n = getTransposed() ? rhs.getShape()[0] : rhs.getShape()[1];
+  if (rhsK != k)
+    return emitOpError("expected rhs reduction dim ")
+           << k << " (lhs is " << m << "x" << k << ")"
+           << (getTransposed() ? " as dim 1 of the transposed rhs"
+                               : " as dim 0 of rhs")
+           << ", but got " << rhsK;
+  if (acc.getShape()[0] != m || acc.getShape()[1] != n)
+    return emitOpError("expected acc tile shape MxN = ")
+           << m << "x" << n << ", but got " << shapeToString(acc.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MaskOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaskOp::verify() {
+  TileType t = getScores().getType();
+  if (t.getRank() != 2 || !t.getElementType().isF32())
+    return emitOpError("expected a rank-2 f32 score tile, but got ") << t;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineSoftmaxOp
+//===----------------------------------------------------------------------===//
+
+void OnlineSoftmaxOp::build(OpBuilder &b, OperationState &state, Value scores,
+                            Value rowMax, Value rowSum, Value scale,
+                            Type probsElementType) {
+  auto s = cast<TileType>(scores.getType());
+  auto probs = TileType::get(b.getContext(), s.getShape(), probsElementType);
+  build(b, state, probs, rowMax.getType(), rowSum.getType(), rowMax.getType(),
+        scores, rowMax, rowSum, scale);
+}
+
+/// Checks that `t` is an M-row f32 vector tile; `what` names it.
+static LogicalResult verifyRowTile(Operation *op, TileType t, int64_t rows,
+                                   StringRef what) {
+  if (t.getRank() != 1 || t.getNumRows() != rows || !t.getElementType().isF32())
+    return op->emitOpError("expected ") << what << " to be !tiledattn.tile<"
+                                        << rows << "xf32>, but got " << t;
+  return success();
+}
+
+LogicalResult OnlineSoftmaxOp::verify() {
+  TileType s = getScores().getType();
+  if (s.getRank() != 2 || !s.getElementType().isF32())
+    return emitOpError("expected a rank-2 f32 score tile, but got ") << s;
+  int64_t m = s.getNumRows();
+  if (failed(verifyRowTile(*this, getRowMax().getType(), m, "row_max")) ||
+      failed(verifyRowTile(*this, getRowSum().getType(), m, "row_sum")) ||
+      failed(
+          verifyRowTile(*this, getNewRowMax().getType(), m, "new_row_max")) ||
+      failed(
+          verifyRowTile(*this, getNewRowSum().getType(), m, "new_row_sum")) ||
+      failed(verifyRowTile(*this, getRescale().getType(), m, "rescale")))
+    return failure();
+  TileType p = getProbs().getType();
+  if (p.getShape() != s.getShape() || !isHalfType(p.getElementType()))
+    return emitOpError("expected probs to be !tiledattn.tile<")
+           << shapeToString(s.getShape()) << "xf16> or bf16, but got " << p;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RescaleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RescaleOp::verify() {
+  TileType acc = getAcc().getType();
+  if (acc.getRank() != 2 || !acc.getElementType().isF32())
+    return emitOpError("expected a rank-2 f32 acc tile, but got ") << acc;
+  return verifyRowTile(*this, getFactor().getType(), acc.getNumRows(),
+                       "factor");
+}
+
+//===----------------------------------------------------------------------===//
+// StoreOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StoreOp::verify() {
+  TileType acc = getAcc().getType();
+  if (acc.getRank() != 2 || !acc.getElementType().isF32())
+    return emitOpError("expected a rank-2 f32 acc tile, but got ") << acc;
+  int64_t m = acc.getNumRows();
+  if (failed(verifyRowTile(*this, getRowMax().getType(), m, "row_max")) ||
+      failed(verifyRowTile(*this, getRowSum().getType(), m, "row_sum")))
+    return failure();
+  MemRefType dest = getDest().getType();
+  if (!isHalfType(dest.getElementType()))
+    return emitOpError("expected dest element type f16 or bf16, but got ")
+           << dest.getElementType();
+  if (dest.getShape()[3] != acc.getNumCols())
+    return emitOpError("expected dest head dim ")
+           << acc.getNumCols() << " (the acc tile's column count), but got "
+           << (ShapedType::isDynamic(dest.getShape()[3])
+                   ? std::string("?")
+                   : std::to_string(dest.getShape()[3]));
+  return success();
+}

@@ -1,0 +1,143 @@
+//===- TileSdpa.cpp - Expand tiledattn.sdpa into a tile program -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites tiledattn.sdpa into the program one thread block runs: the
+// FlashAttention forward loop over K/V blocks with an online softmax, spelled
+// in tile ops so that it can be read and edited before it is lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/APFloat.h"
+
+namespace mlir::tiledattn {
+#define GEN_PASS_DEF_TILESDPAPASS
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+namespace {
+/// Emits the tile program of `op` in place of it.
+void expandSdpa(SdpaOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  ScheduleAttr schedule = op.getSchedule();
+  MLIRContext *ctx = b.getContext();
+  Type elementType = op.getQ().getType().getElementType();
+  int64_t headDim = op.getQ().getType().getShape()[3];
+  int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
+  Type f32 = b.getF32Type();
+
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto tile = [&](ArrayRef<int64_t> shape, Type t) {
+    return TileType::get(ctx, shape, t);
+  };
+  auto fill = [&](TileType t, double v) -> Value {
+    return ConstantOp::create(b, loc, t, b.getF32FloatAttr(v));
+  };
+
+  Value c1 = cst(1), c2 = cst(2);
+  // Grid: x = query block, y = query head, z = batch.
+  Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value seqK = memref::DimOp::create(b, loc, op.getK(), c2);
+  Value headsQ = memref::DimOp::create(b, loc, op.getQ(), c1);
+  Value headsKV = memref::DimOp::create(b, loc, op.getK(), c1);
+  // Grouped-query attention: query head h reads K/V head h / (Hq / Hkv).
+  Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
+  Value headKV = arith::DivUIOp::create(b, loc, head, group);
+  Value row = arith::MulIOp::create(b, loc, qBlock, cst(blockM));
+
+  auto qTileType = tile({blockM, headDim}, elementType);
+  auto kvTileType = tile({blockN, headDim}, elementType);
+  auto accType = tile({blockM, headDim}, f32);
+  auto scoreType = tile({blockM, blockN}, f32);
+  auto rowType = tile({blockM}, f32);
+
+  Value qTile = LoadOp::create(b, loc, qTileType, op.getQ(), batch, head, row);
+  Value acc0 = fill(accType, 0.0);
+  Value rowMax0 = fill(rowType, -std::numeric_limits<double>::infinity());
+  Value rowSum0 = fill(rowType, 0.0);
+  Value zeroScores = fill(scoreType, 0.0);
+
+  // Causal (top-left): rows row .. row + block_m - 1 see keys up to the last
+  // of those rows, so the loop stops at the block's diagonal.
+  Value kvEnd = seqK;
+  if (op.getCausal()) {
+    Value diag = arith::AddIOp::create(b, loc, row, cst(blockM));
+    kvEnd = arith::MinUIOp::create(b, loc, seqK, diag);
+  }
+
+  auto loop = scf::ForOp::create(b, loc, cst(0), kvEnd, cst(blockN),
+                                 ValueRange{acc0, rowMax0, rowSum0});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value acc = loop.getRegionIterArg(0);
+    Value rowMax = loop.getRegionIterArg(1);
+    Value rowSum = loop.getRegionIterArg(2);
+    Value kTile =
+        LoadOp::create(b, loc, kvTileType, op.getK(), batch, headKV, j);
+    Value scores = MmaOp::create(b, loc, scoreType, qTile, kTile, zeroScores,
+                                 /*transposed=*/true);
+    Value masked =
+        MaskOp::create(b, loc, scoreType, scores, row, j, seqK, op.getCausal());
+    auto softmax = OnlineSoftmaxOp::create(b, loc, masked, rowMax, rowSum,
+                                           op.getScale(), elementType);
+    Value rescaled =
+        RescaleOp::create(b, loc, accType, acc, softmax.getRescale());
+    Value vTile =
+        LoadOp::create(b, loc, kvTileType, op.getV(), batch, headKV, j);
+    Value next = MmaOp::create(b, loc, accType, softmax.getProbs(), vTile,
+                               rescaled, /*transposed=*/false);
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{next, softmax.getNewRowMax(), softmax.getNewRowSum()});
+  }
+  StoreOp::create(b, loc, loop.getResult(0), loop.getResult(1),
+                  loop.getResult(2), op.getO(), batch, head, row, op.getLse());
+  op.erase();
+}
+
+class TileSdpaPass : public tiledattn::impl::TileSdpaPassBase<TileSdpaPass> {
+public:
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](func::FuncOp func) {
+      SmallVector<SdpaOp> ops(func.getOps<SdpaOp>());
+      if (ops.empty())
+        return WalkResult::advance();
+      if (ops.size() > 1) {
+        ops[1].emitOpError("expected one tiledattn.sdpa per function (the "
+                           "function becomes the kernel), but found ")
+            << ops.size();
+        return WalkResult::interrupt();
+      }
+      if (func.getFunctionType().getNumResults() != 0) {
+        func.emitOpError("a kernel function must return nothing, but it "
+                         "returns ")
+            << func.getFunctionType().getNumResults() << " values";
+        return WalkResult::interrupt();
+      }
+      SdpaOp op = ops.front();
+      func->setAttr(kScheduleAttrName, op.getSchedule());
+      func->setAttr(kKernelAttrName, UnitAttr::get(func.getContext()));
+      expandSdpa(op);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,169 @@
+//===- Bundle.cpp - Kernel bundles: PTX, cubin and manifest -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Target/Bundle.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
+  SmallVector<SdpaOp> ops;
+  module.walk([&](SdpaOp op) { ops.push_back(op); });
+  if (ops.size() != 1) {
+    InFlightDiagnostic diag =
+        module.emitError("expected exactly one tiledattn.sdpa in a kernel "
+                         "bundle's input, but found ")
+        << ops.size();
+    return diag;
+  }
+  SdpaOp op = ops.front();
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return op.emitOpError("expected to be inside a function");
+  KernelDescription k;
+  k.name = func.getName().str();
+  Type elementType = op.getQ().getType().getElementType();
+  k.dtype = elementType.isBF16() ? "bf16" : "f16";
+  k.headDim = op.getQ().getType().getShape()[3];
+  k.causal = op.getCausal();
+  ScheduleAttr s = op.getSchedule();
+  k.blockM = s.getBlockM();
+  k.blockN = s.getBlockN();
+  k.threads = s.getNumThreads();
+  k.dynamicSmemBytes = s.getSharedMemoryBytes(
+      k.headDim, elementType.getIntOrFloatBitWidth() / 8);
+  llvm::raw_string_ostream os(k.schedule);
+  os << Attribute(s);
+  return k;
+}
+
+FailureOr<std::string> mlir::tiledattn::extractPTX(ModuleOp module,
+                                                   StringRef name) {
+  auto binary = module.lookupSymbol<gpu::BinaryOp>(name);
+  if (!binary)
+    return module.emitError("expected a gpu.binary @")
+           << name << " after lowering, but found none";
+  for (Attribute a : binary.getObjects()) {
+    auto object = dyn_cast<gpu::ObjectAttr>(a);
+    if (object && object.getFormat() == gpu::CompilationTarget::Assembly)
+      return object.getObject().getValue().str();
+  }
+  return binary.emitOpError("expected a PTX (format = isa) object");
+}
+
+/// First integer captured by `pattern` in `text`, or 0.
+static int64_t capture(StringRef text, StringRef pattern) {
+  SmallVector<StringRef> groups;
+  llvm::Regex re(pattern);
+  if (!re.match(text, &groups) || groups.size() < 2)
+    return 0;
+  int64_t v = 0;
+  groups[1].getAsInteger(10, v);
+  return v;
+}
+
+FailureOr<PtxasReport>
+mlir::tiledattn::runPtxas(StringRef ptxas, StringRef chip, StringRef ptxPath,
+                          StringRef cubinPath, std::string &error) {
+  SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("tiledattn-ptxas", "log", logPath)) {
+    error = "cannot create a temporary file for ptxas output";
+    return failure();
+  }
+  std::string arch = ("-arch=" + chip).str();
+  SmallVector<StringRef> args = {ptxas,   arch, "-O3",    "-v",
+                                 ptxPath, "-o", cubinPath};
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                          logPath.str()};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &execError);
+  PtxasReport report;
+  if (auto buf = llvm::MemoryBuffer::getFile(logPath))
+    report.log = (*buf)->getBuffer().str();
+  llvm::sys::fs::remove(logPath);
+  if (rc != 0) {
+    error = execError.empty() ? report.log : execError;
+    if (error.empty())
+      error = "ptxas exited with code " + std::to_string(rc);
+    return failure();
+  }
+  StringRef log = report.log;
+  report.registers = capture(log, "Used ([0-9]+) registers");
+  report.stackBytes = capture(log, "([0-9]+) bytes stack frame");
+  report.spillStores = capture(log, "([0-9]+) bytes spill stores");
+  report.spillLoads = capture(log, "([0-9]+) bytes spill loads");
+  report.staticSmemBytes = capture(log, "([0-9]+) bytes smem");
+  return report;
+}
+
+LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
+                                             const KernelDescription &k,
+                                             const PtxasReport &report,
+                                             StringRef chip,
+                                             std::string &error) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  auto memref = [&](StringRef name, int64_t rank, StringRef dtype) {
+    return Object{
+        {"name", name}, {"kind", "memref"}, {"rank", rank}, {"dtype", dtype}};
+  };
+  Object manifest{
+      {"format_version", kBundleFormatVersion},
+      {"name", k.name},
+      {"kernel", k.name},
+      {"target", chip},
+      {"dtype", k.dtype},
+      {"head_dim", k.headDim},
+      {"head_dim_v", k.headDim},
+      {"causal", k.causal},
+      {"mask", k.causal ? "causal_top_left" : "none"},
+      {"block_m", k.blockM},
+      {"block_n", k.blockN},
+      {"threads", k.threads},
+      {"dynamic_smem_bytes", k.dynamicSmemBytes},
+      // Fragment loads and stores move element pairs (4 bytes).
+      {"alignment_bytes", 4},
+      {"grid", Object{{"x", "ceil_div(seqlen_q, block_m)"},
+                      {"y", "heads_q"},
+                      {"z", "batch"}}},
+      {"params", Array{memref("q", 4, k.dtype), memref("k", 4, k.dtype),
+                       memref("v", 4, k.dtype), memref("o", 4, k.dtype),
+                       memref("lse", 3, "f32"),
+                       Object{{"name", "scale"}, {"kind", "f32"}}}},
+      {"schedule", k.schedule},
+      {"compiler",
+       "tiledattn " TILEDATTN_VERSION " (LLVM " LLVM_VERSION_STRING ")"},
+      {"cubin", "kernel.cubin"},
+      {"ptx", "kernel.ptx"},
+      {"resources", Object{{"registers", report.registers},
+                           {"spill_stores", report.spillStores},
+                           {"spill_loads", report.spillLoads},
+                           {"stack_bytes", report.stackBytes},
+                           {"static_smem_bytes", report.staticSmemBytes}}}};
+  SmallString<128> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str().str() + ": " + ec.message();
+    return failure();
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  return success();
+}

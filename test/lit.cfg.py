@@ -1,0 +1,40 @@
+# -*- Python -*-
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TILEDATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tiledattn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%PYTHON", config.python_executable))
+config.substitutions.append(("%ptxas", config.ptxas))
+config.substitutions.append(("%kernels", config.tiledattn_kernel_dir))
+config.substitutions.append(("%schedules", os.path.join(config.tiledattn_src_root, "python", "tiledattn", "schedules")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.tiledattn_tools_dir, config.llvm_tools_dir]
+tools = ["tiledattn-opt", "tiledattn-compile"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# GPU tests need a CUDA device; they are gated by `REQUIRES: cuda`.
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+if os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")

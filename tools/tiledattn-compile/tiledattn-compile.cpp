@@ -1,0 +1,125 @@
+//===- tiledattn-compile.cpp - Schedule file to kernel bundle ---*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads a schedule file (one func.func holding one tiledattn.sdpa), runs
+// tiledattn-to-ptx-pipeline, assembles the PTX with ptxas and writes a
+// kernel bundle: kernel.ptx, kernel.cubin, manifest.json. Every failure is
+// a diagnostic and a non-zero exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
+#include "tiledattn/InitAllTiledAttn.h"
+#include "tiledattn/Pipelines/Pipelines.h"
+#include "tiledattn/Target/Bundle.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string>
+    inputFile(cl::Positional, cl::desc("<schedule.mlir>"), cl::Required);
+static cl::opt<std::string> outputDir("o",
+                                      cl::desc("bundle directory to write"),
+                                      cl::value_desc("dir"), cl::Required);
+static cl::opt<std::string> chip("chip", cl::desc("target GPU"),
+                                 cl::init("sm_90a"));
+static cl::opt<std::string> ptxasPath("ptxas",
+                                      cl::desc("ptxas to assemble with"),
+                                      cl::init(TILEDATTN_PTXAS_PATH));
+static cl::opt<bool> quiet("quiet", cl::desc("print nothing on success"));
+
+static int fail(const Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "tiledattn-compile") << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "tiledattn-compile: schedule file -> kernel "
+                              "bundle (PTX, cubin, manifest)\n");
+  if (chip != "sm_90a" && chip != "sm_90")
+    return fail("--chip: expected sm_90a or sm_90 (the kernels use Hopper "
+                "features), but got '" +
+                chip + "'");
+
+  DialectRegistry registry;
+  registerAllTiledAttnDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string errorMessage;
+  auto file = openInputFile(inputFile, &errorMessage);
+  if (!file)
+    return fail(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // The parser or verifier reported why.
+
+  FailureOr<KernelDescription> kernel = describeKernel(*module);
+  if (failed(kernel))
+    return 1;
+
+  PassManager pm(&context);
+  TiledAttnToPTXOptions options;
+  options.chip = chip;
+  buildTiledAttnToPTXPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return 1;
+
+  FailureOr<std::string> ptx = extractPTX(*module, kernel->name);
+  if (failed(ptx))
+    return 1;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create '" + outputDir + "': " + ec.message());
+  SmallString<128> ptxPath(outputDir), cubinPath(outputDir);
+  llvm::sys::path::append(ptxPath, "kernel.ptx");
+  llvm::sys::path::append(cubinPath, "kernel.cubin");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxPath, ec);
+    if (ec)
+      return fail("cannot write '" + ptxPath + "': " + ec.message());
+    os << *ptx;
+  }
+  if (!llvm::sys::fs::can_execute(ptxasPath))
+    return fail("--ptxas: '" + ptxasPath +
+                "' is not an executable ptxas (install the CUDA toolkit or "
+                "pass --ptxas=PATH)");
+  std::string error;
+  FailureOr<PtxasReport> report =
+      runPtxas(ptxasPath, chip, ptxPath, cubinPath, error);
+  if (failed(report))
+    return fail("ptxas rejected the PTX of '" + kernel->name + "':\n" + error);
+  if (failed(writeManifest(outputDir, *kernel, *report, chip, error)))
+    return fail(error);
+  if (!quiet)
+    llvm::outs() << llvm::formatv(
+        "{0}: registers={1} spill_stores={2} spill_loads={3} stack={4} "
+        "smem={5} threads={6} -> {7}\n",
+        kernel->name, report->registers, report->spillStores,
+        report->spillLoads, report->stackBytes,
+        report->staticSmemBytes + kernel->dynamicSmemBytes, kernel->threads,
+        outputDir);
+  return 0;
+}
