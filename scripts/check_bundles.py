@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Minimal launcher: runs every kernel bundle through the CUDA driver API
+(ctypes, no runtime library needed) and checks it against a float64
+reference. The seed of lib/Runtime; used to verify bundles on a GPU.
+
+Usage: python3 scripts/check_bundles.py [KERNEL_DIR]
+"""
+
+import ctypes
+import json
+import math
+import pathlib
+import sys
+
+import torch
+
+cuda = ctypes.CDLL("libcuda.so.1")
+
+
+def check(rc, what):
+    if rc != 0:
+        name = ctypes.c_char_p()
+        cuda.cuGetErrorName(rc, ctypes.byref(name))
+        raise RuntimeError(f"{what} failed: {name.value.decode()}")
+
+
+def load(bundle):
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    image = (bundle / manifest["cubin"]).read_bytes()
+    module, func = ctypes.c_void_p(), ctypes.c_void_p()
+    check(cuda.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
+    check(
+        cuda.cuModuleGetFunction(ctypes.byref(func), module, manifest["kernel"].encode()),
+        "cuModuleGetFunction",
+    )
+    return manifest, func
+
+
+def memref_args(t, keep):
+    vals = [ctypes.c_void_p(t.data_ptr()), ctypes.c_void_p(t.data_ptr()), ctypes.c_int64(0)]
+    vals += [ctypes.c_int64(s) for s in t.shape] + [ctypes.c_int64(s) for s in t.stride()]
+    keep.extend(vals)
+    return vals
+
+
+def launch(manifest, func, q, k, v, scale):
+    B, Hq, Sq, D = q.shape
+    o = torch.full_like(q, float("nan"))
+    lse = torch.full((B, Hq, Sq), float("nan"), device=q.device, dtype=torch.float32)
+    keep = []
+    vals = []
+    for t in (q, k, v, o, lse):
+        vals += memref_args(t, keep)
+    vals.append(ctypes.c_float(scale))
+    params = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
+    grid = (math.ceil(Sq / manifest["block_m"]), Hq, B)
+    stream = torch.cuda.current_stream().cuda_stream
+    check(
+        cuda.cuLaunchKernel(
+            func, *grid, manifest["threads"], 1, 1, manifest["dynamic_smem_bytes"],
+            ctypes.c_void_p(stream), params, None,
+        ),
+        "cuLaunchKernel",
+    )
+    torch.cuda.synchronize()
+    return o, lse
+
+
+def reference(q, k, v, causal, scale, dtype):
+    g = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(g, dim=1)
+    v = v.repeat_interleave(g, dim=1)
+    s = (q.to(dtype) @ k.to(dtype).transpose(-1, -2)) * scale
+    if causal:
+        Sq, Sk = s.shape[-2:]
+        keep = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    lse = torch.logsumexp(s.float() if dtype != torch.float64 else s, dim=-1)
+    p = torch.softmax(s, dim=-1)
+    return (p @ v.to(dtype)), lse
+
+
+def main():
+    kdir = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/kernels")
+    torch.manual_seed(0)
+    torch.zeros(1, device="cuda")  # makes torch's primary context current
+    failures = passes = 0
+    for bundle in sorted(p for p in kdir.iterdir() if (p / "manifest.json").exists()):
+        manifest, func = load(bundle)
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[manifest["dtype"]]
+        D, causal = manifest["head_dim"], manifest["causal"]
+        for B, Hq, Hkv, Sq, Sk in [(2, 4, 4, 1, 1), (1, 2, 2, 17, 17), (2, 8, 2, 113, 203),
+                                   (1, 4, 1, 1000, 1000), (1, 2, 2, 4097, 4097), (2, 4, 4, 239, 64)]:
+            q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=dtype)
+            k = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
+            v = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
+            scale = 1.0 / math.sqrt(D)
+            o, lse = launch(manifest, func, q, k, v, scale)
+            ref, ref_lse = reference(q, k, v, causal, scale, torch.float64)
+            low, _ = reference(q, k, v, causal, scale, dtype)
+            err = (o.double() - ref).abs().max().item()
+            low_err = (low.double() - ref).abs().max().item()
+            lse_err = (lse.double() - ref_lse).abs().max().item()
+            ok = err <= 2 * low_err + 1e-5 and lse_err < 1e-2 and not torch.isnan(o).any()
+            passes += ok
+            failures += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {bundle.name:28s} B={B} Hq={Hq} Hkv={Hkv} Sq={Sq} Sk={Sk} "
+                  f"err={err:.2e} eager_err={low_err:.2e} lse_err={lse_err:.2e}")
+    print(f"{passes} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
