@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every test: the lit suite (dialect, passes, lowering, PTX, tools,
+# ptxas on every shipped schedule), then the Python tests. GPU tests skip
+# with a reason on machines without CUDA. The last line is pytest's summary.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${TILEDATTN_BUILD_DIR:-$PWD/build}
+PY=${PYTHON:-python3}
+echo "== lit: check-tiledattn"
+ninja -C "$BUILD" check-tiledattn
+lit_rc=$?
+echo "== pytest: python/test"
+"$PY" -m pytest python/test -q -rs
+py_rc=$?
+if [ $lit_rc -ne 0 ]; then
+  echo "check-tiledattn failed (exit $lit_rc)"
+  exit $lit_rc
+fi
+exit $py_rc
