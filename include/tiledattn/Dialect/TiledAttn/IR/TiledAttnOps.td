@@ -91,7 +91,7 @@ def TiledAttn_ConstantOp : TiledAttn_Op<"constant", [Pure, ConstantLike]> {
   let description = [{
     The `tiledattn.constant` operation makes a tile whose elements all equal
     `value`. It initializes accumulators (0), running maxima (-inf) and running
-    sums (0). `value` is a float attribute of the tile's element type.
+    sums (0). The tile is f32 and `value` an f32 attribute.
 
     Example:
 
@@ -210,8 +210,8 @@ def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,
     ```
 
     `m` therefore holds the running maximum of `scale * s` in units of
-    `log2(e)`. A row that has seen only -inf keeps `m' = -inf`, `p = 0`,
-    `alpha = 1` and `l' = l`. The results are `p` (in the element type of
+    `log2(e)`. A row that has seen only -inf keeps `m' = -inf` and gets `p = 0`,
+    `alpha = 0` and `l' = 0` (its sum and accumulator are still zero). The results are `p` (in the element type of
     the `p` result, f16 or bf16, ready to be an mma operand), `m'`, `l'` and
     `alpha`, the factor by which the caller rescales its output accumulator
     (`tiledattn.rescale`).
