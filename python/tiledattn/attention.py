@@ -31,14 +31,12 @@ def _ensure_runtime() -> bool:
 
 
 @torch.compiler.assume_constant_result
-def _bundle_path(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> str:
-    return str(registry.select(dtype, head_dim, causal, head_dim_v=head_dim_v).path)
-
-
-@torch.compiler.assume_constant_result
-def _bundle_alignment(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> int:
+def _select_bundle(
+    dtype: str, head_dim: int, head_dim_v: int, causal: bool
+) -> "tuple[str, int]":
+    """The selected bundle's directory and alignment_bytes."""
     entry = registry.select(dtype, head_dim, causal, head_dim_v=head_dim_v)
-    return entry.alignment_bytes
+    return str(entry.path), entry.alignment_bytes
 
 
 def _unsupported(message: str, reason: str) -> UnsupportedInputError:
@@ -217,8 +215,7 @@ def _prepare(
     causal = bool(is_causal)
     dtype = registry.dtype_name(query.dtype)
     if entry is None:
-        bundle = _bundle_path(dtype, head_dim, head_dim_v, causal)
-        alignment = _bundle_alignment(dtype, head_dim, head_dim_v, causal)
+        bundle, alignment = _select_bundle(dtype, head_dim, head_dim_v, causal)
     else:
         given = (dtype, head_dim, head_dim_v, causal)
         compiled = (entry.dtype, entry.head_dim, entry.head_dim_v, entry.causal)
