@@ -1,4 +1,4 @@
-//===- Driver.h - The CUDA driver API, opened at run time ------*- C++ -*-===//
+//===- Driver.h - The CUDA driver API, opened at run time -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

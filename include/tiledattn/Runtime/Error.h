@@ -1,4 +1,4 @@
-//===- Error.h - Error reporting for driver API calls ----------*- C++ -*-===//
+//===- Error.h - Error reporting for driver API calls -----------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

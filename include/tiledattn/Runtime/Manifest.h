@@ -1,4 +1,4 @@
-//===- Manifest.h - Reading and checking kernel bundles --------*- C++ -*-===//
+//===- Manifest.h - Reading and checking kernel bundles ---------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

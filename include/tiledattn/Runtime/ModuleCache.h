@@ -1,4 +1,4 @@
-//===- ModuleCache.h - Bundles and loaded kernels, cached ------*- C++ -*-===//
+//===- ModuleCache.h - Bundles and loaded kernels, cached -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
