@@ -1,5 +1,4 @@
-//===- KernelSpec.h - The compiler/runtime kernel bundle contract -*- C++
-//-*-===//
+//===- KernelSpec.h - The compiler/runtime bundle contract ------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
