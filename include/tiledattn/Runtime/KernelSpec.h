@@ -1,0 +1,66 @@
+//===- KernelSpec.h - The compiler/runtime bundle contract ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A kernel bundle is a directory with manifest.json, kernel.cubin and
+// kernel.ptx. KernelSpec is manifest.json as plain data: no MLIR, torch or
+// CUDA types, so the compiler (which writes it) and the runtime (which reads
+// it) can both include this header. docs/Runtime.md describes every field.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_RUNTIME_KERNELSPEC_H
+#define TILEDATTN_RUNTIME_KERNELSPEC_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tiledattn::runtime {
+/// The manifest format this runtime reads.
+constexpr int64_t kManifestFormatVersion = 1;
+/// The only target the shipped kernels are compiled for.
+constexpr const char *kTargetSm90a = "sm_90a";
+constexpr const char *kManifestFile = "manifest.json";
+constexpr const char *kMaskNone = "none";
+constexpr const char *kMaskCausalTopLeft = "causal_top_left";
+
+/// One kernel parameter as the manifest lists it. A memref parameter expands
+/// to `allocated, aligned, offset, sizes[rank], strides[rank]` at launch.
+struct ParamSpec {
+  std::string name;
+  std::string kind;  // "memref" or a scalar type ("f32")
+  int64_t rank = 0;  // memrefs only
+  std::string dtype; // memrefs only
+};
+
+struct KernelSpec {
+  int64_t formatVersion = 0;
+  std::string name;   // the bundle name, e.g. sdpa_fwd_f16_d128_causal
+  std::string kernel; // the entry symbol in the cubin/PTX
+  std::string target; // "sm_90a"
+  std::string dtype;  // "f16" or "bf16"
+  int64_t headDim = 0;
+  int64_t headDimV = 0;
+  bool causal = false;
+  std::string mask; // "none" or "causal_top_left"
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  int64_t threads = 0;
+  int64_t dynamicSmemBytes = 0;
+  int64_t alignmentBytes = 0;
+  /// Grid rules, e.g. "ceil_div(seqlen_q, block_m)", over the variables
+  /// batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim, head_dim_v,
+  /// block_m and block_n.
+  std::string gridX, gridY, gridZ;
+  std::vector<ParamSpec> params;
+  std::string schedule; // informational
+  std::string compiler; // informational
+  std::string cubin;    // file name inside the bundle directory
+  std::string ptx;      // file name inside the bundle directory
+};
+} // namespace tiledattn::runtime
+
+#endif // TILEDATTN_RUNTIME_KERNELSPEC_H

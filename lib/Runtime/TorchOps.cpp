@@ -1,0 +1,260 @@
+//===- TorchOps.cpp - torch.ops.tiledattn ---------------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Registers the tiledattn torch operators: sdpa_fwd (a CUDA kernel that
+// checks its tensors against the bundle's manifest and launches on the current
+// stream, plus a Meta kernel for fake tensors and torch.compile) and
+// bundle_info (validates a bundle without a GPU).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Runtime/Error.h"
+#include "tiledattn/Runtime/ModuleCache.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+
+using namespace tiledattn::runtime;
+
+namespace {
+constexpr const char *kOp = "tiledattn.sdpa_fwd";
+
+struct NamedTensor {
+  const char *name;
+  const at::Tensor &tensor;
+};
+
+at::ScalarType scalarType(const std::string &dtype) {
+  return dtype == "bf16" ? at::kBFloat16 : at::kHalf;
+}
+
+std::string shapeOf(const at::Tensor &t) {
+  std::ostringstream os;
+  os << t.sym_sizes();
+  return os.str();
+}
+
+void checkRank(const NamedTensor &t) {
+  TORCH_CHECK(t.tensor.defined(), kOp, ": expected '", t.name,
+              "' to be a tensor but got None");
+  TORCH_CHECK(
+      t.tensor.dim() == 4, kOp, ": expected '", t.name,
+      "' to be a 4-D tensor [batch, heads, seqlen, head_dim] but got a ",
+      t.tensor.dim(), "-D tensor of shape ", shapeOf(t.tensor));
+}
+
+void checkDevice(const NamedTensor &t, const at::Tensor &q) {
+  TORCH_CHECK(t.tensor.is_cuda(), kOp, ": expected '", t.name,
+              "' to be a CUDA tensor but got a tensor on ", t.tensor.device());
+  TORCH_CHECK(t.tensor.device() == q.device(), kOp, ": expected '", t.name,
+              "' on ", q.device(), " (the device of 'q') but got ",
+              t.tensor.device());
+}
+
+/// Checks everything the manifest fixes about the inputs; the kernel trusts
+/// these and reads out of bounds if they are wrong.
+void checkInputs(const Bundle &bundle, const at::Tensor &q, const at::Tensor &k,
+                 const at::Tensor &v, bool isCausal, double scale) {
+  const KernelSpec &spec = bundle.spec;
+  const NamedTensor all[] = {{"q", q}, {"k", k}, {"v", v}};
+  for (const NamedTensor &t : all) {
+    TORCH_CHECK(t.tensor.scalar_type() == scalarType(spec.dtype), kOp,
+                ": expected '", t.name, "' to have dtype ",
+                scalarType(spec.dtype), " (bundle '", spec.name,
+                "' is compiled for ", spec.dtype, ") but got ",
+                t.tensor.scalar_type());
+    TORCH_CHECK(t.tensor.stride(3) == 1, kOp, ": expected '", t.name,
+                "' to have stride 1 in its last dimension but got strides ",
+                t.tensor.strides());
+  }
+  TORCH_CHECK(q.size(3) == spec.headDim, kOp,
+              ": expected 'q' to have head dim ", spec.headDim, " (bundle '",
+              spec.name, "') but got ", q.size(3));
+  TORCH_CHECK(k.size(3) == spec.headDim, kOp,
+              ": expected 'k' to have head dim ", spec.headDim, " (bundle '",
+              spec.name, "') but got ", k.size(3));
+  TORCH_CHECK(v.size(3) == spec.headDimV, kOp,
+              ": expected 'v' to have head dim ", spec.headDimV, " (bundle '",
+              spec.name, "') but got ", v.size(3));
+  TORCH_CHECK(k.size(0) == q.size(0) && v.size(0) == q.size(0), kOp,
+              ": expected 'q', 'k' and 'v' to have the same batch size but "
+              "got ",
+              q.size(0), ", ", k.size(0), " and ", v.size(0));
+  TORCH_CHECK(v.size(1) == k.size(1) && v.size(2) == k.size(2), kOp,
+              ": expected 'v' to have the heads and sequence length of 'k' "
+              "but got shapes ",
+              shapeOf(k), " and ", shapeOf(v));
+  for (const NamedTensor &t : all)
+    TORCH_CHECK(t.tensor.numel() > 0, kOp, ": expected '", t.name,
+                "' to be non-empty but got shape ", shapeOf(t.tensor));
+  TORCH_CHECK(q.size(1) % k.size(1) == 0, kOp,
+              ": expected the heads of 'q' to be a multiple of the heads of "
+              "'k' but got ",
+              q.size(1), " and ", k.size(1));
+  TORCH_CHECK(isCausal == spec.causal, kOp, ": is_causal is ",
+              isCausal ? "true" : "false", " but bundle '", spec.name,
+              "' has mask '", spec.mask, "'");
+  TORCH_CHECK(std::isfinite(scale), kOp, ": expected a finite 'scale' but got ",
+              scale);
+  int64_t elementsPerAlignment =
+      std::max<int64_t>(1, spec.alignmentBytes / q.element_size());
+  for (const NamedTensor &t : all) {
+    auto address = reinterpret_cast<uintptr_t>(t.tensor.data_ptr());
+    TORCH_CHECK(address % spec.alignmentBytes == 0, kOp, ": expected '", t.name,
+                "' to be ", spec.alignmentBytes,
+                "-byte aligned but its data pointer is 0x", std::hex, address,
+                std::dec, " (storage offset ", t.tensor.storage_offset(), ")");
+    for (int d = 0; d < 3; ++d)
+      TORCH_CHECK(t.tensor.stride(d) % elementsPerAlignment == 0, kOp,
+                  ": expected the strides of '", t.name,
+                  "' to be multiples of ", elementsPerAlignment, " elements (",
+                  spec.alignmentBytes, "-byte alignment) but got strides ",
+                  t.tensor.strides());
+  }
+}
+
+/// Kernel parameters in launch order: each memref expands to (allocated,
+/// aligned, offset, sizes..., strides...), as MLIR's memref descriptor does.
+class KernelArgs {
+public:
+  void addMemref(const at::Tensor &t) {
+    void *&ptr = pointers[numPointers++];
+    ptr = t.data_ptr();
+    args.push_back(&ptr); // allocated
+    args.push_back(&ptr); // aligned
+    addInt(0);            // offset: data_ptr already includes it
+    for (int64_t size : t.sizes())
+      addInt(size);
+    for (int64_t stride : t.strides())
+      addInt(stride);
+  }
+  void addFloat(float value) {
+    floats[numFloats] = value;
+    args.push_back(&floats[numFloats++]);
+  }
+  void **data() { return args.data(); }
+  size_t size() const { return args.size(); }
+
+private:
+  void addInt(int64_t value) {
+    ints[numInts] = value;
+    args.push_back(&ints[numInts++]);
+  }
+  // Fixed arrays: args holds pointers into them.
+  std::array<void *, 8> pointers{};
+  std::array<int64_t, 48> ints{};
+  std::array<float, 2> floats{};
+  size_t numPointers = 0, numInts = 0, numFloats = 0;
+  std::vector<void *> args;
+};
+
+/// Registered for CPU too, where it fails at the device check with a message
+/// in our voice rather than the dispatcher's "could not run".
+std::tuple<at::Tensor, at::Tensor>
+sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+            bool isCausal, double scale, c10::string_view bundleDir) {
+  for (const NamedTensor &t :
+       {NamedTensor{"q", q}, NamedTensor{"k", k}, NamedTensor{"v", v}}) {
+    checkRank(t);
+    checkDevice(t, q);
+  }
+  std::string dir(bundleDir);
+  std::shared_ptr<const Bundle> bundle = getBundle(dir);
+  checkInputs(*bundle, q, k, v, isCausal, scale);
+  const KernelSpec &spec = bundle->spec;
+
+  c10::cuda::CUDAGuard guard(q.device());
+  const LoadedKernel &kernel = getKernel(dir, q.device().index());
+  // The guard made the device's primary context current; a caller that
+  // pushed another context gets the primary one back, as cudaSetDevice does.
+  CUcontext current = nullptr;
+  TILEDATTN_CU_CHECK(cuCtxGetCurrent(&current), spec.kernel);
+  if (current != kernel.context)
+    TILEDATTN_CU_CHECK(cuCtxSetCurrent(kernel.context), spec.kernel);
+
+  int64_t batch = q.size(0), headsQ = q.size(1), seqlenQ = q.size(2);
+  at::Tensor out =
+      at::empty({batch, headsQ, seqlenQ, spec.headDimV}, q.options());
+  at::Tensor lse =
+      at::empty({batch, headsQ, seqlenQ}, q.options().dtype(at::kFloat));
+
+  GridVars vars{batch, headsQ, k.size(1), seqlenQ, k.size(2)};
+  int64_t grid[3];
+  const int64_t limits[3] = {std::numeric_limits<int32_t>::max(), 65535, 65535};
+  const char *axes[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    grid[i] = bundle->grid[i].evaluate(spec, vars);
+    TORCH_CHECK(grid[i] >= 1 && grid[i] <= limits[i], kOp, ": grid ", axes[i],
+                " = ", bundle->grid[i].text(), " = ", grid[i],
+                " is outside the CUDA limit [1, ", limits[i], "] for shape q ",
+                shapeOf(q), ", k ", shapeOf(k));
+  }
+
+  KernelArgs args;
+  for (const at::Tensor *t :
+       std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
+    args.addMemref(*t);
+  args.addFloat(static_cast<float>(scale));
+  CUstream stream =
+      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  TILEDATTN_CU_CHECK(
+      cuLaunchKernel(kernel.function, static_cast<unsigned>(grid[0]),
+                     static_cast<unsigned>(grid[1]),
+                     static_cast<unsigned>(grid[2]),
+                     static_cast<unsigned>(spec.threads), 1, 1,
+                     static_cast<unsigned>(spec.dynamicSmemBytes), stream,
+                     args.data(), nullptr),
+      spec.kernel);
+  return {out, lse};
+}
+
+/// Shapes only, with symbolic sizes, for fake tensors and torch.compile. The
+/// bundle is not read: its head_dim_v equals v's last dimension when the CUDA
+/// kernel's checks pass.
+std::tuple<at::Tensor, at::Tensor>
+sdpaFwdMeta(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+            bool isCausal, double scale, c10::string_view bundleDir) {
+  for (const NamedTensor &t :
+       {NamedTensor{"q", q}, NamedTensor{"k", k}, NamedTensor{"v", v}})
+    checkRank(t);
+  TORCH_CHECK(
+      k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type(),
+      kOp, ": expected 'q', 'k' and 'v' to have the same dtype but got ",
+      q.scalar_type(), ", ", k.scalar_type(), " and ", v.scalar_type());
+  at::Tensor out = at::empty_symint(
+      {q.sym_size(0), q.sym_size(1), q.sym_size(2), v.sym_size(3)},
+      q.options());
+  at::Tensor lse =
+      at::empty_symint({q.sym_size(0), q.sym_size(1), q.sym_size(2)},
+                       q.options().dtype(at::kFloat));
+  return {out, lse};
+}
+
+std::string bundleInfo(c10::string_view bundleDir) {
+  return toJson(getBundle(std::string(bundleDir))->spec);
+}
+} // namespace
+
+TORCH_LIBRARY(tiledattn, m) {
+  m.def("sdpa_fwd(Tensor q, Tensor k, Tensor v, bool is_causal, float scale, "
+        "str bundle) -> (Tensor out, Tensor lse)",
+        {at::Tag::pt2_compliant_tag});
+  m.def("bundle_info(str bundle) -> str", &bundleInfo);
+}
+
+TORCH_LIBRARY_IMPL(tiledattn, CUDA, m) { m.impl("sdpa_fwd", &sdpaFwdCUDA); }
+
+TORCH_LIBRARY_IMPL(tiledattn, CPU, m) { m.impl("sdpa_fwd", &sdpaFwdCUDA); }
+
+TORCH_LIBRARY_IMPL(tiledattn, Meta, m) { m.impl("sdpa_fwd", &sdpaFwdMeta); }

@@ -1,0 +1,101 @@
+"""Meta/fake tensors and torch.compile, on CPU.
+
+tiledattn::sdpa_fwd has a Meta kernel, so meta tensors run the whole public
+path (validation, bundle selection, the op) without a GPU, and torch.compile
+traces it with fake tensors. Needs the runtime library, not a GPU.
+"""
+
+import pytest
+import tiledattn
+import torch
+
+sdpa = tiledattn.scaled_dot_product_attention
+
+
+@pytest.fixture(autouse=True)
+def _setup(runtime, fake_kernel_dir):
+    torch._dynamo.reset()
+    tiledattn.attention._warned.clear()
+
+
+def meta(*shape, dtype=torch.bfloat16, requires_grad=False):
+    return torch.empty(*shape, dtype=dtype, device="meta", requires_grad=requires_grad)
+
+
+def test_op_meta_shapes(fake_kernel_dir):
+    q, k = meta(2, 8, 100, 128), meta(2, 2, 300, 128)
+    bundle = str(fake_kernel_dir / "sdpa_fwd_bf16_d128")
+    out, lse = torch.ops.tiledattn.sdpa_fwd(q, k, k, False, 0.1, bundle)
+    assert (out.shape, out.dtype, out.device.type) == (
+        (2, 8, 100, 128),
+        torch.bfloat16,
+        "meta",
+    )
+    assert (lse.shape, lse.dtype) == ((2, 8, 100), torch.float32)
+
+
+def test_op_meta_checks_rank(fake_kernel_dir):
+    with pytest.raises(
+        RuntimeError, match=r"tiledattn\.sdpa_fwd: expected 'k' to be a 4-D tensor"
+    ):
+        torch.ops.tiledattn.sdpa_fwd(
+            meta(2, 8, 100, 64), meta(8, 100, 64), meta(8, 100, 64), False, 0.1, ""
+        )
+
+
+def test_op_on_cpu_names_the_device(fake_kernel_dir):
+    q = torch.zeros(1, 1, 4, 64, dtype=torch.float16)
+    with pytest.raises(
+        RuntimeError, match=r"expected 'q' to be a CUDA tensor but got a tensor on cpu"
+    ):
+        torch.ops.tiledattn.sdpa_fwd(
+            q, q, q, False, 0.1, str(fake_kernel_dir / "sdpa_fwd_f16_d64")
+        )
+
+
+@pytest.mark.parametrize(
+    "q_shape, kv_shape, gqa, out_shape",
+    [
+        ((2, 8, 100, 64), (2, 8, 50, 64), False, (2, 8, 100, 64)),
+        ((2, 8, 100, 64), (2, 2, 50, 64), True, (2, 8, 100, 64)),
+        ((2, 8, 100, 64), (2, 1, 50, 64), False, (2, 8, 100, 64)),  # broadcast head
+        ((5, 100, 128), (5, 50, 128), False, (5, 100, 128)),  # 3-D: one head
+        ((2, 3, 4, 17, 64), (2, 3, 4, 9, 64), False, (2, 3, 4, 17, 64)),  # 5-D
+        ((2, 4, 17, 64), (1, 4, 9, 64), False, (2, 4, 17, 64)),  # broadcast batch
+    ],
+)
+def test_public_api_on_meta(q_shape, kv_shape, gqa, out_shape):
+    out = sdpa(meta(*q_shape), meta(*kv_shape), meta(*kv_shape), enable_gqa=gqa)
+    assert out.shape == out_shape and out.device.type == "meta"
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_torch_compile_fullgraph(dynamic):
+    def attend(q, k, v):
+        return sdpa(q, k, v, is_causal=True, enable_gqa=True) * 2
+
+    compiled = torch.compile(
+        attend, fullgraph=True, backend="aot_eager", dynamic=dynamic
+    )
+    q, kv = meta(2, 8, 100, 64), meta(2, 2, 100, 64)
+    assert compiled(q, kv, kv).shape == (2, 8, 100, 64)
+    assert compiled(
+        meta(1, 8, 33, 64), meta(1, 2, 70, 64), meta(1, 2, 70, 64)
+    ).shape == (1, 8, 33, 64)
+
+
+def test_backward_raises_instead_of_detaching():
+    q = meta(1, 2, 16, 64, requires_grad=True)
+    out = sdpa(q, q, q)
+    assert out.requires_grad
+    with pytest.raises(NotImplementedError, match=r"backward not implemented yet"):
+        out.sum().backward()
+
+
+def test_fallback_when_grad_is_needed():
+    q = meta(1, 2, 16, 64, requires_grad=True)
+    with pytest.warns(UserWarning, match=r"require grad.*falling back"):
+        out = sdpa(q, q, q, fallback=True)
+    assert out.grad_fn is not None and "tiledattn" not in type(out.grad_fn).__name__
+    with torch.no_grad():
+        assert sdpa(q, q, q, fallback=True).shape == (1, 2, 16, 64)

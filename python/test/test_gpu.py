@@ -1,0 +1,358 @@
+"""Numerics and integration of the real kernels on a Hopper GPU.
+
+Skipped (with the reason) without a CUDA device, on a device other than
+compute capability 9.0, or when the kernel directory has no bundles. The
+criterion, as in the flash-attention tests: against a float64 reference,
+max|ours - ref| <= 2 * max|torch eager in the input dtype - ref| + 1e-5, with
+the output memory poisoned (NaN) before each call.
+"""
+
+import math
+import shutil
+
+import pytest
+import tiledattn
+import torch
+from tiledattn import registry
+
+sdpa = tiledattn.scaled_dot_product_attention
+
+DTYPES = [torch.float16, torch.bfloat16]
+HEAD_DIMS = [64, 128]
+CHUNK = 1024  # query rows per reference block, to bound float64 memory
+
+
+def _skip_reason():
+    if not torch.cuda.is_available():
+        return "no CUDA device (torch.cuda.is_available() is False)"
+    cc = torch.cuda.get_device_capability()
+    if cc != (9, 0):
+        return f"the kernels target sm_90a but this GPU is compute capability {cc}"
+    if not registry.available_kernels():
+        return f"no kernel bundles in {tiledattn.kernel_dir()} (build the kernels)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+
+
+def reference(q, k, v, causal, scale):
+    """float64 output and lse, plus torch eager in the input dtype.
+
+    Takes [B, H, S, D] tensors; k/v heads are repeated for GQA.
+    """
+    ratio = q.shape[1] // k.shape[1]
+    if ratio > 1:
+        k, v = (t.repeat_interleave(ratio, dim=1) for t in (k, v))
+    sq, sk = q.shape[2], k.shape[2]
+    out64, lse64, low = [], [], []
+    k64, v64 = k.double(), v.double()
+    for start in range(0, sq, CHUNK):
+        rows = slice(start, min(start + CHUNK, sq))
+        mask = None
+        if causal:  # top-left: query i sees keys j <= i
+            i = torch.arange(rows.start, rows.stop, device=q.device)[:, None]
+            mask = torch.arange(sk, device=q.device)[None, :] <= i
+        s64 = q[:, :, rows].double() @ k64.transpose(-1, -2) * scale
+        slow = (q[:, :, rows] @ k.transpose(-1, -2)) * scale
+        if mask is not None:
+            s64 = s64.masked_fill(~mask, -math.inf)
+            slow = slow.masked_fill(~mask, -math.inf)
+        lse64.append(torch.logsumexp(s64, dim=-1))
+        out64.append(torch.softmax(s64, dim=-1) @ v64)
+        low.append(torch.softmax(slow, dim=-1) @ v)
+    return torch.cat(out64, 2), torch.cat(lse64, 2), torch.cat(low, 2)
+
+
+def poison(*shapes_dtypes):
+    """Frees NaN-filled blocks of these sizes, so that the caching allocator
+    hands them to the outputs allocated next: an element the kernel fails to
+    write stays NaN."""
+    blocks = [torch.full(s, math.nan, dtype=d, device="cuda") for s, d in shapes_dtypes]
+    del blocks
+
+
+def check_close(out, ref, low, what=""):
+    assert out.shape == ref.shape, (
+        f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    )
+    assert torch.isfinite(out).all(), (
+        f"{what}: output has NaN/Inf (unwritten or overflow)"
+    )
+    err = (out.double() - ref).abs().max().item()
+    err_low = (low.double() - ref).abs().max().item()
+    assert err <= 2 * err_low + 1e-5, (
+        f"{what}: max|ours - ref| = {err:.3g} > 2 * max|eager - ref| + 1e-5 = {2 * err_low + 1e-5:.3g}"
+    )
+
+
+def make(b, h, s, d, dtype):
+    return torch.randn(b, h, s, d, dtype=dtype, device="cuda")
+
+
+def run_and_check(q, k, v, causal, gqa=False, scale=None):
+    b, hq, sq, _ = q.shape
+    dv = v.shape[-1]
+    poison(((b, hq, sq, dv), q.dtype), ((b, hq, sq), torch.float32))
+    out = sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=gqa)
+    torch.cuda.synchronize()
+    ref, _, low = reference(q, k, v, causal, scale or 1 / math.sqrt(q.shape[-1]))
+    check_close(out, ref, low, f"q{tuple(q.shape)} k{tuple(k.shape)} causal={causal}")
+    return out
+
+
+# (batch, heads_q, heads_kv, seqlen_q, seqlen_k); long ones keep B*H small.
+SHAPES = [
+    (1, 1, 1, 1, 1),
+    (1, 1, 1, 17, 17),
+    (2, 3, 3, 113, 113),
+    (1, 2, 2, 1000, 1000),
+    (1, 2, 2, 4097, 4097),
+    (1, 1, 1, 16384, 16384),
+    (1, 2, 2, 1, 17),
+    (2, 2, 2, 17, 113),
+    (1, 2, 2, 113, 1000),
+    (1, 2, 2, 1000, 17),
+    (1, 1, 1, 4097, 1000),
+    (1, 1, 1, 1000, 4097),
+    (1, 1, 1, 1, 16384),
+    (8, 16, 16, 128, 128),
+    (4, 32, 32, 200, 64),
+    (2, 8, 2, 256, 256),  # GQA 4
+    (1, 16, 2, 1000, 1000),  # GQA 8
+    (2, 8, 1, 113, 300),  # MQA (GQA 8)
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "b{}h{}kv{}q{}k{}".format(*s))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_matches_reference(dtype, head_dim, causal, shape):
+    b, hq, hkv, sq, sk = shape
+    q, k, v = (
+        make(b, hq, sq, head_dim, dtype),
+        make(b, hkv, sk, head_dim, dtype),
+        make(b, hkv, sk, head_dim, dtype),
+    )
+    run_and_check(q, k, v, causal, gqa=hq != hkv)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_lse_and_op_output(dtype, causal):
+    b, hq, hkv, sq, sk, d = 2, 8, 2, 1000, 777, 128
+    q, k, v = (
+        make(b, hq, sq, d, dtype),
+        make(b, hkv, sk, d, dtype),
+        make(b, hkv, sk, d, dtype),
+    )
+    bundle = str(registry.select(dtype, d, causal).path)
+    scale = 0.3
+    poison(((b, hq, sq, d), dtype), ((b, hq, sq), torch.float32))
+    out, lse = torch.ops.tiledattn.sdpa_fwd(q, k, v, causal, scale, bundle)
+    ref, ref_lse, low = reference(q, k, v, causal, scale)
+    check_close(out, ref, low, "op")
+    assert lse.dtype == torch.float32 and lse.shape == (b, hq, sq)
+    torch.testing.assert_close(lse.double(), ref_lse, atol=1e-3, rtol=1e-4)
+    assert torch.equal(
+        out, sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=True)
+    )
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_custom_scale(causal):
+    q, k, v = (make(2, 4, 300, 64, torch.float16) for _ in range(3))
+    run_and_check(q, k, v, causal, scale=0.05)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_bshd_transposed_view(dtype, causal):
+    b, s, h, d = 2, 333, 8, 128
+    q, k, v = (
+        torch.randn(b, s, h, d, dtype=dtype, device="cuda").transpose(1, 2)
+        for _ in range(3)
+    )
+    assert not q.is_contiguous()
+    run_and_check(q, k, v, causal)
+
+
+@pytest.mark.parametrize("hq, hkv", [(8, 8), (8, 2)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_qkv_slices(hq, hkv, causal):
+    # The output of one QKV projection, [B, S, (Hq + 2 Hkv) * D], sliced
+    # and viewed as [B, H, S, D] with no copy.
+    b, s, d, dtype = 2, 517, 64, torch.bfloat16
+    qkv = torch.randn(b, s, (hq + 2 * hkv) * d, dtype=dtype, device="cuda")
+    q, k, v = qkv.split([hq * d, hkv * d, hkv * d], dim=-1)
+    q = q.view(b, s, hq, d).transpose(1, 2)
+    k = k.view(b, s, hkv, d).transpose(1, 2)
+    v = v.view(b, s, hkv, d).transpose(1, 2)
+    assert k.data_ptr() != qkv.data_ptr() and k.stride() == (
+        s * (hq + 2 * hkv) * d,
+        d,
+        (hq + 2 * hkv) * d,
+        1,
+    )
+    run_and_check(q, k, v, causal, gqa=hq != hkv)
+
+
+def test_3d_and_5d_inputs():
+    q3, k3, v3 = (
+        torch.randn(3, 100, 64, dtype=torch.float16, device="cuda") for _ in range(3)
+    )
+    out3 = sdpa(q3, k3, v3)
+    ref, _, low = reference(
+        q3.unsqueeze(1), k3.unsqueeze(1), v3.unsqueeze(1), False, 1 / 8
+    )
+    check_close(out3, ref.squeeze(1), low.squeeze(1), "3-D")
+    q5, k5, v5 = (
+        torch.randn(2, 3, 4, 50, 64, dtype=torch.float16, device="cuda")
+        for _ in range(3)
+    )
+    out5 = sdpa(q5, k5, v5, is_causal=True)
+    flat = [t.reshape(6, 4, 50, 64) for t in (q5, k5, v5)]
+    ref, _, low = reference(*flat, True, 1 / 8)
+    check_close(out5.reshape(6, 4, 50, 64), ref, low, "5-D")
+
+
+def test_non_default_stream():
+    q0, k0, v0 = (make(2, 8, 2048, 128, torch.bfloat16) for _ in range(3))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        # The inputs are written on the side stream after a delay: a kernel
+        # launched on any other stream would read them unwritten.
+        torch.cuda._sleep(50_000_000)
+        q, k, v = q0.clone(), k0.clone(), v0.clone()
+        out = sdpa(q, k, v, is_causal=True)
+        done = torch.cuda.Event()
+        done.record(stream)
+    done.synchronize()
+    ref, _, low = reference(q0, k0, v0, True, 1 / math.sqrt(128))
+    check_close(out, ref, low, "side stream")
+
+
+def test_repeated_calls_are_bitwise_identical():
+    q, k, v = (
+        make(2, 16, 1500, 128, torch.float16),
+        make(2, 4, 1500, 128, torch.float16),
+        make(2, 4, 1500, 128, torch.float16),
+    )
+    first = sdpa(q, k, v, is_causal=True, enable_gqa=True)
+    for _ in range(3):
+        assert torch.equal(sdpa(q, k, v, is_causal=True, enable_gqa=True), first)
+
+
+def test_cuda_graph_capture_and_replay():
+    shape = (2, 8, 1024, 64)
+    q, k, v = (make(*shape, torch.float16) for _ in range(3))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up, as torch.cuda.graphs asks
+        sdpa(q, k, v, is_causal=True)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = sdpa(q, k, v, is_causal=True)
+    for _ in range(2):
+        for t in (q, k, v):
+            t.copy_(torch.randn_like(t))
+        out.fill_(math.nan)
+        graph.replay()
+        torch.cuda.synchronize()
+        ref, _, low = reference(q, k, v, True, 1 / 8)
+        check_close(out, ref, low, "graph replay")
+
+
+def test_first_load_during_capture(tmp_path):
+    # A bundle at a new path has no module yet: it is loaded inside capture.
+    bundle = tmp_path / "copy"
+    shutil.copytree(registry.select(torch.bfloat16, 128, False).path, bundle)
+    kernel = tiledattn.compile(bundle)
+    q, k, v = (make(1, 4, 500, 128, torch.bfloat16) for _ in range(3))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = kernel(q, k, v)
+    graph.replay()
+    torch.cuda.synchronize()
+    ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
+    check_close(out, ref, low, "loaded under capture")
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_torch_compile_fullgraph(dynamic):
+    def block(q, k, v):
+        return (
+            sdpa(q, k, v, is_causal=True, enable_gqa=True).transpose(1, 2).flatten(2)
+            * 0.5
+        )
+
+    compiled = torch.compile(block, fullgraph=True, dynamic=dynamic)
+    for sq in (256, 1000):
+        q, k, v = (
+            make(2, 8, sq, 64, torch.bfloat16),
+            make(2, 2, sq, 64, torch.bfloat16),
+            make(2, 2, sq, 64, torch.bfloat16),
+        )
+        assert torch.equal(compiled(q, k, v), block(q, k, v))
+
+
+def test_compiled_kernel_matches_registry_kernel():
+    entry = registry.select(torch.float16, 64, True)
+    kernel = tiledattn.compile(entry.path)
+    q, k, v = (make(2, 4, 300, 64, torch.float16) for _ in range(3))
+    assert torch.equal(kernel(q, k, v), sdpa(q, k, v, is_causal=True))
+
+
+def test_backward_raises_on_gpu():
+    q = make(1, 2, 64, 64, torch.float16).requires_grad_()
+    out = sdpa(q, q.detach(), q.detach())
+    with pytest.raises(NotImplementedError, match="backward not implemented yet"):
+        out.float().sum().backward()
+
+
+def test_fallback_on_gpu():
+    q, k, v = (make(1, 2, 64, 96, torch.float16) for _ in range(3))  # no d96 bundle
+    tiledattn.attention._warned.clear()
+    with pytest.warns(UserWarning, match="falling back"):
+        out = sdpa(q, k, v, fallback=True)
+    torch.testing.assert_close(
+        out, torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    )
+
+
+def test_runtime_checks_at_the_op_boundary():
+    bundle = str(registry.select(torch.float16, 128, False).path)
+    q = make(1, 2, 64, 64, torch.float16)
+    with pytest.raises(
+        RuntimeError,
+        match=r"expected 'q' to have head dim 128 \(bundle 'sdpa_fwd_f16_d128'\) but got 64",
+    ):
+        torch.ops.tiledattn.sdpa_fwd(q, q, q, False, 0.1, bundle)
+    q = make(1, 2, 64, 128, torch.float16)
+    with pytest.raises(
+        RuntimeError,
+        match=r"is_causal is true but bundle 'sdpa_fwd_f16_d128' has mask 'none'",
+    ):
+        torch.ops.tiledattn.sdpa_fwd(q, q, q, True, 0.1, bundle)
+    with pytest.raises(
+        RuntimeError,
+        match=r"expected 'k' to have dtype BFloat16|expected 'k' to have dtype Half",
+    ):
+        torch.ops.tiledattn.sdpa_fwd(q, q.bfloat16(), q, False, 0.1, bundle)
+    flat = torch.empty(2 * 64 * 128 + 1, dtype=torch.float16, device="cuda")
+    odd = flat[1:].view(1, 2, 64, 128)
+    with pytest.raises(RuntimeError, match=r"expected 'q' to be 4-byte aligned"):
+        torch.ops.tiledattn.sdpa_fwd(odd, q, q, False, 0.1, bundle)
+    with pytest.raises(
+        RuntimeError, match=r"expected 'v' to be a CUDA tensor but got a tensor on cpu"
+    ):
+        torch.ops.tiledattn.sdpa_fwd(q, q, q.cpu(), False, 0.1, bundle)

@@ -1,0 +1,181 @@
+"""The runtime's bundle checks (manifest fields, cubin header).
+
+Needs the runtime library (built on CPU machines too) but no GPU: a bad
+bundle is rejected before the driver is opened.
+"""
+
+import json
+import re
+
+import bundles
+import pytest
+import tiledattn
+
+
+@pytest.fixture(autouse=True)
+def _runtime(runtime):
+    return runtime
+
+
+def info(bundle):
+    return json.loads(tiledattn.bundle_info(bundle))
+
+
+def rejects(bundle, pattern):
+    with pytest.raises(RuntimeError, match=re.compile(pattern, re.DOTALL)):
+        tiledattn.bundle_info(bundle)
+
+
+def test_good_bundle_round_trips(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, "bf16", 128, True)
+    spec = info(bundle)
+    expected = bundles.manifest("bf16", 128, True)
+    del expected["resources"]  # informational; the runtime does not keep it
+    assert spec == expected
+
+
+@pytest.mark.parametrize(
+    "override, pattern",
+    [
+        ({"format_version": 2}, r"field 'format_version': expected 1 but found 2"),
+        (
+            {"target": "sm_80"},
+            r"field 'target': expected \"sm_90a\" but found \"sm_80\"",
+        ),
+        (
+            {"dtype": "f32"},
+            r"field 'dtype': expected \"f16\" or \"bf16\" but found \"f32\"",
+        ),
+        (
+            {"head_dim": "64"},
+            r"field 'head_dim': expected a positive integer but found string \"64\"",
+        ),
+        ({"head_dim": 0}, r"field 'head_dim': expected a positive integer but found 0"),
+        ({"causal": 1}, r"field 'causal': expected true or false but found integer 1"),
+        (
+            {"mask": "alibi"},
+            r"field 'mask': expected \"none\" or \"causal_top_left\" but found \"alibi\"",
+        ),
+        (
+            {"mask": "causal_top_left"},
+            r"field 'mask': expected \"none\" since field 'causal' is false",
+        ),
+        (
+            {"threads": 2048},
+            r"field 'threads': expected at most 1024 threads per block but found 2048",
+        ),
+        ({"alignment_bytes": 6}, r"field 'alignment_bytes': expected a power of two"),
+        (
+            {
+                "grid": {
+                    "x": "ceil_div(seqlen_q, block_q)",
+                    "y": "heads_q",
+                    "z": "batch",
+                }
+            },
+            r"field 'grid.x': expected a grid rule but found \"ceil_div\(seqlen_q, block_q\)\": unknown variable 'block_q'",
+        ),
+        ({"grid": {"x": "1", "y": "heads_q"}}, r"missing required field 'grid.z'"),
+        (
+            {"params": []},
+            r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] but found \[\]",
+        ),
+        (
+            {"ptx": "../kernel.ptx"},
+            r"field 'ptx': expected a file name inside the bundle directory",
+        ),
+    ],
+)
+def test_bad_manifest_field(tmp_path, override, pattern):
+    bundle = bundles.make_bundle(tmp_path, **override)
+    rejects(bundle, r"manifest\.json: " + pattern)
+
+
+@pytest.mark.parametrize(
+    "field", ["kernel", "target", "dtype", "block_m", "params", "ptx"]
+)
+def test_missing_field(tmp_path, field):
+    m = bundles.manifest()
+    del m[field]
+    bundle = bundles.make_bundle(tmp_path, manifest_text=json.dumps(m))
+    rejects(bundle, rf"manifest\.json: missing required field '{field}'")
+
+
+def test_wrong_param_dtype(tmp_path):
+    m = bundles.manifest("bf16")
+    m["params"][4]["dtype"] = "bf16"
+    bundle = bundles.make_bundle(tmp_path, manifest_text=json.dumps(m))
+    rejects(
+        bundle,
+        r"field 'params': expected \[.*lse: memref rank 3 f32.*but found \[.*lse: memref rank 3 bf16",
+    )
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("", r"not valid JSON: line 1, column 1: unexpected end of input"),
+        (
+            '{"format_version": 1,}',
+            r"not valid JSON: line 1, column 22: expected a string key",
+        ),
+        ('{"a": 1, "a": 2}', r"duplicate key \"a\""),
+        ("[1, 2]", r"expected a JSON object at the top level but found an array"),
+        ('{"format_version": 1', r"expected ',' or '}'"),
+    ],
+)
+def test_bad_json(tmp_path, text, pattern):
+    rejects(bundles.make_bundle(tmp_path, manifest_text=text), pattern)
+
+
+def test_missing_manifest(tmp_path):
+    rejects(tmp_path, r"cannot read bundle manifest '.*manifest\.json'")
+
+
+def test_garbage_cubin(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, cubin=b"this is not an ELF file")
+    rejects(bundle, r"kernel\.cubin: not a cubin: expected the ELF magic 7f 45 4c 46")
+
+
+def test_empty_cubin(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, cubin=b"")
+    rejects(bundle, r"not a cubin: .* but found a file of 0 bytes")
+
+
+def test_truncated_cubin(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, cubin=bundles.fake_cubin("x")[:40])
+    rejects(
+        bundle,
+        r"truncated cubin: expected at least 64 bytes of ELF header but found 40",
+    )
+
+
+def test_truncated_section_headers(tmp_path):
+    image = bytearray(bundles.fake_cubin("sdpa_fwd_f16_d64"))
+    image[40:48] = (4096).to_bytes(8, "little")  # e_shoff
+    image[58:60] = (64).to_bytes(2, "little")  # e_shentsize
+    image[60:62] = (10).to_bytes(2, "little")  # e_shnum
+    bundle = bundles.make_bundle(tmp_path, cubin=bytes(image))
+    rejects(
+        bundle,
+        rf"truncated cubin: its headers end at byte 4736 but the file has {len(image)} bytes",
+    )
+
+
+def test_not_a_cuda_elf(tmp_path):
+    image = bytearray(bundles.fake_cubin("sdpa_fwd_f16_d64"))
+    image[18:20] = (62).to_bytes(2, "little")  # EM_X86_64
+    bundle = bundles.make_bundle(tmp_path, cubin=bytes(image))
+    rejects(bundle, r"expected ELF machine 190 \(EM_CUDA\) but found 62")
+
+
+def test_cubin_without_the_kernel(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, cubin=bundles.fake_cubin("other_kernel"))
+    rejects(bundle, r"the cubin does not define kernel 'sdpa_fwd_f16_d64'")
+
+
+def test_failed_bundle_is_not_cached(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, target="sm_80")
+    rejects(bundle, r"sm_80")
+    bundles.make_bundle(tmp_path)
+    assert info(bundle)["target"] == "sm_90a"

@@ -1,0 +1,93 @@
+"""Kernel selection by (dtype, head dim, causal). CPU only."""
+
+import json
+
+import bundles
+import pytest
+import tiledattn
+import torch
+from tiledattn import registry
+from tiledattn.errors import UnsupportedInputError
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, "f16", "bfloat16"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_select_picks_the_matching_bundle(fake_kernel_dir, dtype, head_dim, causal):
+    entry = registry.select(dtype, head_dim, causal)
+    short = registry.dtype_name(dtype)
+    assert entry.name == f"sdpa_fwd_{short}_d{head_dim}" + ("_causal" if causal else "")
+    assert (entry.dtype, entry.head_dim, entry.causal) == (short, head_dim, causal)
+    assert entry.path == fake_kernel_dir.resolve() / entry.name
+
+
+def test_available_kernels(fake_kernel_dir):
+    assert sorted(tiledattn.available_kernels()) == sorted(
+        f"sdpa_fwd_{t}_d{d}{c}"
+        for t in ("f16", "bf16")
+        for d in (64, 128)
+        for c in ("", "_causal")
+    )
+
+
+def test_no_bundle(fake_kernel_dir):
+    with pytest.raises(UnsupportedInputError, match=r"head_dim=256 .*causal=True"):
+        registry.select(torch.float16, 256, True)
+    with pytest.raises(
+        UnsupportedInputError, match=r"expected dtype float16 or bfloat16"
+    ):
+        registry.select(torch.float32, 64, False)
+
+
+def test_empty_kernel_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEDATTN_KERNEL_DIR", str(tmp_path / "none"))
+    registry.refresh()
+    assert tiledattn.available_kernels() == []
+    with pytest.raises(UnsupportedInputError, match=r"available: none"):
+        registry.select("f16", 64, False)
+
+
+def test_canonical_name_wins(fake_kernel_dir):
+    # An experimental bundle for the same inputs does not displace the shipped one.
+    bundles.make_bundle(fake_kernel_dir, "f16", 64, False, name="aaa_experiment")
+    (fake_kernel_dir / "sdpa_fwd_f16_d64").rename(fake_kernel_dir / "zzz")
+    registry.refresh()
+    # Selection goes by manifest, not directory name.
+    assert registry.select("f16", 64, False).name == "sdpa_fwd_f16_d64"
+    assert "also matching: aaa_experiment" in registry.explain("f16", 64, False)
+
+
+def test_explain(fake_kernel_dir):
+    text = registry.explain(torch.bfloat16, 128, True)
+    assert "inputs: dtype=bf16 head_dim=128 head_dim_v=128 causal=True" in text
+    assert "selected: sdpa_fwd_bf16_d128_causal" in text
+    assert "block_m=64 block_n=64 threads=128" in text
+    assert "selected: none (no bundle matches)" in registry.explain("f16", 96, False)
+
+
+def test_bad_manifests_are_skipped_and_explained(fake_kernel_dir):
+    bad = bundles.make_bundle(fake_kernel_dir, "f16", 64, False, name="broken")
+    (bad / "manifest.json").write_text(
+        json.dumps(bundles.manifest("f16", 64, False, format_version=2))
+    )
+    registry.refresh()
+    assert "broken" not in tiledattn.available_kernels()
+    assert "field 'format_version': expected 1 but found 2" in registry.explain(
+        "f16", 64, False
+    )
+
+
+def test_read_bundle_names_file_and_field(tmp_path):
+    bundle = bundles.make_bundle(tmp_path, head_dim="64")
+    with pytest.raises(
+        tiledattn.InvalidInputError,
+        match=r"manifest\.json: field 'head_dim': expected an integer but found \"64\"",
+    ):
+        registry.read_bundle(bundle)
+    m = bundles.manifest()
+    del m["causal"]
+    (bundle / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(
+        tiledattn.InvalidInputError, match=r"missing required field 'causal'"
+    ):
+        registry.read_bundle(bundle)

@@ -1,0 +1,227 @@
+"""Argument validation of tiledattn.scaled_dot_product_attention.
+
+Runs on CPU: every check happens before CUDA is touched, on meta tensors
+(shapes only) or CPU tensors (where a data pointer is needed). Each message
+must name the argument, what was expected and what was given.
+"""
+
+import re
+import warnings
+
+import pytest
+import tiledattn
+import torch
+import torch.nn.functional as F
+from tiledattn import attention
+from tiledattn.errors import InvalidInputError, UnsupportedInputError
+
+sdpa = tiledattn.scaled_dot_product_attention
+
+
+def meta(*shape, dtype=torch.float16):
+    return torch.empty(*shape, dtype=dtype, device="meta")
+
+
+def qkv(b=2, h=4, s=128, d=64, dtype=torch.float16, device="meta"):
+    return tuple(torch.empty(b, h, s, d, dtype=dtype, device=device) for _ in range(3))
+
+
+@pytest.fixture(autouse=True)
+def kernels(fake_kernel_dir):
+    attention._warned.clear()
+    return fake_kernel_dir
+
+
+def raises(kind, pattern):
+    return pytest.raises(kind, match=re.compile(pattern, re.DOTALL))
+
+
+def test_dropout_is_unsupported():
+    with raises(UnsupportedInputError, r"'dropout_p' to be 0\.0 .* but got 0\.1"):
+        sdpa(*qkv(), dropout_p=0.1)
+
+
+def test_attn_mask_is_unsupported():
+    q, k, v = qkv()
+    with raises(UnsupportedInputError, r"'attn_mask' to be None .* but got a Tensor"):
+        sdpa(q, k, v, attn_mask=meta(128, 128))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int8])
+def test_other_dtypes_are_unsupported(dtype):
+    with raises(
+        UnsupportedInputError,
+        rf"dtype torch\.float16 or torch\.bfloat16 but got {re.escape(str(dtype))}",
+    ):
+        sdpa(*qkv(dtype=dtype))
+
+
+def test_head_dim_without_bundle():
+    with raises(
+        UnsupportedInputError,
+        r"no kernel bundle for dtype=f16 head_dim=96 .* \(available: .*f16/d64",
+    ):
+        sdpa(*qkv(d=96))
+
+
+def test_value_head_dim_without_bundle():
+    q, k, _ = qkv(d=64)
+    with raises(UnsupportedInputError, r"head_dim=64 head_dim_v=128"):
+        sdpa(q, k, meta(2, 4, 128, 128))
+
+
+def test_cpu_tensors_are_unsupported():
+    with raises(UnsupportedInputError, r"to be CUDA tensors but got tensors on cpu"):
+        sdpa(*qkv(device="cpu"))
+
+
+def test_mixed_devices():
+    q, k, v = qkv()
+    with raises(InvalidInputError, r"on one device but got meta, cpu and meta"):
+        sdpa(q, torch.empty(k.shape, dtype=k.dtype), v)
+
+
+def test_mixed_dtypes():
+    q, k, v = qkv()
+    with raises(
+        InvalidInputError,
+        r"same dtype but got torch\.float16, torch\.float16 and torch\.bfloat16",
+    ):
+        sdpa(q, k, meta(*v.shape, dtype=torch.bfloat16))
+
+
+def test_last_dim_stride():
+    q, k, v = qkv()
+    k = meta(2, 4, 64, 128).transpose(-1, -2)
+    with raises(
+        UnsupportedInputError,
+        r"'key' to have stride 1 in its last dimension but got strides "
+        r"\(32768, 8192, 1, 128\)",
+    ):
+        sdpa(q, k, v)
+
+
+def test_mismatched_batch():
+    q, _, _ = qkv(b=2)
+    _, k, v = qkv(b=3)
+    with raises(
+        InvalidInputError,
+        r"batch dimensions of 'query' \(2,\), 'key' \(3,\) and 'value' \(3,\)",
+    ):
+        sdpa(q, k, v)
+
+
+def test_mismatched_heads_without_gqa():
+    q, _, _ = qkv(h=8)
+    _, k, v = qkv(h=2)
+    with raises(
+        InvalidInputError,
+        r"'key' and 'value' to have 8 heads .* but got 2; pass enable_gqa=True",
+    ):
+        sdpa(q, k, v)
+
+
+def test_gqa_heads_not_a_multiple():
+    q, _, _ = qkv(h=8)
+    _, k, v = qkv(h=3)
+    with raises(
+        InvalidInputError, r"heads of 'query' \(8, dim -3\) to be a multiple .* \(3\)"
+    ):
+        sdpa(q, k, v, enable_gqa=True)
+
+
+def test_key_value_heads_differ():
+    q, k, _ = qkv(h=4)
+    with raises(
+        InvalidInputError, r"'value' to have 4 heads .* shape \(2, 2, 128, 64\)"
+    ):
+        sdpa(q, k, meta(2, 2, 128, 64), enable_gqa=True)
+
+
+def test_mismatched_head_dim():
+    q, _, v = qkv(d=64)
+    with raises(
+        InvalidInputError, r"'key' to have head dim 64 .* shape \(2, 4, 128, 128\)"
+    ):
+        sdpa(q, meta(2, 4, 128, 128), v)
+
+
+def test_mismatched_key_value_length():
+    q, k, _ = qkv()
+    with raises(
+        InvalidInputError, r"'value' to have sequence length 128 .* \(2, 4, 100, 64\)"
+    ):
+        sdpa(q, k, meta(2, 4, 100, 64))
+
+
+def test_too_few_dims():
+    with raises(
+        InvalidInputError, r"'query' to have at least 3 dimensions .* \(128, 64\)"
+    ):
+        sdpa(meta(128, 64), meta(128, 64), meta(128, 64))
+
+
+def test_not_a_tensor():
+    _, k, v = qkv()
+    with raises(TypeError, r"'query' to be a torch\.Tensor but got list"):
+        sdpa([1.0], k, v)
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_empty_tensors(which):
+    tensors = list(qkv())
+    tensors[which] = meta(2, 4, 0, 64)
+    if which == 0:
+        name = "query"
+    else:  # key and value must agree on their length
+        tensors[1] = tensors[2] = meta(2, 4, 0, 64)
+        name = "key"
+    with raises(
+        UnsupportedInputError,
+        rf"'{name}' to be non-empty but got shape \(2, 4, 0, 64\)",
+    ):
+        sdpa(*tensors)
+
+
+def test_misaligned_data_pointer():
+    q, k, v = qkv(device="cpu")
+    flat = torch.empty(2 * 4 * 128 * 64 + 1, dtype=torch.float16)
+    q = flat[1:].view(2, 4, 128, 64)  # 2-byte offset, the bundles need 4
+    with raises(
+        UnsupportedInputError,
+        r"'query' to be 4-byte aligned but its data pointer is 0x[0-9a-f]+ \(storage offset 1\)",
+    ):
+        sdpa(q, k, v)
+
+
+def test_misaligned_strides():
+    q, k, v = qkv()
+    v = meta(2, 4, 128, 65)[..., :64]
+    with raises(
+        UnsupportedInputError,
+        r"strides of 'value' to be multiples of 2 elements \(4-byte alignment\) "
+        r"but got \(33280, 8320, 65, 1\)",
+    ):
+        sdpa(q, k, v)
+
+
+def test_is_causal_selects_the_causal_bundle():
+    # Shapes are fine and a causal bundle exists, so only the device remains.
+    with raises(UnsupportedInputError, r"CUDA tensors"):
+        sdpa(*qkv(device="cpu"), is_causal=True)
+
+
+def test_fallback_runs_torch_with_one_warning():
+    q, k, v = (torch.randn(1, 2, 16, 64, dtype=torch.float32) for _ in range(3))
+    with pytest.warns(UserWarning, match=r"dtype.*float32; falling back to torch"):
+        out = sdpa(q, k, v, fallback=True)  # float32: unsupported
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sdpa(q, k, v, fallback=True)  # the same reason warns once
+
+
+def test_fallback_keeps_invalid_inputs_errors():
+    q, k, v = qkv(device="cpu")
+    with raises(InvalidInputError, r"same dtype"):
+        sdpa(q, k, v.float(), fallback=True)

@@ -1,0 +1,42 @@
+"""tiledattn: scaled-dot-product attention kernels compiled from MLIR schedules.
+
+    import tiledattn
+    out = tiledattn.scaled_dot_product_attention(q, k, v, is_causal=True)
+    print(tiledattn.registry.explain(q.dtype, q.shape[-1], causal=True))
+    kernel = tiledattn.compile("my_schedule.mlir")  # same signature
+
+The package is pure Python over torch.ops.tiledattn, which the runtime library
+(libtiledattn_runtime.so) registers; it is loaded when a kernel first runs.
+"""
+
+__version__ = "0.1.0"
+
+from tiledattn import registry
+from tiledattn._runtime import bundle_info, kernel_dir, load_runtime
+from tiledattn.attention import scaled_dot_product_attention
+from tiledattn.compiler import CompiledKernel, compile
+from tiledattn.errors import (
+    CompileError,
+    InvalidInputError,
+    RuntimeLibraryError,
+    TiledAttnError,
+    UnsupportedInputError,
+)
+from tiledattn.registry import available_kernels
+
+__all__ = [
+    "CompileError",
+    "CompiledKernel",
+    "InvalidInputError",
+    "RuntimeLibraryError",
+    "TiledAttnError",
+    "UnsupportedInputError",
+    "__version__",
+    "available_kernels",
+    "bundle_info",
+    "compile",
+    "kernel_dir",
+    "load_runtime",
+    "registry",
+    "scaled_dot_product_attention",
+]

@@ -1,0 +1,89 @@
+"""Locating and loading the runtime library, libtiledattn_runtime.so.
+
+The library registers torch.ops.tiledattn with TORCH_LIBRARY, so it is loaded
+with torch.ops.load_library and does not depend on the Python version. It is
+loaded only when a kernel is needed: argument validation and the registry
+work without it.
+"""
+
+import os
+import threading
+from pathlib import Path
+
+import torch
+
+from tiledattn.errors import RuntimeLibraryError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+_lock = threading.Lock()
+_loaded_from: "Path | None" = None
+
+
+def kernel_dir() -> Path:
+    """$TILEDATTN_KERNEL_DIR, else <repo>/build/kernels."""
+    env = os.environ.get("TILEDATTN_KERNEL_DIR")
+    return Path(env) if env else REPO_ROOT / "build" / "kernels"
+
+
+def library_path() -> Path:
+    """$TILEDATTN_RUNTIME_LIB, else <repo>/build/runtime/libtiledattn_runtime.so."""
+    env = os.environ.get("TILEDATTN_RUNTIME_LIB")
+    if env:
+        return Path(env)
+    return REPO_ROOT / "build" / "runtime" / "libtiledattn_runtime.so"
+
+
+def _ops_registered() -> bool:
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(
+            "tiledattn::sdpa_fwd", "Meta"
+        )
+    except RuntimeError:  # no such operator yet
+        return False
+
+
+def load_runtime() -> Path:
+    """Loads the runtime library once per process and returns its path."""
+    global _loaded_from
+    if _loaded_from is not None:
+        return _loaded_from
+    with _lock:
+        if _loaded_from is not None:
+            return _loaded_from
+        path = library_path()
+        # Loading a second copy would register the namespace twice.
+        if not _ops_registered():
+            if not path.is_file():
+                raise RuntimeLibraryError(
+                    f"tiledattn: the runtime library {path} does not exist; "
+                    "build it with `cmake -G Ninja -S . -B build "
+                    "-DTILEDATTN_ENABLE_COMPILER=OFF && ninja -C build "
+                    "TiledAttnRuntime` (or standalone: `cmake -G Ninja -S "
+                    "lib/Runtime -B build/runtime-standalone && ninja -C "
+                    "build/runtime-standalone`), or point TILEDATTN_RUNTIME_LIB "
+                    "at a built copy"
+                )
+            try:
+                torch.ops.load_library(str(path))
+            except OSError as error:
+                raise RuntimeLibraryError(
+                    f"tiledattn: cannot load the runtime library {path}: {error}; "
+                    f"it must be built against this torch ({torch.__version__}); "
+                    "rebuild it (see docs/Runtime.md)"
+                ) from error
+        from tiledattn import attention
+
+        attention._register_autograd()
+        _loaded_from = path
+        return path
+
+
+def bundle_info(bundle_dir: "str | os.PathLike[str]") -> str:
+    """The runtime's validated view of a bundle, as JSON text.
+
+    Checks the manifest and the cubin header; needs the runtime library but
+    no GPU.
+    """
+    load_runtime()
+    return torch.ops.tiledattn.bundle_info(str(Path(bundle_dir).resolve()))

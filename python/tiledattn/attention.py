@@ -1,0 +1,372 @@
+"""tiledattn.scaled_dot_product_attention: torch's SDPA on tiledattn kernels.
+
+Inputs are checked here, in Python and before CUDA is touched, so every
+unsupported or invalid input fails with a message that names the argument,
+what was expected and what was given (and so that these checks run on
+machines without a GPU). The runtime checks again at the kernel boundary.
+"""
+
+import math
+import operator
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+from tiledattn import _runtime, registry
+from tiledattn.errors import InvalidInputError, UnsupportedInputError
+
+_OP = "tiledattn.scaled_dot_product_attention"
+_NAMES = ("query", "key", "value")
+
+# Under torch.compile these run once, at trace time, and their results become
+# constants of the graph: file system scans and library loading cannot be
+# traced, and their answers do not depend on tensor values.
+
+
+@torch.compiler.assume_constant_result
+def _ensure_runtime() -> bool:
+    _runtime.load_runtime()
+    return True
+
+
+@torch.compiler.assume_constant_result
+def _select_bundle(
+    dtype: str, head_dim: int, head_dim_v: int, causal: bool
+) -> "tuple[str, int]":
+    """The selected bundle's directory and alignment_bytes."""
+    entry = registry.select(dtype, head_dim, causal, head_dim_v=head_dim_v)
+    return str(entry.path), entry.alignment_bytes
+
+
+def _unsupported(message: str, reason: str) -> UnsupportedInputError:
+    return UnsupportedInputError(f"{_OP}: {message}", reason)
+
+
+def _invalid(message: str) -> InvalidInputError:
+    return InvalidInputError(f"{_OP}: {message}")
+
+
+def _shape(t: torch.Tensor) -> tuple:
+    return tuple(t.shape)
+
+
+def _data_ptr(t: torch.Tensor) -> "int | None":
+    """The data pointer, or None for tensors without storage (meta, fake)."""
+    if t.device.type == "meta":
+        return None
+    try:
+        return t.data_ptr()
+    except RuntimeError:
+        return None
+
+
+class _Launch:
+    """Inputs reshaped for the kernel and where the result goes."""
+
+    def __init__(self, q, k, v, is_causal, scale, bundle, batch_shape, squeeze):
+        self.q, self.k, self.v = q, k, v
+        self.is_causal = is_causal
+        self.scale = scale
+        self.bundle = bundle
+        self.batch_shape = batch_shape
+        self.squeeze = squeeze
+
+    def run(self) -> torch.Tensor:
+        _ensure_runtime()
+        out, _ = torch.ops.tiledattn.sdpa_fwd(
+            self.q, self.k, self.v, self.is_causal, self.scale, self.bundle
+        )
+        if len(self.batch_shape) != 1:
+            out = out.reshape(*self.batch_shape, *out.shape[1:])
+        return out.squeeze(-3) if self.squeeze else out
+
+
+def _prepare(
+    query,
+    key,
+    value,
+    attn_mask,
+    dropout_p,
+    is_causal,
+    scale,
+    enable_gqa,
+    fallback,
+    entry,
+) -> _Launch:
+    tensors = (query, key, value)
+    for name, t in zip(_NAMES, tensors):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(
+                f"{_OP}: expected '{name}' to be a torch.Tensor but got "
+                f"{type(t).__name__}"
+            )
+        if t.dim() < 3:
+            raise _invalid(
+                f"expected '{name}' to have at least 3 dimensions (N, ..., L, E) "
+                f"but got shape {_shape(t)}"
+            )
+    if attn_mask is not None:
+        raise _unsupported(
+            "expected 'attn_mask' to be None (tiledattn supports is_causal "
+            f"masking only) but got a {type(attn_mask).__name__}",
+            "attn_mask",
+        )
+    if dropout_p != 0.0:
+        raise _unsupported(
+            f"expected 'dropout_p' to be 0.0 (tiledattn has no dropout) but got "
+            f"{dropout_p}",
+            "dropout_p",
+        )
+    if key.device != query.device or value.device != query.device:
+        raise _invalid(
+            "expected 'query', 'key' and 'value' on one device but got "
+            f"{query.device}, {key.device} and {value.device}"
+        )
+    if key.dtype != query.dtype or value.dtype != query.dtype:
+        raise _invalid(
+            "expected 'query', 'key' and 'value' to have the same dtype but got "
+            f"{query.dtype}, {key.dtype} and {value.dtype}"
+        )
+    if query.dtype not in (torch.float16, torch.bfloat16):
+        raise _unsupported(
+            "expected 'query', 'key' and 'value' to have dtype torch.float16 or "
+            f"torch.bfloat16 but got {query.dtype}",
+            "dtype",
+        )
+    if key.dim() != query.dim() or value.dim() != query.dim():
+        raise _invalid(
+            "expected 'query', 'key' and 'value' to have the same number of "
+            f"dimensions but got shapes {_shape(query)}, {_shape(key)} and "
+            f"{_shape(value)}"
+        )
+    # operator.index specializes a symbolic size under torch.compile (int()
+    # does not): each head dim has its own kernel, unlike batch, heads and
+    # lengths.
+    head_dim = operator.index(query.shape[-1])
+    if key.shape[-1] != head_dim:
+        raise _invalid(
+            f"expected 'key' to have head dim {head_dim} (the last dimension of "
+            f"'query') but got shape {_shape(key)}"
+        )
+    if value.shape[-2] != key.shape[-2]:
+        raise _invalid(
+            f"expected 'value' to have sequence length {key.shape[-2]} (dim -2 "
+            f"of 'key') but got shape {_shape(value)}"
+        )
+    head_dim_v = operator.index(value.shape[-1])
+
+    squeeze = query.dim() == 3
+    q, k, v = (t.unsqueeze(-3) for t in tensors) if squeeze else tensors
+    heads_q, heads_k, heads_v = q.shape[-3], k.shape[-3], v.shape[-3]
+    if heads_v != heads_k:
+        raise _invalid(
+            f"expected 'value' to have {heads_k} heads (dim -3 of 'key') but got "
+            f"shape {_shape(value)}"
+        )
+    if enable_gqa:
+        if heads_q % heads_k != 0:
+            raise _invalid(
+                f"expected the heads of 'query' ({heads_q}, dim -3) to be a "
+                f"multiple of the heads of 'key' and 'value' ({heads_k}) for "
+                "grouped-query attention"
+            )
+    elif heads_q != heads_k:
+        if heads_k != 1 and heads_q != 1:
+            raise _invalid(
+                f"expected 'key' and 'value' to have {heads_q} heads (dim -3 of "
+                f"'query') but got {heads_k}; pass enable_gqa=True for "
+                "grouped-query attention"
+            )
+        # torch broadcasts a single head; the kernel's head mapping
+        # (h -> h / (Hq / Hkv)) covers one key/value head, and a single query
+        # head is expanded with stride 0.
+        if heads_q == 1:
+            q = q.expand(*q.shape[:-3], heads_k, *q.shape[-2:])
+            heads_q = heads_k
+    try:
+        batch_shape = torch.broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3])
+    except RuntimeError:
+        raise _invalid(
+            f"expected the batch dimensions of 'query' {tuple(q.shape[:-3])}, "
+            f"'key' {tuple(k.shape[:-3])} and 'value' {tuple(v.shape[:-3])} to "
+            "be equal or broadcastable"
+        ) from None
+    q, k, v = (
+        t if t.shape[:-3] == batch_shape else t.expand(*batch_shape, *t.shape[-3:])
+        for t in (q, k, v)
+    )
+    if len(batch_shape) != 1:
+        q, k, v = (t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))
+
+    for name, t in zip(_NAMES, tensors):
+        if t.numel() == 0:
+            raise _unsupported(
+                f"expected '{name}' to be non-empty but got shape {_shape(t)}",
+                "empty",
+            )
+        if t.stride(-1) != 1:
+            raise _unsupported(
+                f"expected '{name}' to have stride 1 in its last dimension but got "
+                f"strides {t.stride()}",
+                "stride",
+            )
+
+    causal = bool(is_causal)
+    dtype = registry.dtype_name(query.dtype)
+    if entry is None:
+        bundle, alignment = _select_bundle(dtype, head_dim, head_dim_v, causal)
+    else:
+        given = (dtype, head_dim, head_dim_v, causal)
+        compiled = (entry.dtype, entry.head_dim, entry.head_dim_v, entry.causal)
+        if given != compiled:
+            raise _unsupported(
+                f"bundle '{entry.name}' runs (dtype, head_dim, head_dim_v, "
+                f"is_causal) = {compiled} but got {given}",
+                "bundle",
+            )
+        bundle, alignment = str(entry.path), entry.alignment_bytes
+
+    per_element = max(1, alignment // query.element_size())
+    for name, t in zip(_NAMES, (q, k, v)):
+        if any(s % per_element for s in t.stride()[:-1]):
+            raise _unsupported(
+                f"expected the strides of '{name}' to be multiples of "
+                f"{per_element} elements ({alignment}-byte alignment) but got "
+                f"{t.stride()}",
+                "alignment",
+            )
+        # Tracing has no data pointers; the runtime checks them at launch.
+        if not torch.compiler.is_compiling():
+            address = _data_ptr(t)
+            if address is not None and address % alignment:
+                raise _unsupported(
+                    f"expected '{name}' to be {alignment}-byte aligned but its "
+                    f"data pointer is {address:#x} (storage offset "
+                    f"{t.storage_offset()})",
+                    "alignment",
+                )
+    # Meta tensors run the shape-only kernel (fake tensors, meta-device models).
+    if query.device.type not in ("cuda", "meta"):
+        raise _unsupported(
+            f"expected 'query', 'key' and 'value' to be CUDA tensors but got "
+            f"tensors on {query.device}",
+            "device",
+        )
+    if fallback and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise _unsupported(
+            "inputs require grad but tiledattn has no backward yet", "backward"
+        )
+    scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
+    return _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
+
+
+_warned: "set[str]" = set()
+
+
+def _attention(
+    query,
+    key,
+    value,
+    attn_mask,
+    dropout_p,
+    is_causal,
+    scale,
+    enable_gqa,
+    fallback,
+    entry=None,
+) -> torch.Tensor:
+    try:
+        launch = _prepare(
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale,
+            enable_gqa,
+            fallback,
+            entry,
+        )
+    except UnsupportedInputError as error:
+        if not fallback:
+            raise
+        if error.reason not in _warned:
+            _warned.add(error.reason)
+            warnings.warn(
+                f"{error}; falling back to "
+                "torch.nn.functional.scaled_dot_product_attention "
+                "(warned once per reason)",
+                stacklevel=3,
+            )
+        return F.scaled_dot_product_attention(
+            query,
+            key,
+            value,
+            attn_mask=attn_mask,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            scale=scale,
+            enable_gqa=enable_gqa,
+        )
+    return launch.run()
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: "torch.Tensor | None" = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: "float | None" = None,
+    enable_gqa: bool = False,
+    *,
+    fallback: bool = False,
+) -> torch.Tensor:
+    """torch.nn.functional.scaled_dot_product_attention on tiledattn kernels.
+
+    Takes (N, ..., L, E) query and (N, ..., S, E) key/value tensors of dtype
+    float16 or bfloat16 on a CUDA device, with torch's semantics: scale
+    defaults to 1/sqrt(E), is_causal is top-left aligned, enable_gqa lets
+    key/value have fewer heads (dim -3) than query. Key and value are not
+    repeated for GQA: the kernel maps query heads to key/value heads.
+    Non-contiguous views work without a copy as long as the last dimension
+    has stride 1. Meta tensors give meta results of the right shape.
+
+    Inputs tiledattn cannot run (attn_mask, dropout, other dtypes or head
+    dims, CPU tensors, ...) raise UnsupportedInputError naming the argument;
+    with fallback=True they go to torch's SDPA instead, with one warning per
+    reason. Invalid inputs raise InvalidInputError either way. The backward
+    pass is not implemented: backpropagating through the result raises.
+    """
+    return _attention(
+        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, fallback
+    )
+
+
+_autograd_registered = False
+
+
+def _backward(ctx, grad_out, grad_lse):
+    raise NotImplementedError(
+        "tiledattn: backward not implemented yet for scaled_dot_product_attention "
+        "(tiledattn::sdpa_fwd); run it under torch.no_grad() or "
+        "torch.inference_mode(), or pass fallback=True to use torch's SDPA when "
+        "inputs require grad"
+    )
+
+
+def _setup_context(ctx, inputs, output):
+    pass
+
+
+def _register_autograd() -> None:
+    """Makes backward through tiledattn::sdpa_fwd fail loudly, not detach."""
+    global _autograd_registered
+    if not _autograd_registered:
+        torch.library.register_autograd(
+            "tiledattn::sdpa_fwd", _backward, setup_context=_setup_context
+        )
+        _autograd_registered = True

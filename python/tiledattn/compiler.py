@@ -1,0 +1,176 @@
+"""tiledattn.compile: a schedule (MLIR) or a bundle directory -> a callable.
+
+MLIR is compiled by the `tiledattn-compile` tool into a bundle in a cache
+directory keyed by the text and the tool, so a schedule is compiled once per
+compiler build. The returned CompiledKernel has torch's SDPA signature.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import torch
+
+from tiledattn import _runtime, registry
+from tiledattn.attention import _attention
+from tiledattn.errors import CompileError
+
+
+def cache_dir() -> Path:
+    """$TILEDATTN_CACHE_DIR, else $XDG_CACHE_HOME/tiledattn or ~/.cache/tiledattn."""
+    env = os.environ.get("TILEDATTN_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tiledattn"
+
+
+def compiler_path() -> Path:
+    """$TILEDATTN_COMPILE, else tiledattn-compile on PATH, else
+    <repo>/build/bin/tiledattn-compile."""
+    env = os.environ.get("TILEDATTN_COMPILE")
+    if env:
+        return Path(env)
+    found = shutil.which("tiledattn-compile")
+    if found:
+        return Path(found)
+    built = _runtime.REPO_ROOT / "build" / "bin" / "tiledattn-compile"
+    if built.is_file():
+        return built
+    raise CompileError(
+        "tiledattn.compile: cannot find tiledattn-compile (looked at "
+        "$TILEDATTN_COMPILE, PATH and build/bin); build the compiler with "
+        "`cmake -G Ninja -S . -B build && ninja -C build tiledattn-compile` or "
+        "pass a bundle directory instead of MLIR"
+    )
+
+
+class CompiledKernel:
+    """A bundle, callable like torch.nn.functional.scaled_dot_product_attention.
+
+    is_causal defaults to the bundle's mask; passing the other value raises.
+    """
+
+    def __init__(self, bundle_dir: "str | os.PathLike[str]"):
+        self.entry = registry.read_bundle(bundle_dir)
+        self.path = self.entry.path
+        self.name = self.entry.name
+
+    @property
+    def manifest(self) -> dict:
+        return self.entry.manifest
+
+    def __call__(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attn_mask: "torch.Tensor | None" = None,
+        dropout_p: float = 0.0,
+        is_causal: "bool | None" = None,
+        scale: "float | None" = None,
+        enable_gqa: bool = False,
+        *,
+        fallback: bool = False,
+    ) -> torch.Tensor:
+        if is_causal is None:
+            is_causal = self.entry.causal
+        return _attention(
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale,
+            enable_gqa,
+            fallback,
+            self.entry,
+        )
+
+    def __repr__(self) -> str:
+        return f"CompiledKernel({self.entry.describe()})"
+
+
+def _looks_like_path(text: str) -> bool:
+    return "\n" not in text and "{" not in text and len(text) < 4096
+
+
+def _compile_mlir(text: str, source: str, cache: Path) -> Path:
+    tool = compiler_path()
+    if not tool.is_file():
+        raise CompileError(f"tiledattn.compile: {tool} does not exist")
+    stat = tool.stat()
+    # A rebuilt compiler gets a new key, so its output is never stale.
+    key = hashlib.sha256(
+        f"{tool.resolve()}\0{stat.st_mtime_ns}\0{stat.st_size}\0{text}".encode()
+    ).hexdigest()[:24]
+    bundle = cache / key
+    if (bundle / "manifest.json").is_file():
+        return bundle
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache, prefix=".compile-") as work:
+        work = Path(work)
+        mlir = work / "input.mlir"
+        mlir.write_text(text)
+        out = work / "bundle"
+        result = subprocess.run(
+            [str(tool), str(mlir), "-o", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            diagnostics = (result.stderr or result.stdout).strip()
+            diagnostics = diagnostics.replace(str(mlir), source)
+            raise CompileError(
+                f"tiledattn.compile: tiledattn-compile failed on {source} "
+                f"(exit {result.returncode}):\n{diagnostics}"
+            )
+        if not (out / "manifest.json").is_file():
+            raise CompileError(
+                f"tiledattn.compile: tiledattn-compile succeeded on {source} but "
+                f"wrote no {out}/manifest.json"
+            )
+        try:
+            # Atomic: a concurrent compile of the same text wins or loses whole.
+            out.rename(bundle)
+        except OSError:
+            if not (bundle / "manifest.json").is_file():
+                raise
+    return bundle
+
+
+def compile(
+    schedule: "str | os.PathLike[str]",
+    *,
+    cache: "str | os.PathLike[str] | None" = None,
+) -> CompiledKernel:
+    """Compiles `schedule` and returns a callable with SDPA's signature.
+
+    `schedule` is a bundle directory (used as is), a path to a .mlir file, or
+    MLIR text. MLIR goes through `tiledattn-compile INPUT.mlir -o OUTDIR` into
+    `cache` (default: cache_dir()); its diagnostics are raised as CompileError.
+    """
+    cache = Path(cache) if cache is not None else cache_dir()
+    if isinstance(schedule, os.PathLike) or (
+        isinstance(schedule, str) and _looks_like_path(schedule)
+    ):
+        path = Path(schedule)
+        if path.is_dir():
+            return CompiledKernel(path)
+        if path.is_file():
+            return CompiledKernel(_compile_mlir(path.read_text(), str(path), cache))
+        raise CompileError(
+            f"tiledattn.compile: expected a bundle directory, a .mlir file or "
+            f"MLIR text but '{schedule}' does not exist"
+        )
+    if not isinstance(schedule, str):
+        raise TypeError(
+            "tiledattn.compile: expected 'schedule' to be a path or MLIR text but "
+            f"got {type(schedule).__name__}"
+        )
+    return CompiledKernel(_compile_mlir(schedule, "<mlir text>", cache))

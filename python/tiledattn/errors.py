@@ -1,0 +1,32 @@
+"""Exceptions raised by tiledattn.
+
+Every message names the argument, what was expected and what was given, in
+the voice of the MLIR verifiers and the runtime's TORCH_CHECKs.
+"""
+
+
+class TiledAttnError(Exception):
+    """Base class of tiledattn's own errors."""
+
+
+class UnsupportedInputError(TiledAttnError, NotImplementedError):
+    """Valid for torch's SDPA but not (yet) for tiledattn's kernels.
+
+    ``fallback=True`` sends these inputs to torch's SDPA instead.
+    """
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class InvalidInputError(TiledAttnError, ValueError):
+    """Inputs that no SDPA implementation accepts (mismatched shapes, ...)."""
+
+
+class RuntimeLibraryError(TiledAttnError, RuntimeError):
+    """The runtime library (libtiledattn_runtime.so) is missing or broken."""
+
+
+class CompileError(TiledAttnError, RuntimeError):
+    """tiledattn-compile is missing or rejected a schedule."""

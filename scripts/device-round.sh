@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The whole GPU round, run from the repository root on the GPU machine (torch,
+# cmake, ninja, nvcc; no MLIR, no network):
+#   1. print the machine (nvidia-smi, torch, nvcc);
+#   2. check the carried kernel bundles (build/kernels or $TILEDATTN_KERNEL_DIR);
+#   3. use the carried runtime (build/runtime/libtiledattn_runtime.so or
+#      $TILEDATTN_RUNTIME_LIB), rebuilding it from lib/Runtime if it does not
+#      load here;
+#   4. run python3 -m pytest python/test and print its summary;
+#   5. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
+# Logs go to $OUT (when set) or build/device-round. Exit status: pytest's, or
+# 2 when the round could not start.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+ROOT=$PWD
+LOGS=${OUT:-$ROOT/build/device-round}
+mkdir -p "$LOGS"
+step() { printf '\n== %s\n' "$*"; }
+
+step "machine"
+{
+  nvidia-smi || echo "nvidia-smi failed"
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "| torch", torch.__version__, "| cuda", torch.version.cuda, "| gpu", torch.cuda.get_device_name() if torch.cuda.is_available() else None, torch.cuda.get_device_capability() if torch.cuda.is_available() else "")'
+  command -v nvcc >/dev/null && nvcc --version | tail -n 2
+  cmake --version | head -n 1
+} 2>&1 | tee "$LOGS/machine.log"
+
+step "kernel bundles"
+export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$ROOT/build/kernels}
+bundles=$(find "$TILEDATTN_KERNEL_DIR" -mindepth 2 -maxdepth 2 -name manifest.json 2>/dev/null | wc -l)
+echo "$bundles bundles in $TILEDATTN_KERNEL_DIR"
+if [ "$bundles" -eq 0 ]; then
+  echo "error: no kernel bundles; build them on the build machine (ninja -C build) and carry build/kernels"
+  exit 2
+fi
+
+step "runtime library"
+lib=${TILEDATTN_RUNTIME_LIB:-$ROOT/build/runtime/libtiledattn_runtime.so}
+loads() { python3 -c "import sys, torch; torch.ops.load_library(sys.argv[1])" "$1" 2>&1; }
+if [ -f "$lib" ] && why=$(loads "$lib"); then
+  echo "using $lib"
+else
+  echo "$lib does not load here (${why:-missing}); rebuilding from lib/Runtime"
+  build=$ROOT/build/runtime-standalone
+  if ! { cmake -G Ninja -S lib/Runtime -B "$build" -DCMAKE_BUILD_TYPE=Release &&
+         ninja -C "$build"; } >"$LOGS/runtime-build.log" 2>&1; then
+    tail -n 30 "$LOGS/runtime-build.log"
+    echo "error: the runtime did not build; see $LOGS/runtime-build.log"
+    exit 2
+  fi
+  lib=$build/runtime/libtiledattn_runtime.so
+  why=$(loads "$lib") || { echo "error: the rebuilt $lib does not load: $why"; exit 2; }
+  echo "using the rebuilt $lib"
+fi
+export TILEDATTN_RUNTIME_LIB=$lib
+
+step "pytest"
+if ! python3 -c "import pytest" 2>/dev/null; then
+  # No network here: install pytest from wheels carried in .whl/.
+  if ls "$ROOT"/.whl/pytest-*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --find-links "$ROOT/.whl" pytest
+  else
+    echo "error: pytest is not installed and no wheels are in .whl/ (pip download pytest -d .whl on the build machine, then carry .whl)"
+    exit 2
+  fi
+fi
+python3 -m pytest python/test -q -rs --junitxml="$LOGS/pytest.xml" >"$LOGS/pytest.log" 2>&1
+rc=$?
+grep -E '^(FAILED|ERROR) ' "$LOGS/pytest.log" | head -n 40
+grep -E '^SKIPPED' "$LOGS/pytest.log" | head -n 5
+echo "pytest summary: $(tail -n 1 "$LOGS/pytest.log") (exit $rc; log: $LOGS/pytest.log)"
+
+step "speed"
+python3 - <<'PY' 2>&1 | tee "$LOGS/speed.log"
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, "python")
+import tiledattn
+
+B, H, S, D, dtype = 4, 16, 4096, 128, torch.bfloat16
+
+
+def median_ms(fn, warmup=10, iters=50):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+try:
+    q, k, v = (torch.randn(B, H, S, D, dtype=dtype, device="cuda") for _ in range(3))
+    with torch.inference_mode():
+        ours = median_ms(lambda: tiledattn.scaled_dot_product_attention(q, k, v))
+        ref = median_ms(lambda: F.scaled_dot_product_attention(q, k, v))
+    flops = 4 * B * H * S * S * D
+    print(
+        f"speed: B={B} H={H} S={S} D={D} bf16 non-causal: tiledattn {ours:.3f} ms "
+        f"({flops / ours / 1e9:.0f} TFLOP/s), torch SDPA {ref:.3f} ms "
+        f"({flops / ref / 1e9:.0f} TFLOP/s), tiledattn/torch speed {ref / ours:.2f}x"
+    )
+except Exception as error:  # the round's result is pytest's; report and go on
+    print(f"speed: failed: {type(error).__name__}: {error}")
+PY
+exit $rc
