@@ -28,7 +28,7 @@ func.func private @schedule_attrs() attributes {
                                 mma = mma_sync, producer = cp_async, swizzle = 64>}
 
 // CHECK-LABEL: func @sdpa_causal
-// CHECK-SAME: (%[[Q:.*]]: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: {{.*}}, %[[V:[^:]*]]: {{.*}}, %[[O:[^:]*]]: {{.*}}, %[[LSE:[^:]*]]: {{.*}}, %[[SCALE:[^:]*]]: f32)
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: {{[^%]*}}%[[V:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32)
 // CHECK: tiledattn.sdpa %[[Q]], %[[K]], %[[V]], %[[SCALE]] into %[[O]], %[[LSE]] causal
 // CHECK-SAME: schedule(<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
 // CHECK-SAME: : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
@@ -53,7 +53,7 @@ func.func @sdpa_bf16_staged(%q: !bhead, %k: !bhead, %v: !bhead, %o: !bhead, %lse
 }
 
 // CHECK-LABEL: func @tile_program
-// CHECK-SAME: (%[[Q:[^:]*]]: {{.*}}, %[[K:[^:]*]]: {{.*}}, %[[O:[^:]*]]: {{.*}}, %[[LSE:[^:]*]]: {{.*}}, %[[SCALE:[^:]*]]: f32, %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[R:[^:]*]]: index, %[[SK:[^:]*]]: index)
+// CHECK-SAME: (%[[Q:[^:]*]]: {{[^%]*}}%[[K:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32, %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[R:[^:]*]]: index, %[[SK:[^:]*]]: index)
 func.func @tile_program(%q: !head, %k: !head, %o: !head, %lse: !lse, %scale: f32,
                         %b: index, %h: index, %r: index, %sk: index) {
   // CHECK: %[[ACC:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x64xf32>
