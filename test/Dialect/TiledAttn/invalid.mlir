@@ -579,3 +579,86 @@ func.func @store_rank_2_lse(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.til
   tiledattn.store %acc, %m, %m into %o[%i, %i, %i] lse(%lse) : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16>, memref<?x?xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Regressions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The dynamic head dim used to print as -9223372036854775808.
+func.func @load_dynamic_head_dim(%src: memref<?x?x?x?xf16>, %i: index) {
+  // expected-error @+1 {{expected the tile's column count to equal the source head dim ?, but got 64}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x?xf16> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+// A strided row used to reach vector.load in convert-tiledattn-to-nvgpu and
+// fail verification after the pass.
+func.func @load_non_unit_inner_stride(%src: memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>, %i: index) {
+  // expected-error @+1 {{'tiledattn.load' op expected source to have a unit innermost stride, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>'}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @store_non_unit_inner_stride(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store' op expected dest to have a unit innermost stride, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>'}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>
+  return
+}
+
+// -----
+
+// Static sizes that disagree made the kernel read out of bounds.
+func.func @sdpa_batch_mismatch(%q: memref<2x8x128x64xf16>, %k: memref<3x8x128x64xf16>, %lse: memref<2x8x128xf32>, %scale: f32) {
+  // expected-error @+1 {{expected k batch (dimension 0) 2 (the batch (dimension 0) of q), but got 3}}
+  tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<2x8x128x64xf16>, memref<3x8x128x64xf16>, memref<3x8x128x64xf16>, memref<2x8x128x64xf16>, memref<2x8x128xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_kv_sequence_mismatch(%q: memref<?x?x?x64xf16>, %k: memref<?x?x128x64xf16>, %v: memref<?x?x96x64xf16>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{expected v sequence length (dimension 2) 128 (the sequence length (dimension 2) of k), but got 96}}
+  tiledattn.sdpa %q, %k, %v, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x?x?x64xf16>, memref<?x?x128x64xf16>, memref<?x?x96x64xf16>, memref<?x?x?x64xf16>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lse_heads_mismatch(%q: memref<?x8x?x64xf16>, %lse: memref<?x4x?xf32>, %scale: f32) {
+  // expected-error @+1 {{expected lse heads (dimension 1) 8 (the heads (dimension 1) of q), but got 4}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x4x?xf32>
+  return
+}
+
+// -----
+
+// Hq / Hkv rounded down (or to zero) maps query heads to the wrong K/V head.
+func.func @sdpa_gqa_heads_not_a_multiple(%q: memref<?x8x?x64xf16>, %k: memref<?x3x?x64xf16>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{expected the query heads (dimension 1 of q) to be a multiple of the key/value heads (dimension 1 of k), but got 8 and 3}}
+  tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x8x?x64xf16>, memref<?x3x?x64xf16>, memref<?x3x?x64xf16>, memref<?x8x?x64xf16>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_gqa_more_kv_heads_than_q(%q: memref<?x2x?x64xf16>, %k: memref<?x4x?x64xf16>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{but got 2 and 4}}
+  tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x2x?x64xf16>, memref<?x4x?x64xf16>, memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x?x?xf32>
+  return
+}
