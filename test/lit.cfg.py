@@ -8,7 +8,9 @@ from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
 config.name = "TILEDATTN"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+# lit's internal shell: the external one is deprecated from lit 23 (pip's
+# lit) and refused by its ShTest, and the tests need nothing beyond it.
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tiledattn_obj_root, "test")
@@ -23,6 +25,11 @@ config.substitutions.append(("%kernels", config.tiledattn_kernel_dir))
 config.substitutions.append(("%schedules", os.path.join(config.tiledattn_src_root, "python", "tiledattn", "schedules")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# gpu-module-to-binary finds libdevice through CUDA_HOME (or CUDA_ROOT,
+# CUDA_PATH). Without it math.exp2/log2 stay calls to an undefined
+# __nv_exp2f/__nv_fast_log2f instead of ex2.approx/lg2.approx, so point it at
+# the toolkit the build was configured with.
+config.environment["CUDA_HOME"] = os.path.dirname(os.path.dirname(config.ptxas))
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tiledattn_tools_dir, config.llvm_tools_dir]

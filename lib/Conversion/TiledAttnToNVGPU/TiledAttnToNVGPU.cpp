@@ -766,6 +766,22 @@ LogicalResult convertKernel(func::FuncOp func, ModuleOp module) {
               "producer = direct so far";
   if (func.getFunctionType().getNumResults() != 0)
     return func.emitOpError("a kernel function must return nothing");
+  // The emitter reads the entry block and maps only its ops: a declaration
+  // crashed it, and further blocks were dropped (leaving branches to blocks
+  // of the erased function).
+  if (func.isExternal())
+    return func.emitOpError("is marked ")
+           << kKernelAttrName << " but has no body";
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("expected a kernel body of one block, but got ")
+           << func.getBody().getBlocks().size();
+  // Tiles live in registers of one thread block: a tile argument has no
+  // fragments to start from (its uses crashed the emitter).
+  for (BlockArgument arg : func.getArguments())
+    if (isTile(arg))
+      return func.emitOpError("expected kernel arguments that are not tiles, "
+                              "but argument #")
+             << arg.getArgNumber() << " is " << arg.getType();
 
   LayoutAssignment la;
   if (failed(collectLayouts(func, la)))

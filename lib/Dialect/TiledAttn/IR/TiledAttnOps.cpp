@@ -68,6 +68,20 @@ static std::string shapeToString(ArrayRef<int64_t> shape) {
   return s;
 }
 
+/// A memref dimension as written in the type: "?" when dynamic.
+static std::string dimToString(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+/// Whether `type` is laid out with a unit innermost stride, which the
+/// lowering's paired vector loads and stores need.
+static bool hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 //===----------------------------------------------------------------------===//
 // TileType
 //===----------------------------------------------------------------------===//
@@ -206,19 +220,48 @@ LogicalResult SdpaOp::verify() {
       return emitOpError("expected ")
              << h.name << " head dim (dimension 3) " << headDim
              << " (the head dim of q), but got "
-             << (ShapedType::isDynamic(h.type.getShape()[3])
-                     ? std::string("?")
-                     : std::to_string(h.type.getShape()[3]));
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(h.type.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
+             << dimToString(h.type.getShape()[3]);
+    if (!hasUnitInnerStride(h.type))
       return emitOpError("expected ")
              << h.name << " to have a unit innermost stride, but got "
              << h.type;
   }
   if (!isSupportedHeadDim(headDim))
     return emitOpError("expected head dim 64 or 128, but got ") << headDim;
+
+  // Static sizes that disagree would make the kernel read or write out of
+  // bounds (or divide by zero heads in the GQA head mapping), so reject them
+  // here; dynamic sizes are the caller's to get right.
+  auto sameDim = [&](StringRef what, StringRef a, int64_t da, StringRef b,
+                     int64_t db) -> LogicalResult {
+    if (ShapedType::isDynamic(da) || ShapedType::isDynamic(db) || da == db)
+      return success();
+    return emitOpError("expected ")
+           << b << " " << what << " " << da << " (the " << what << " of " << a
+           << "), but got " << db;
+  };
+  ArrayRef<int64_t> q = qType.getShape(), k = getK().getType().getShape(),
+                    v = getV().getType().getShape(),
+                    o = getO().getType().getShape(),
+                    lse = getLse().getType().getShape();
+  if (failed(sameDim("batch (dimension 0)", "q", q[0], "k", k[0])) ||
+      failed(sameDim("batch (dimension 0)", "q", q[0], "v", v[0])) ||
+      failed(sameDim("batch (dimension 0)", "q", q[0], "o", o[0])) ||
+      failed(sameDim("batch (dimension 0)", "q", q[0], "lse", lse[0])) ||
+      failed(sameDim("heads (dimension 1)", "k", k[1], "v", v[1])) ||
+      failed(sameDim("heads (dimension 1)", "q", q[1], "o", o[1])) ||
+      failed(sameDim("heads (dimension 1)", "q", q[1], "lse", lse[1])) ||
+      failed(sameDim("sequence length (dimension 2)", "k", k[2], "v", v[2])) ||
+      failed(sameDim("sequence length (dimension 2)", "q", q[2], "o", o[2])) ||
+      failed(
+          sameDim("sequence length (dimension 2)", "q", q[2], "lse", lse[2])))
+    return failure();
+  if (!ShapedType::isDynamic(q[1]) && !ShapedType::isDynamic(k[1]) &&
+      (k[1] == 0 || q[1] % k[1] != 0))
+    return emitOpError("expected the query heads (dimension 1 of q) to be a "
+                       "multiple of the key/value heads (dimension 1 of k), "
+                       "but got ")
+           << q[1] << " and " << k[1];
 
   ScheduleAttr schedule = getSchedule();
   int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
@@ -260,10 +303,18 @@ LogicalResult LoadOp::verify() {
     return emitOpError("expected result element type ")
            << srcType.getElementType() << " (the source's), but got "
            << tile.getElementType();
+  // A dynamic head dim used to print as INT64_MIN here; say "?" instead.
   if (srcType.getShape()[3] != tile.getNumCols())
     return emitOpError("expected the tile's column count to equal the "
                        "source head dim ")
-           << srcType.getShape()[3] << ", but got " << tile.getNumCols();
+           << dimToString(srcType.getShape()[3]) << ", but got "
+           << tile.getNumCols();
+  // Without this, convert-tiledattn-to-nvgpu emitted vector.load on a
+  // strided row and the module failed verification after the pass.
+  if (!hasUnitInnerStride(srcType))
+    return emitOpError("expected source to have a unit innermost stride, "
+                       "but got ")
+           << srcType;
   return success();
 }
 
@@ -385,8 +436,11 @@ LogicalResult StoreOp::verify() {
   if (dest.getShape()[3] != acc.getNumCols())
     return emitOpError("expected dest head dim ")
            << acc.getNumCols() << " (the acc tile's column count), but got "
-           << (ShapedType::isDynamic(dest.getShape()[3])
-                   ? std::string("?")
-                   : std::to_string(dest.getShape()[3]));
+           << dimToString(dest.getShape()[3]);
+  // The lowering stores element pairs with vector.store (see LoadOp).
+  if (!hasUnitInnerStride(dest))
+    return emitOpError("expected dest to have a unit innermost stride, but "
+                       "got ")
+           << dest;
   return success();
 }

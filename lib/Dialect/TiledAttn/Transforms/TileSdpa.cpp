@@ -114,6 +114,18 @@ void expandSdpa(SdpaOp op) {
 class TileSdpaPass : public tiledattn::impl::TileSdpaPassBase<TileSdpaPass> {
 public:
   void runOnOperation() override {
+    // An sdpa nested in a region (scf.if, ...) or outside any function was
+    // skipped and left in the module for the later passes to choke on.
+    WalkResult nested = getOperation().walk([&](SdpaOp op) {
+      if (isa<func::FuncOp>(op->getParentOp()))
+        return WalkResult::advance();
+      op.emitOpError("expected to be directly in the body of a func.func "
+                     "(the function becomes the kernel), but its parent is ")
+          << op->getParentOp()->getName();
+      return WalkResult::interrupt();
+    });
+    if (nested.wasInterrupted())
+      return signalPassFailure();
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
       SmallVector<SdpaOp> ops(func.getOps<SdpaOp>());
       if (ops.empty())

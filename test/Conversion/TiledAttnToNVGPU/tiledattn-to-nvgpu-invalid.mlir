@@ -1,0 +1,234 @@
+// RUN: tiledattn-opt %s -split-input-file -convert-tiledattn-to-nvgpu -verify-diagnostics
+
+// Every diagnostic of convert-tiledattn-to-nvgpu. Kernels use one warp and
+// 16-row tiles unless the case is about that.
+
+
+// expected-error @+1 {{'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct so far}}
+func.func @unsupported_mma_wgmma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = tma, swizzle = 128>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule asks for mma = mma_sync, producer = cp_async; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct so far}}
+func.func @unsupported_producer_cp_async() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 2, warps = 1, mma = mma_sync, producer = cp_async, swizzle = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op is marked tiledattn.kernel but has no tiledattn.schedule attribute}}
+func.func @kernel_without_schedule() attributes {tiledattn.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{is marked tiledattn.kernel but has no tiledattn.schedule attribute}}
+func.func @kernel_schedule_not_a_schedule() attributes {tiledattn.kernel, tiledattn.schedule = 64 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op a kernel function must return nothing}}
+func.func @kernel_with_results(%x: f32) -> f32 attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  return %x : f32
+}
+
+// -----
+
+// Regression: a kernel declaration crashed the emitter.
+// expected-error @+1 {{'func.func' op is marked tiledattn.kernel but has no body}}
+func.func private @kernel_declaration() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// Regression: blocks after the entry block were dropped, leaving a branch
+// to a block of the erased function.
+// expected-error @+1 {{'func.func' op expected a kernel body of one block, but got 2}}
+func.func @kernel_with_two_blocks() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  cf.br ^bb1
+^bb1:
+  return
+}
+
+// -----
+
+// Regression: a tile argument has no fragments; using it crashed the emitter.
+// expected-error @+1 {{'func.func' op expected kernel arguments that are not tiles, but argument #0 is '!tiledattn.tile<16x16xf16>'}}
+func.func @kernel_with_tile_argument(%t: !tiledattn.tile<16x16xf16>, %k: memref<?x?x?x16xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %kt = tiledattn.load %k[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<16x16xf16>
+  %s = tiledattn.mma %t, %kt transposed, %acc : !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @tile_used_with_two_layouts(%k: memref<?x?x?x16xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %qt = tiledattn.load %k[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<16x16xf16>
+  %kt = tiledattn.load %k[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<16x16xf16>
+  // expected-note @+1 {{other use here}}
+  %s = tiledattn.mma %qt, %kt transposed, %acc : !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf32>
+  // expected-error @+1 {{'tiledattn.mma' op uses a tile as mma lhs, but it is also used as transposed mma rhs; convert-tiledattn-to-nvgpu gives every tile one layout}}
+  %t = tiledattn.mma %kt, %qt transposed, %acc : !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @non_tiledattn_op_touching_a_tile() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  // expected-error @+1 {{'builtin.unrealized_conversion_cast' op takes or makes a tile, which convert-tiledattn-to-nvgpu cannot lower outside the tiledattn ops, scf.for and scf.yield}}
+  %x = builtin.unrealized_conversion_cast %acc : !tiledattn.tile<16x16xf32> to i32
+  return
+}
+
+// -----
+
+func.func @scf_if_yielding_a_tile(%c: i1) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  // expected-error @+1 {{'scf.if' op takes or makes a tile}}
+  %r = scf.if %c -> !tiledattn.tile<16xf32> {
+    %a = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>
+    scf.yield %a : !tiledattn.tile<16xf32>
+  } else {
+    %b = tiledattn.constant 1.0 : !tiledattn.tile<16xf32>
+    scf.yield %b : !tiledattn.tile<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @tiledattn_op_inside_scf_if(%o: memref<?x?x?x16xf16>, %c: i1) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %m = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>
+  // expected-error @+1 {{'scf.if' op holds tiledattn ops in a region, which convert-tiledattn-to-nvgpu cannot lower (only scf.for may)}}
+  scf.if %c {
+    tiledattn.store %acc, %m, %m into %o[%c0, %c0, %c0] : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32>, memref<?x?x?x16xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @block_m_mismatch(%q: memref<?x?x?x16xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tiledattn.load' op expected a tile of block_m = 16 rows (mma_sync splits them 16 per warp), but got 32}}
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<32x16xf16>
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<32x32xf32>
+  %kt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<32x16xf16>
+  %s = tiledattn.mma %qt, %kt transposed, %acc : !tiledattn.tile<32x16xf16>, !tiledattn.tile<32x16xf16>, !tiledattn.tile<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @block_m_mismatch_constant() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  // expected-error @+1 {{'tiledattn.constant' op expected a tile of block_m = 16 rows (mma_sync splits them 16 per warp), but got 64}}
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<64x16xf32>
+  %f = tiledattn.constant 1.0 : !tiledattn.tile<64xf32>
+  %r = tiledattn.rescale %acc, %f : !tiledattn.tile<64x16xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+func.func @lhs_columns_not_multiple_of_16(%q: memref<?x?x?x8xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  // expected-error @+1 {{'tiledattn.load' op expected tile columns to be a multiple of 16 for mma_sync m16n8k16 fragments, but got 8}}
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x8xf16> -> !tiledattn.tile<16x8xf16>
+  %kt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x8xf16> -> !tiledattn.tile<16x8xf16>
+  %s = tiledattn.mma %qt, %kt transposed, %acc : !tiledattn.tile<16x8xf16>, !tiledattn.tile<16x8xf16>, !tiledattn.tile<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @transposed_rhs_rows_not_multiple_of_8(%q: memref<?x?x?x16xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<16x16xf16>
+  // expected-error @+1 {{'tiledattn.load' op expected tile rows to be a multiple of 8 for mma_sync m16n8k16 fragments, but got 12}}
+  %kt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<12x16xf16>
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x12xf32>
+  %s = tiledattn.mma %qt, %kt transposed, %acc : !tiledattn.tile<16x16xf16>, !tiledattn.tile<12x16xf16>, !tiledattn.tile<16x12xf32>
+  return
+}
+
+// -----
+
+func.func @rhs_rows_not_multiple_of_16(%v: memref<?x?x?x8xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x8xf32>
+  // expected-error @+1 {{'tiledattn.load' op expected tile rows to be a multiple of 16 for mma_sync m16n8k16 fragments, but got 8}}
+  %vt = tiledattn.load %v[%c0, %c0, %c0] : memref<?x?x?x8xf16> -> !tiledattn.tile<8x8xf16>
+  %pt = tiledattn.load %v[%c0, %c0, %c0] : memref<?x?x?x8xf16> -> !tiledattn.tile<16x8xf16>
+  %s = tiledattn.mma %pt, %vt, %acc : !tiledattn.tile<16x8xf16>, !tiledattn.tile<8x8xf16>, !tiledattn.tile<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @accumulator_columns_not_multiple_of_8(%q: memref<?x?x?x16xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tiledattn.constant' op expected tile columns to be a multiple of 8 for mma_sync m16n8k16 fragments, but got 4}}
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x4xf32>
+  %f = tiledattn.constant 1.0 : !tiledattn.tile<16xf32>
+  %r = tiledattn.rescale %acc, %f : !tiledattn.tile<16x4xf32>, !tiledattn.tile<16xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_columns_not_multiple_of_16(%q: memref<?x?x?x16xf16>, %scale: f32) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %s = tiledattn.constant 0.0 : !tiledattn.tile<16x8xf32>
+  %m = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>
+  // expected-error @+1 {{'tiledattn.online_softmax' op expected tile columns to be a multiple of 16 for mma_sync m16n8k16 fragments, but got 8}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<16x8xf32>, !tiledattn.tile<16xf32> -> !tiledattn.tile<16x8xf16>
+  return
+}
+
+// -----
+
+func.func @f32_load_used_as_accumulator(%q: memref<?x?x?x16xf16>, %o: memref<?x?x?x16xf32>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %f = tiledattn.constant 1.0 : !tiledattn.tile<16xf32>
+  // expected-error @+1 {{'tiledattn.load' op loads an f16/bf16 tile that is used as accumulator, which must be f32}}
+  %acc = tiledattn.load %o[%c0, %c0, %c0] : memref<?x?x?x16xf32> -> !tiledattn.tile<16x16xf32>
+  %r = tiledattn.rescale %acc, %f : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32>
+  return
+}
+
+// -----
+
+func.func @loop_carrying_an_rhs_tile(%k: memref<?x?x?x16xf16>, %n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %kt = tiledattn.load %k[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<16x16xf16>
+  %qt = tiledattn.load %k[%c0, %c0, %c0] : memref<?x?x?x16xf16> -> !tiledattn.tile<16x16xf16>
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  // expected-error @+1 {{'scf.for' op iterates on a tile that has no lowering}}
+  %r = scf.for %i = %c0 to %n step %n iter_args(%t = %kt) -> (!tiledattn.tile<16x16xf16>) {
+    %s = tiledattn.mma %qt, %t transposed, %acc : !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf32>
+    scf.yield %t : !tiledattn.tile<16x16xf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_not_expanded(%q: !head, %lse: !lse, %scale: f32) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>} {
+  // expected-error @+1 {{'tiledattn.sdpa' op must be expanded by tiledattn-tile-sdpa first}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}

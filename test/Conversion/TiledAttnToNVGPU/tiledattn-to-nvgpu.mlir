@@ -1,0 +1,135 @@
+// RUN: tiledattn-opt %s -split-input-file -convert-tiledattn-to-nvgpu | FileCheck %s
+// RUN: tiledattn-opt %s -split-input-file -tiledattn-tile-sdpa -convert-tiledattn-to-nvgpu | FileCheck %s --check-prefix=SDPA
+
+// convert-tiledattn-to-nvgpu on a hand-written tile program (one warp,
+// 16x16 tiles), then on what tiledattn-tile-sdpa makes of tiledattn.sdpa.
+
+// CHECK-LABEL: gpu.module @hand_tile_program
+// CHECK: gpu.func @hand_tile_program(%[[Q:[^:]*]]: memref<?x?x?x16xf16>, %[[K:[^:]*]]: memref<?x?x?x16xf16>, %[[V:[^:]*]]: memref<?x?x?x16xf16>, %[[O:[^:]*]]: memref<?x?x?x16xf16>, %[[LSE:[^:]*]]: memref<?x?x?xf32>, %[[SCALE:[^:]*]]: f32, %[[SK:[^:]*]]: index) kernel
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK: gpu.thread_id x
+// The Q tile: four A-fragment pairs per k-step, 4-byte aligned.
+// CHECK-COUNT-4: vector.load %[[Q]]{{.*}} {alignment = 4 : i64} : memref<?x?x?x16xf16>, vector<2xf16>
+// Tile iteration arguments become their fragments: 2 x 4 accumulator
+// registers, then 2 row maxima and 2 row sums.
+// CHECK: %[[LOOP:.*]]:12 = scf.for %[[J:.*]] = %{{.*}} to %[[SK]] step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// K is read row-wise for the transposed rhs.
+// CHECK:   vector.load %[[K]]{{.*}} {alignment = 4 : i64} : memref<?x?x?x16xf16>, vector<2xf16>
+// CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}]
+// CHECK-SAME: layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-SAME: (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// The causal mask compares key and query rows.
+// CHECK:   arith.cmpi uge, %{{.*}}, %[[SK]] : index
+// CHECK:   arith.cmpi ugt
+// CHECK:   arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// Row maxima and sums are reduced over the four threads of a row group.
+// CHECK:   gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK:   arith.maximumf
+// CHECK:   gpu.shuffle xor
+// CHECK:   math.exp2 %{{.*}} fastmath<afn> : f32
+// CHECK:   gpu.shuffle xor
+// CHECK:   arith.addf
+// Probabilities are packed into f16 A fragments.
+// CHECK:   arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
+// V is read column-wise, one element at a time.
+// CHECK:   memref.load %[[V]]
+// CHECK:   vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
+// CHECK:   nvvm.mma.sync
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK:   scf.yield {{.*}} : f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32
+// CHECK: }
+// Rows past Sq are not stored.
+// CHECK: %[[SQ:.*]] = memref.dim %[[O]]
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[SQ]] : index
+// CHECK: scf.if %[[IN]] {
+// CHECK:   vector.store %{{.*}}, %[[O]]{{.*}} {alignment = 4 : i64} : memref<?x?x?x16xf16>, vector<2xf16>
+// CHECK:   scf.if
+// CHECK:     math.log2 %{{.*}} fastmath<afn> : f32
+// CHECK:     memref.store %{{.*}}, %[[LSE]]
+// CHECK: gpu.return
+// CHECK-NOT: tiledattn.
+// CHECK: // -----
+!src = memref<?x?x?x16xf16>
+!lse = memref<?x?x?xf32>
+func.func @hand_tile_program(%q: !src, %k: !src, %v: !src, %o: !src, %lse: !lse, %scale: f32, %sk: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : !src -> !tiledattn.tile<16x16xf16>
+  %acc0 = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %m0 = tiledattn.constant 0xFF800000 : !tiledattn.tile<16xf32>
+  %l0 = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>
+  %r:3 = scf.for %j = %c0 to %sk step %c16 iter_args(%acc = %acc0, %m = %m0, %l = %l0) -> (!tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32>, !tiledattn.tile<16xf32>) {
+    %kt = tiledattn.load %k[%c0, %c0, %j] : !src -> !tiledattn.tile<16x16xf16>
+    %s = tiledattn.mma %qt, %kt transposed, %acc0 : !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf32>
+    %sm = tiledattn.mask %s, %c0, %j, %sk causal : !tiledattn.tile<16x16xf32>
+    %p, %m1, %l1, %alpha = tiledattn.online_softmax %sm, %m, %l, %scale : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32> -> !tiledattn.tile<16x16xf16>
+    %rs = tiledattn.rescale %acc, %alpha : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32>
+    %vt = tiledattn.load %v[%c0, %c0, %j] : !src -> !tiledattn.tile<16x16xf16>
+    %next = tiledattn.mma %p, %vt, %rs : !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf16>, !tiledattn.tile<16x16xf32>
+    scf.yield %next, %m1, %l1 : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32>, !tiledattn.tile<16xf32>
+  }
+  tiledattn.store %r#0, %r#1, %r#2 into %o[%c0, %c0, %c0] lse(%lse) : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32>, !src, !lse
+  return
+}
+
+// -----
+
+// Functions not marked tiledattn.kernel are left alone.
+// CHECK: func.func @sdpa_bf16_causal
+// CHECK-NEXT: tiledattn.sdpa
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// SDPA-LABEL: gpu.module @sdpa_bf16_causal
+// SDPA: gpu.func @sdpa_bf16_causal({{.*}}) kernel
+// SDPA-SAME: known_block_size = array<i32: 128, 1, 1>
+// SDPA-SAME: tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64
+// SDPA: vector.load {{.*}} {alignment = 4 : i64} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xbf16>
+// SDPA: arith.minui
+// SDPA: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// bf16 operands travel as packed i32.
+// SDPA:   vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// SDPA:   nvvm.mma.sync
+// SDPA-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
+// SDPA-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// SDPA-SAME: (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// SDPA:   gpu.shuffle xor
+// SDPA:   math.exp2 %{{.*}} fastmath<afn> : f32
+// SDPA:   arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// SDPA:   scf.yield
+// SDPA: scf.if
+// SDPA:   vector.store {{.*}} vector<2xbf16>
+// SDPA: gpu.return
+// SDPA-NOT: tiledattn.
+func.func @sdpa_bf16_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1,
+                                   warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// SDPA-LABEL: gpu.module @sdpa_f16_d128
+// SDPA: gpu.func @sdpa_f16_d128({{.*}}) kernel
+// SDPA-SAME: known_block_size = array<i32: 128, 1, 1>
+// SDPA: nvvm.mma.sync
+// SDPA-NOT: multiplicandAPtxType
+// SDPA-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// SDPA-SAME: (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// SDPA: arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
+// SDPA: gpu.return
+// SDPA-NOT: tiledattn.
+func.func @sdpa_f16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 32, num_stages = 1,
+                                   warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}

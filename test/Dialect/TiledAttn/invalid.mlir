@@ -1,0 +1,664 @@
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics
+
+// One verifier failure per block: the tile type, the schedule attribute (each
+// field and each cross-field rule), then every op verifier.
+
+//===----------------------------------------------------------------------===//
+// TileType
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{expected a tile of rank 1 or 2, but got rank 3}}
+func.func private @tile_rank_3(!tiledattn.tile<16x16x16xf32>)
+
+// -----
+
+// expected-error @+1 {{expected a tile of rank 1 or 2, but got rank 0}}
+func.func private @tile_rank_0(!tiledattn.tile<f32>)
+
+// -----
+
+// expected-error @+1 {{expected positive tile dimensions, but got 0x64}}
+func.func private @tile_zero_dim(!tiledattn.tile<0x64xf32>)
+
+// -----
+
+// expected-error @+1 {{expected tile element type f16, bf16 or f32, but got 'i32'}}
+func.func private @tile_integer_element(!tiledattn.tile<64xi32>)
+
+// -----
+
+// expected-error @+1 {{expected tile element type f16, bf16 or f32, but got 'f64'}}
+func.func private @tile_f64_element(!tiledattn.tile<64x64xf64>)
+
+// -----
+
+// expected-error @+1 {{expected static shape}}
+func.func private @tile_dynamic_dim(!tiledattn.tile<?x64xf32>)
+
+//===----------------------------------------------------------------------===//
+// ScheduleAttr: each field alone
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{schedule field block_m: expected a multiple of 16 in [16, 256], but got 40}}
+func.func private @schedule_block_m_not_multiple_of_16() attributes {s = #tiledattn.schedule<block_m = 40, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_m: expected a multiple of 16 in [16, 256], but got 0}}
+func.func private @schedule_block_m_zero() attributes {s = #tiledattn.schedule<block_m = 0, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_m: expected a multiple of 16 in [16, 256], but got 512}}
+func.func private @schedule_block_m_too_large() attributes {s = #tiledattn.schedule<block_m = 512, block_n = 64, num_stages = 1, warps = 32, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_n: expected a multiple of 16 in [16, 256], but got 24}}
+func.func private @schedule_block_n_not_multiple_of_16() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 24, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_n: expected a multiple of 16 in [16, 256], but got -16}}
+func.func private @schedule_block_n_negative() attributes {s = #tiledattn.schedule<block_m = 64, block_n = -16, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_n: expected a multiple of 16 in [16, 256], but got 272}}
+func.func private @schedule_block_n_too_large() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 272, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field num_stages: expected a value in [1, 8], but got 0}}
+func.func private @schedule_num_stages_zero() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 0, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field num_stages: expected a value in [1, 8], but got 9}}
+func.func private @schedule_num_stages_too_many() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 9, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field warps: expected a value in [1, 32], but got 0}}
+func.func private @schedule_warps_zero() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 0, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field warps: expected a value in [1, 32], but got 64}}
+func.func private @schedule_warps_too_many() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 64, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field swizzle: expected 0, 32, 64 or 128 bytes, but got 16}}
+func.func private @schedule_swizzle_not_a_mode() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 16>}
+
+// -----
+
+// expected-error @+2 {{expected one of [mma_sync, wgmma] for matrix instruction family, got: mfma}}
+// expected-error @+1 {{failed to parse TiledAttn_ScheduleAttr parameter 'mma'}}
+func.func private @schedule_unknown_mma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mfma, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+2 {{expected one of [direct, cp_async, tma] for how K/V tiles reach the mma, got: ldg}}
+// expected-error @+1 {{failed to parse TiledAttn_ScheduleAttr parameter 'producer'}}
+func.func private @schedule_unknown_producer() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = ldg, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{expected ','}}
+func.func private @schedule_missing_field() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct>}
+
+//===----------------------------------------------------------------------===//
+// ScheduleAttr: fields against each other
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{schedule field block_m: mma_sync gives each warp 16 query rows, so expected block_m = 16 * warps = 128, but got 64}}
+func.func private @schedule_mma_sync_warps_mismatch() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 8, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field warps: wgmma runs on whole warpgroups, so expected a multiple of 4, but got 6}}
+func.func private @schedule_wgmma_partial_warpgroup() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 6, mma = wgmma, producer = tma, swizzle = 128>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_m: wgmma covers 64 rows per warpgroup, so expected a multiple of 64, but got 96}}
+func.func private @schedule_wgmma_block_m() attributes {s = #tiledattn.schedule<block_m = 96, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = tma, swizzle = 128>}
+
+// -----
+
+// expected-error @+1 {{schedule field num_stages: producer = direct stages nothing in shared memory, so expected 1, but got 2}}
+func.func private @schedule_direct_with_stages() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>}
+
+// -----
+
+// expected-error @+1 {{schedule field swizzle: producer = direct stages nothing in shared memory, so expected 0, but got 128}}
+func.func private @schedule_direct_with_swizzle() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 128>}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+!f32head = memref<?x?x?x64xf32>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_f32_heads(%q: !f32head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected q element type f16 or bf16, but got 'f32'}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !f32head, !f32head, !f32head, !f32head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_integer_heads(%q: memref<?x?x?x64xi16>, %k: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{operand #0 must be 4D memref of 16-bit float or bfloat16 type or 32-bit float values}}
+  tiledattn.sdpa %q, %k, %k, %scale into %k, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x?x?x64xi16>, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_rank_3_head(%q: memref<?x?x64xf16>, %k: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{operand #0 must be 4D memref}}
+  tiledattn.sdpa %q, %k, %k, %scale into %k, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x?x64xf16>, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+func.func @sdpa_rank_4_lse(%q: !head, %lse: memref<?x?x?x1xf32>, %scale: f32) {
+  // expected-error @+1 {{operand #5 must be 3D memref of 32-bit float values}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, memref<?x?x?x1xf32>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x?xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_dynamic_head_dim(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected a static head dim (dimension 3 of q)}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_k_element_type_mismatch(%q: !head, %k: memref<?x?x?x64xbf16>, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected k element type 'f16' (the element type of q), but got 'bf16'}}
+  tiledattn.sdpa %q, %k, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, memref<?x?x?x64xbf16>, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_v_head_dim_mismatch(%q: !head, %v: memref<?x?x?x128xf16>, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected v head dim (dimension 3) 64 (the head dim of q), but got 128}}
+  tiledattn.sdpa %q, %q, %v, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, memref<?x?x?x128xf16>, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_o_dynamic_head_dim(%q: !head, %o: memref<?x?x?x?xf16>, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected o head dim (dimension 3) 64 (the head dim of q), but got ?}}
+  tiledattn.sdpa %q, %q, %q, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, memref<?x?x?x?xf16>, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!strided = memref<?x?x?x64xf16, strided<[?, ?, ?, 2], offset: ?>>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_non_unit_inner_stride(%q: !head, %o: !strided, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected o to have a unit innermost stride, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 2], offset: ?>>'}}
+  tiledattn.sdpa %q, %q, %q, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !strided, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x32xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_head_dim_32(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected head dim 64 or 128, but got 32}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x96xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_head_dim_96(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected head dim 64 or 128, but got 96}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected head dim 64 or 128, but got 256}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs 294912 bytes of shared memory (block_m, block_n, num_stages with head dim 128), but sm_90 gives a block at most 232448}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 4, warps = 8, mma = mma_sync, producer = cp_async, swizzle = 128>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs 557056 bytes of shared memory}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 8, warps = 8, mma = wgmma, producer = tma, swizzle = 128>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @constant_f16_tile() {
+  // expected-error @+1 {{'tiledattn.constant' op expected an f32 result tile, but got '!tiledattn.tile<64x64xf16>'}}
+  %0 = tiledattn.constant 0.0 : !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @constant_non_tile_result() {
+  // expected-error @+1 {{'tiledattn.constant' op result #0 must be tiledattn tile, but got 'f32'}}
+  %0 = tiledattn.constant 0.0 : f32
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// LoadOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @load_rank_1_tile(%src: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.load' op expected a rank-2 result tile, but got '!tiledattn.tile<64xf16>'}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x64xf16> -> !tiledattn.tile<64xf16>
+  return
+}
+
+// -----
+
+func.func @load_element_type_mismatch(%src: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expected result element type 'f16' (the source's), but got 'bf16'}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x64xf16> -> !tiledattn.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_column_count_mismatch(%src: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expected the tile's column count to equal the source head dim 64, but got 128}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x64xf16> -> !tiledattn.tile<64x128xf16>
+  return
+}
+
+// -----
+
+func.func @load_rank_3_source(%src: memref<?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{operand #0 must be 4D memref}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x64xf16> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// MmaOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mma_rank_1_lhs(%a: !tiledattn.tile<64xf16>, %b: !tiledattn.tile<64x64xf16>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{'tiledattn.mma' op expected rank-2 lhs, rhs and acc tiles}}
+  %0 = tiledattn.mma %a, %b, %c : !tiledattn.tile<64xf16>, !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_f32_lhs(%a: !tiledattn.tile<64x64xf32>, %b: !tiledattn.tile<64x64xf32>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{expected lhs element type f16 or bf16, but got 'f32'}}
+  %0 = tiledattn.mma %a, %b, %c : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_rhs_element_type_mismatch(%a: !tiledattn.tile<64x64xf16>, %b: !tiledattn.tile<64x64xbf16>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{expected rhs element type 'f16' (the lhs's), but got 'bf16'}}
+  %0 = tiledattn.mma %a, %b, %c : !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xbf16>, !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_f16_acc(%a: !tiledattn.tile<64x64xf16>, %b: !tiledattn.tile<64x64xf16>, %c: !tiledattn.tile<64x64xf16>) {
+  // expected-error @+1 {{expected acc element type f32, but got 'f16'}}
+  %0 = tiledattn.mma %a, %b, %c : !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @mma_reduction_dim_mismatch(%a: !tiledattn.tile<64x64xf16>, %b: !tiledattn.tile<32x64xf16>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{expected rhs reduction dim 64 (lhs is 64x64) as dim 0 of rhs, but got 32}}
+  %0 = tiledattn.mma %a, %b, %c : !tiledattn.tile<64x64xf16>, !tiledattn.tile<32x64xf16>, !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_transposed_reduction_dim_mismatch(%a: !tiledattn.tile<64x128xf16>, %b: !tiledattn.tile<64x64xf16>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{expected rhs reduction dim 128 (lhs is 64x128) as dim 1 of the transposed rhs, but got 64}}
+  %0 = tiledattn.mma %a, %b transposed, %c : !tiledattn.tile<64x128xf16>, !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_acc_shape_mismatch(%a: !tiledattn.tile<64x64xf16>, %b: !tiledattn.tile<32x64xf16>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{expected acc tile shape MxN = 64x32, but got 64x64}}
+  %0 = tiledattn.mma %a, %b transposed, %c : !tiledattn.tile<64x64xf16>, !tiledattn.tile<32x64xf16>, !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_result_type_mismatch(%a: !tiledattn.tile<64x64xf16>, %c: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{failed to verify that all of {acc, result} have same type}}
+  %0 = "tiledattn.mma"(%a, %a, %c) : (!tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xf16>, !tiledattn.tile<64x64xf32>) -> !tiledattn.tile<64x32xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// MaskOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mask_f16_scores(%s: !tiledattn.tile<64x64xf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.mask' op expected a rank-2 f32 score tile, but got '!tiledattn.tile<64x64xf16>'}}
+  %0 = tiledattn.mask %s, %i, %i, %i : !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @mask_rank_1_scores(%s: !tiledattn.tile<64xf32>, %i: index) {
+  // expected-error @+1 {{expected a rank-2 f32 score tile, but got '!tiledattn.tile<64xf32>'}}
+  %0 = tiledattn.mask %s, %i, %i, %i causal : !tiledattn.tile<64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineSoftmaxOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @online_softmax_f16_scores(%s: !tiledattn.tile<64x64xf16>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.online_softmax' op expected a rank-2 f32 score tile, but got '!tiledattn.tile<64x64xf16>'}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf16>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @online_softmax_row_max_rows(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<32xf32>, %scale: f32) {
+  // expected-error @+1 {{expected row_max to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<32xf32>'}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<32xf32> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @online_softmax_rank_2_row_max(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64x1xf32>, %scale: f32) {
+  // expected-error @+1 {{expected row_max to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<64x1xf32>'}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64x1xf32> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @online_softmax_row_sum_type_mismatch(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %l: !tiledattn.tile<32xf32>, %scale: f32) {
+  // expected-error @+1 {{failed to verify that all of {row_max, row_sum, new_row_max, new_row_sum, rescale} have same type}}
+  %p:4 = "tiledattn.online_softmax"(%s, %m, %l, %scale) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<32xf32>, f32) -> (!tiledattn.tile<64x64xf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>)
+  return
+}
+
+// -----
+
+func.func @online_softmax_f32_probs(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
+  // expected-error @+1 {{expected probs to be !tiledattn.tile<64x64xf16> or bf16, but got '!tiledattn.tile<64x64xf32>'}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @online_softmax_probs_shape_mismatch(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
+  // expected-error @+1 {{expected probs to be !tiledattn.tile<64x64xf16> or bf16, but got '!tiledattn.tile<64x32xbf16>'}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// RescaleOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @rescale_f16_acc(%acc: !tiledattn.tile<64x64xf16>, %f: !tiledattn.tile<64xf32>) {
+  // expected-error @+1 {{'tiledattn.rescale' op expected a rank-2 f32 acc tile, but got '!tiledattn.tile<64x64xf16>'}}
+  %0 = tiledattn.rescale %acc, %f : !tiledattn.tile<64x64xf16>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+func.func @rescale_factor_rows(%acc: !tiledattn.tile<64x64xf32>, %f: !tiledattn.tile<128xf32>) {
+  // expected-error @+1 {{expected factor to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<128xf32>'}}
+  %0 = tiledattn.rescale %acc, %f : !tiledattn.tile<64x64xf32>, !tiledattn.tile<128xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// StoreOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @store_rank_1_acc(%acc: !tiledattn.tile<64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store' op expected a rank-2 f32 acc tile, but got '!tiledattn.tile<64xf32>'}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @store_row_max_rows(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<16xf32>, %o: memref<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{expected row_max to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<16xf32>'}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<16xf32>, memref<?x?x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @store_f32_dest(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x64xf32>, %i: index) {
+  // expected-error @+1 {{expected dest element type f16 or bf16, but got 'f32'}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf32>
+  return
+}
+
+// -----
+
+func.func @store_dest_head_dim_mismatch(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x128xbf16>, %i: index) {
+  // expected-error @+1 {{expected dest head dim 64 (the acc tile's column count), but got 128}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @store_dest_dynamic_head_dim(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x?xf16>, %i: index) {
+  // expected-error @+1 {{expected dest head dim 64 (the acc tile's column count), but got ?}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x?xf16>
+  return
+}
+
+// -----
+
+func.func @store_rank_2_lse(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x64xf16>, %lse: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{operand #7 must be 3D memref of 32-bit float values, but got 'memref<?x?xf32>'}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] lse(%lse) : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16>, memref<?x?xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Regressions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The dynamic head dim used to print as -9223372036854775808.
+func.func @load_dynamic_head_dim(%src: memref<?x?x?x?xf16>, %i: index) {
+  // expected-error @+1 {{expected the tile's column count to equal the source head dim ?, but got 64}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x?xf16> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+// A strided row used to reach vector.load in convert-tiledattn-to-nvgpu and
+// fail verification after the pass.
+func.func @load_non_unit_inner_stride(%src: memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>, %i: index) {
+  // expected-error @+1 {{'tiledattn.load' op expected source to have a unit innermost stride, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>'}}
+  %0 = tiledattn.load %src[%i, %i, %i] : memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @store_non_unit_inner_stride(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store' op expected dest to have a unit innermost stride, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>'}}
+  tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16, strided<[?, ?, ?, 2]>>
+  return
+}
+
+// -----
+
+// Static sizes that disagree made the kernel read out of bounds.
+func.func @sdpa_batch_mismatch(%q: memref<2x8x128x64xf16>, %k: memref<3x8x128x64xf16>, %lse: memref<2x8x128xf32>, %scale: f32) {
+  // expected-error @+1 {{expected k batch (dimension 0) 2 (the batch (dimension 0) of q), but got 3}}
+  tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<2x8x128x64xf16>, memref<3x8x128x64xf16>, memref<3x8x128x64xf16>, memref<2x8x128x64xf16>, memref<2x8x128xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_kv_sequence_mismatch(%q: memref<?x?x?x64xf16>, %k: memref<?x?x128x64xf16>, %v: memref<?x?x96x64xf16>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{expected v sequence length (dimension 2) 128 (the sequence length (dimension 2) of k), but got 96}}
+  tiledattn.sdpa %q, %k, %v, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x?x?x64xf16>, memref<?x?x128x64xf16>, memref<?x?x96x64xf16>, memref<?x?x?x64xf16>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_lse_heads_mismatch(%q: memref<?x8x?x64xf16>, %lse: memref<?x4x?xf32>, %scale: f32) {
+  // expected-error @+1 {{expected lse heads (dimension 1) 8 (the heads (dimension 1) of q), but got 4}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x8x?x64xf16>, memref<?x4x?xf32>
+  return
+}
+
+// -----
+
+// Hq / Hkv rounded down (or to zero) maps query heads to the wrong K/V head.
+func.func @sdpa_gqa_heads_not_a_multiple(%q: memref<?x8x?x64xf16>, %k: memref<?x3x?x64xf16>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{expected the query heads (dimension 1 of q) to be a multiple of the key/value heads (dimension 1 of k), but got 8 and 3}}
+  tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x8x?x64xf16>, memref<?x3x?x64xf16>, memref<?x3x?x64xf16>, memref<?x8x?x64xf16>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @sdpa_gqa_more_kv_heads_than_q(%q: memref<?x2x?x64xf16>, %k: memref<?x4x?x64xf16>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{but got 2 and 4}}
+  tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : memref<?x2x?x64xf16>, memref<?x4x?x64xf16>, memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x?x?xf32>
+  return
+}

@@ -1,0 +1,110 @@
+// RUN: tiledattn-opt %s | FileCheck %s
+// RUN: tiledattn-opt %s -mlir-print-op-generic | tiledattn-opt | FileCheck %s
+
+// Round-trip of every tiledattn op, the tile type and the schedule attribute.
+
+!head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!bhead = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func private @tile_types
+// CHECK-SAME: !tiledattn.tile<64x128xf16>
+// CHECK-SAME: !tiledattn.tile<64x128xbf16>
+// CHECK-SAME: !tiledattn.tile<64xf32>
+// CHECK-SAME: !tiledattn.tile<16x8xf32>
+func.func private @tile_types(!tiledattn.tile<64x128xf16>, !tiledattn.tile<64x128xbf16>,
+                              !tiledattn.tile<64xf32>, !tiledattn.tile<16x8xf32>)
+
+// CHECK-LABEL: func.func private @schedule_attrs
+// CHECK-SAME: sched.a = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>
+// CHECK-SAME: sched.b = #tiledattn.schedule<block_m = 128, block_n = 32, num_stages = 3, warps = 8, mma = wgmma, producer = tma, swizzle = 128>
+// CHECK-SAME: sched.c = #tiledattn.schedule<block_m = 64, block_n = 16, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 64>
+func.func private @schedule_attrs() attributes {
+  sched.a = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4,
+                                mma = mma_sync, producer = direct, swizzle = 0>,
+  sched.b = #tiledattn.schedule<block_m = 128, block_n = 32, num_stages = 3, warps = 8,
+                                mma = wgmma, producer = tma, swizzle = 128>,
+  sched.c = #tiledattn.schedule<block_m = 64, block_n = 16, num_stages = 2, warps = 4,
+                                mma = mma_sync, producer = cp_async, swizzle = 64>}
+
+// CHECK-LABEL: func @sdpa_causal
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: {{[^%]*}}%[[V:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32)
+// CHECK: tiledattn.sdpa %[[Q]], %[[K]], %[[V]], %[[SCALE]] into %[[O]], %[[LSE]] causal
+// CHECK-SAME: schedule(<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+// CHECK-SAME: : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @sdpa_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1,
+                                   warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// CHECK-LABEL: func @sdpa_bf16_staged
+// CHECK: tiledattn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} schedule(<block_m = 128, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>)
+// CHECK-NOT: causal
+// CHECK-SAME: memref<?x?x?x128xbf16
+func.func @sdpa_bf16_staged(%q: !bhead, %k: !bhead, %v: !bhead, %o: !bhead, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
+                                   warps = 8, mma = wgmma, producer = tma, swizzle = 128>)
+      : !bhead, !bhead, !bhead, !bhead, !lse
+  return
+}
+
+// CHECK-LABEL: func @tile_program
+// CHECK-SAME: (%[[Q:[^:]*]]: {{[^%]*}}%[[K:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32, %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[R:[^:]*]]: index, %[[SK:[^:]*]]: index)
+func.func @tile_program(%q: !head, %k: !head, %o: !head, %lse: !lse, %scale: f32,
+                        %b: index, %h: index, %r: index, %sk: index) {
+  // CHECK: %[[ACC:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x64xf32>
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<64x64xf32>
+  // CHECK: %[[M:.*]] = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
+  %m = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
+  // CHECK: %[[L:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64xf32>
+  %l = tiledattn.constant 0.0 : !tiledattn.tile<64xf32>
+  // CHECK: %[[QT:.*]] = tiledattn.load %[[Q]][%[[B]], %[[H]], %[[R]]] : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>> -> !tiledattn.tile<64x64xf16>
+  %qt = tiledattn.load %q[%b, %h, %r] : !head -> !tiledattn.tile<64x64xf16>
+  // CHECK: %[[KT:.*]] = tiledattn.load %[[K]][%[[B]], %[[H]], %[[R]]] : {{.*}} -> !tiledattn.tile<32x64xf16>
+  %kt = tiledattn.load %k[%b, %h, %r] : !head -> !tiledattn.tile<32x64xf16>
+  // CHECK: %[[Z:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x32xf32>
+  %z = tiledattn.constant 0.0 : !tiledattn.tile<64x32xf32>
+  // CHECK: %[[S:.*]] = tiledattn.mma %[[QT]], %[[KT]] transposed, %[[Z]] : !tiledattn.tile<64x64xf16>, !tiledattn.tile<32x64xf16>, !tiledattn.tile<64x32xf32>
+  %s = tiledattn.mma %qt, %kt transposed, %z
+      : !tiledattn.tile<64x64xf16>, !tiledattn.tile<32x64xf16>, !tiledattn.tile<64x32xf32>
+  // CHECK: %[[SM:.*]] = tiledattn.mask %[[S]], %[[R]], %[[R]], %[[SK]] causal : !tiledattn.tile<64x32xf32>
+  %sm = tiledattn.mask %s, %r, %r, %sk causal : !tiledattn.tile<64x32xf32>
+  // CHECK: %[[SN:.*]] = tiledattn.mask %[[SM]], %[[R]], %[[R]], %[[SK]] : !tiledattn.tile<64x32xf32>
+  %sn = tiledattn.mask %sm, %r, %r, %sk : !tiledattn.tile<64x32xf32>
+  // CHECK: %[[P:.*]], %[[M1:.*]], %[[L1:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[SN]], %[[M]], %[[L]], %[[SCALE]] : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xf16>
+  %p, %m1, %l1, %alpha = tiledattn.online_softmax %sn, %m, %l, %scale
+      : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xf16>
+  // CHECK: %[[ACC1:.*]] = tiledattn.rescale %[[ACC]], %[[ALPHA]] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+  %acc1 = tiledattn.rescale %acc, %alpha : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+  // CHECK: %[[VT:.*]] = tiledattn.load %[[K]][%[[B]], %[[H]], %[[R]]] : {{.*}} -> !tiledattn.tile<32x64xf16>
+  %vt = tiledattn.load %k[%b, %h, %r] : !head -> !tiledattn.tile<32x64xf16>
+  // CHECK: %[[ACC2:.*]] = tiledattn.mma %[[P]], %[[VT]], %[[ACC1]] : !tiledattn.tile<64x32xf16>, !tiledattn.tile<32x64xf16>, !tiledattn.tile<64x64xf32>
+  %acc2 = tiledattn.mma %p, %vt, %acc1
+      : !tiledattn.tile<64x32xf16>, !tiledattn.tile<32x64xf16>, !tiledattn.tile<64x64xf32>
+  // CHECK: tiledattn.store %[[ACC2]], %[[M1]], %[[L1]] into %[[O]][%[[B]], %[[H]], %[[R]]] lse(%[[LSE]]) : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  tiledattn.store %acc2, %m1, %l1 into %o[%b, %h, %r] lse(%lse)
+      : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !head, !lse
+  // CHECK: tiledattn.store %[[ACC2]], %[[M1]], %[[L1]] into %[[O]][%[[B]], %[[H]], %[[R]]] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>{{$}}
+  tiledattn.store %acc2, %m1, %l1 into %o[%b, %h, %r]
+      : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !head
+  return
+}
+
+// CHECK-LABEL: func @bf16_program
+func.func @bf16_program(%q: !bhead, %b: index, %h: index, %r: index, %scale: f32) {
+  // CHECK: tiledattn.load %{{.*}} -> !tiledattn.tile<64x128xbf16>
+  %qt = tiledattn.load %q[%b, %h, %r] : !bhead -> !tiledattn.tile<64x128xbf16>
+  %z = tiledattn.constant 0.0 : !tiledattn.tile<64x64xf32>
+  // CHECK: tiledattn.mma {{.*}} transposed, {{.*}} : !tiledattn.tile<64x128xbf16>, !tiledattn.tile<64x128xbf16>, !tiledattn.tile<64x64xf32>
+  %s = tiledattn.mma %qt, %qt transposed, %z
+      : !tiledattn.tile<64x128xbf16>, !tiledattn.tile<64x128xbf16>, !tiledattn.tile<64x64xf32>
+  %m = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
+  // CHECK: tiledattn.online_softmax {{.*}} -> !tiledattn.tile<64x64xbf16>
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale
+      : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
+  return
+}

@@ -1,0 +1,2 @@
+func.func @broken( {
+  tiledattn.sdpa %q,

@@ -1,0 +1,10 @@
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @nested(%q: !head, %lse: !lse, %scale: f32, %c: i1) {
+  scf.if %c {
+    tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  }
+  return
+}

@@ -1,0 +1,43 @@
+// Bad inputs and options: a diagnostic on stderr and a non-zero exit, never
+// a crash.
+
+// RUN: not tiledattn-compile %S/Inputs/does-not-exist.mlir -o %t 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: tiledattn-compile: error: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
+
+// RUN: not tiledattn-compile %S/Inputs/malformed.mlir -o %t 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// MALFORMED: malformed.mlir:1:19: error: expected non-function type
+
+// RUN: head -c 420 %schedules/sdpa_fwd_f16_d64.mlir > %t.truncated.mlir
+// RUN: not tiledattn-compile %t.truncated.mlir -o %t 2>&1 | FileCheck %s --check-prefix=TRUNCATED
+// TRUNCATED: truncated.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
+// TRUNCATED-NOT: PLEASE submit a bug report
+
+// RUN: not tiledattn-compile %S/Inputs/wrong-types.mlir -o %t 2>&1 | FileCheck %s --check-prefix=TYPES
+// TYPES: wrong-types.mlir:4:3: error: 'tiledattn.sdpa' op expected q element type f16 or bf16, but got 'f32'
+
+// RUN: not tiledattn-compile %S/Inputs/infeasible.mlir -o %t 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// INFEASIBLE: infeasible.mlir:4:3: error: 'tiledattn.sdpa' op schedule needs 294912 bytes of shared memory
+
+// RUN: not tiledattn-compile %S/Inputs/unsupported-schedule.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NO-LOWERING
+// NO-LOWERING: error: 'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct so far
+
+// RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: expected exactly one tiledattn.sdpa in a kernel bundle's input, but found 0
+
+// RUN: not tiledattn-compile %S/Inputs/two-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=TWO
+// TWO: error: expected exactly one tiledattn.sdpa in a kernel bundle's input, but found 2
+
+// RUN: not tiledattn-compile %S/Inputs/nested-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NESTED
+// NESTED: nested-sdpa.mlir:5:5: error: 'tiledattn.sdpa' op expected to be directly in the body of a func.func (the function becomes the kernel), but its parent is scf.if
+
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --no-such-option 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: tiledattn-compile: Unknown command line argument '--no-such-option'
+
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir 2>&1 | FileCheck %s --check-prefix=NO-O
+// NO-O: for the -o option: must be specified at least once!
+
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: tiledattn-compile: error: --chip: expected sm_90a or sm_90 (the kernels use Hopper features), but got 'sm_80'
+
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --ptxas=%S/Inputs/no-ptxas 2>&1 | FileCheck %s --check-prefix=PTXAS
+// PTXAS: tiledattn-compile: error: --ptxas: '{{.*}}no-ptxas' is not an executable ptxas (install the CUDA toolkit or pass --ptxas=PATH)
