@@ -25,11 +25,6 @@ config.substitutions.append(("%kernels", config.tiledattn_kernel_dir))
 config.substitutions.append(("%schedules", os.path.join(config.tiledattn_src_root, "python", "tiledattn", "schedules")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
-# gpu-module-to-binary finds libdevice through CUDA_HOME (or CUDA_ROOT,
-# CUDA_PATH). Without it math.exp2/log2 stay calls to an undefined
-# __nv_exp2f/__nv_fast_log2f instead of ex2.approx/lg2.approx, so point it at
-# the toolkit the build was configured with.
-config.environment["CUDA_HOME"] = os.path.dirname(os.path.dirname(config.ptxas))
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tiledattn_tools_dir, config.llvm_tools_dir]

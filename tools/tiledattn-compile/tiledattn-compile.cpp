@@ -60,18 +60,6 @@ int main(int argc, char **argv) {
                 "features), but got '" +
                 chip + "'");
 
-  // gpu-module-to-binary finds libdevice only through CUDA_HOME, CUDA_ROOT
-  // or CUDA_PATH; without one, math.exp2 stayed a call to an undefined
-  // __nv_exp2f and ptxas rejected the PTX. Default to the toolkit that holds
-  // the ptxas we assemble with.
-  if (!getenv("CUDA_HOME") && !getenv("CUDA_ROOT") && !getenv("CUDA_PATH")) {
-    SmallString<128> toolkit(ptxasPath);
-    llvm::sys::path::remove_filename(toolkit); // .../bin/ptxas -> .../bin
-    llvm::sys::path::remove_filename(toolkit); // .../bin -> ...
-    if (!toolkit.empty())
-      setenv("CUDA_HOME", toolkit.c_str(), /*overwrite=*/0);
-  }
-
   DialectRegistry registry;
   registerAllTiledAttnDialects(registry);
   MLIRContext context(registry);

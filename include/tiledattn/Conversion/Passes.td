@@ -25,7 +25,7 @@ def ConvertTiledAttnToNVGPUPass
     row-wise from K for a transposed rhs, column-wise from V otherwise),
     accumulators C fragments, row tiles two values per thread. Row maxima
     and sums are reduced across the four threads of a row group with
-    `gpu.shuffle xor`; exponentials are `math.exp2` with `afn`.
+    `gpu.shuffle xor`; exponentials are `llvm.nvvm.ex2.approx.f32` (no libdevice needed).
 
     #### Input invariant
     Tile programs as `tiledattn-tile-sdpa` makes them: tile values are
@@ -35,7 +35,7 @@ def ConvertTiledAttnToNVGPUPass
 
     #### Output IR
     `gpu.module` / `gpu.func` with `nvvm.mma.sync` (m16n8k16, f16 or bf16
-    operands, f32 accumulation), `vector`, `memref`, `arith`, `math`, `scf`
+    operands, f32 accumulation), `vector`, `memref`, `arith`, `llvm.call_intrinsic` (ex2/lg2 approximations), `scf`
     and `gpu.shuffle`. No tiledattn op or type remains.
   }];
   let dependentDialects = [

@@ -253,12 +253,20 @@ private:
   Value add(Location loc, Value a, Value c) {
     return arith::AddIOp::create(b, loc, a, c);
   }
-  arith::FastMathFlagsAttr fast() {
-    return arith::FastMathFlagsAttr::get(b.getContext(),
-                                         arith::FastMathFlags::afn);
+  /// 2^x and log2(x) by the MUFU approximations (ex2.approx.f32,
+  /// lg2.approx.f32) called directly: math.exp2 would lower to libdevice's
+  /// __nv_exp2f, which links only where a CUDA toolkit is found at compile
+  /// time, and costs the same instruction.
+  Value approx(Location loc, StringRef intrinsic, Value x) {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(intrinsic), x)
+        .getResult(0);
   }
   Value exp2(Location loc, Value x) {
-    return math::Exp2Op::create(b, loc, x, fast());
+    return approx(loc, "llvm.nvvm.ex2.approx.f32", x);
+  }
+  Value log2(Location loc, Value x) {
+    return approx(loc, "llvm.nvvm.lg2.approx.f", x);
   }
 
   /// Reduces `v` across the four threads of a row group.
@@ -635,7 +643,7 @@ private:
         auto lead = scf::IfOp::create(b, loc, isGroupLeader, false);
         b.setInsertionPointToStart(lead.thenBlock());
         // lse = ln(sum_j exp(scale * s_ij)) = (m + log2 l) * ln 2.
-        Value log2l = math::Log2Op::create(b, loc, l[half], fast());
+        Value log2l = log2(loc, l[half]);
         Value v = arith::MulFOp::create(
             b, loc, arith::AddFOp::create(b, loc, m[half], log2l),
             f32Const(loc, static_cast<float>(M_LN2)));
