@@ -265,6 +265,16 @@ def plot(data, out_dir):
                     lw=0,
                 )
         ax.set_xscale("log", base=2)
+        ticks = sorted(
+            {
+                r["seqlen_q"]
+                for r in rows
+                if (r["head_dim"], r["dtype"], bool(r["causal"]))
+                == (head_dim, dtype, causal)
+            }
+        )
+        ax.set_xticks(ticks, [f"{t // 1024}k" if t >= 1024 else str(t) for t in ticks])
+        ax.minorticks_off()
         ax.set_title(f"D={head_dim} {dtype} {'causal' if causal else 'non-causal'}")
         ax.set_xlabel("sequence length")
         ax.set_ylabel("TFLOP/s")
