@@ -1,0 +1,458 @@
+"""CPU tests of the benchmark harness (tiledattn.bench); GPU-only parts skip."""
+
+import io
+import json
+import math
+
+import bundles
+import pytest
+import torch
+import torch.nn.functional as F
+from tiledattn import registry
+from tiledattn.bench import cli, measure, report, sweep
+from tiledattn.bench.backends import (
+    Backend,
+    Case,
+    Prepared,
+    Unsupported,
+    classify_kernels,
+    make_backends,
+)
+from tiledattn.bench.progress import SimpleBar, progress_bar
+
+# --- arguments and presets ---------------------------------------------------
+
+
+def test_paper_preset_is_the_fa_grid():
+    args = cli.parse_args(["--preset", "paper"])
+    cases = cli.make_cases(args)
+    assert args.seqlens == [512, 1024, 2048, 4096, 8192, 16384]
+    assert args.head_dims == [64, 128]
+    assert sorted(args.dtypes) == ["bf16", "fp16"]
+    assert args.causal == [False, True]
+    assert len(cases) == 6 * 2 * 2 * 2
+    for case in cases:  # B*S = 16k tokens, H*D = 2048
+        assert case.batch * case.seqlen_q == 16384
+        assert case.heads * case.head_dim == 2048
+        assert case.seqlen_q == case.seqlen_k
+
+
+def test_quick_preset():
+    cases = cli.make_cases(cli.parse_args([]))
+    assert {(c.seqlen_q, c.head_dim, c.dtype) for c in cases} == {
+        (s, d, "bf16") for s in (512, 2048) for d in (64, 128)
+    }
+    assert {c.causal for c in cases} == {False, True}
+
+
+def test_axes_override_the_preset():
+    args = cli.parse_args(
+        [
+            "--preset",
+            "paper",
+            "--seqlens",
+            "1024,4096",
+            "--head-dims",
+            "64",
+            "--dtypes",
+            "float16",
+            "--causal",
+            "1",
+            "--batch",
+            "3",
+            "--heads",
+            "5",
+        ]
+    )
+    cases = cli.make_cases(args)
+    assert [(c.seqlen_q, c.head_dim, c.dtype, c.causal) for c in cases] == [
+        (1024, 64, "fp16", True),
+        (4096, 64, "fp16", True),
+    ]
+    assert {(c.batch, c.heads) for c in cases} == {(3, 5)}
+
+
+def test_total_tokens_and_hidden():
+    args = cli.parse_args(
+        [
+            "--seqlens",
+            "32768",
+            "--head-dims",
+            "128",
+            "--total-tokens",
+            "8192",
+            "--hidden",
+            "1024",
+        ]
+    )
+    case = cli.make_cases(args)[0]
+    assert (case.batch, case.heads) == (1, 8)  # B never drops to 0
+
+
+def test_backends_and_schedules():
+    args = cli.parse_args(["--backends", "flash,cudnn", "tiledattn"])
+    assert args.backends == ["flash", "cudnn", "tiledattn"]
+    names = [b.name for b in make_backends(args.backends, ["dir/my.mlir"])]
+    assert names == ["tiledattn", "flash", "cudnn", "schedule:my"]
+    assert len(cli.parse_args([]).backends) == 8
+
+
+@pytest.mark.parametrize(
+    "argv", [["--backends", "nope"], ["--dtypes", "fp8"], ["--causal", "2"]]
+)
+def test_bad_arguments_exit(argv, capsys):
+    with pytest.raises(SystemExit):
+        cli.parse_args(argv)
+
+
+def test_full_preset_adds_d256_only_with_a_kernel(fake_kernel_dir):
+    assert 256 not in cli.parse_args(["--preset", "full"]).head_dims
+    bundles.make_bundle(fake_kernel_dir, "bf16", 256, False)
+    registry.refresh()
+    args = cli.parse_args(["--preset", "full"])
+    assert args.head_dims == [64, 128, 256]
+    assert 32768 in args.seqlens
+
+
+def test_dry_run_lists_cases_without_a_gpu(capsys):
+    assert cli.main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "8 cases" in out and "bf16 D128 causal S2048 B8 H16" in out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
+def test_sweep_without_gpu_says_so(capsys, tmp_path):
+    assert cli.main(["--out", str(tmp_path / "r")]) == 2
+    assert "no CUDA GPU" in capsys.readouterr().err
+
+
+# --- FLOPs and statistics ----------------------------------------------------
+
+
+def test_flops_convention_and_causal_half():
+    assert measure.flops(1, 1, 2, 2, 1, False) == 16
+    assert measure.flops(1, 1, 2, 2, 1, True) == 8
+    full = measure.flops(1, 16, 16384, 16384, 128, False)
+    assert full == 4 * 16 * 16384 * 16384 * 128
+    assert measure.flops(1, 16, 16384, 16384, 128, True) * 2 == full
+    assert measure.tflops(2e12, 1000.0) == pytest.approx(2.0)
+    assert math.isnan(measure.tflops(1e12, 0))
+
+
+def test_summarize_median_and_spread():
+    s = measure.summarize([float(x) for x in range(1, 101)])
+    assert s["ms_median"] == pytest.approx(50.5)
+    assert s["ms_p10"] == pytest.approx(10.9)
+    assert s["ms_p90"] == pytest.approx(90.1)
+    assert s["runs"] == 100
+
+
+# --- reference and correctness check (CPU, small) ----------------------------
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_chunked_reference_matches_sdpa(causal, monkeypatch):
+    monkeypatch.setattr(measure, "REF_CHUNK_BYTES", 8 * 37 * 5)  # force chunking
+    q, k, v = (torch.randn(2, 3, 37, 8, dtype=torch.float64) for _ in range(3))
+    ref = measure.attention_chunked(
+        q, k, v, causal, 8**-0.5, torch.float64, torch.float64, torch.float64
+    )
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    torch.testing.assert_close(ref, expected)
+
+
+def test_reference_check_passes_good_and_fails_bad():
+    q, k, v = (torch.randn(1, 2, 64, 16, dtype=torch.bfloat16) for _ in range(3))
+    ref = measure.Reference(q, k, v, True, 0.25)
+    good = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert ref.check(good)[0]
+    ok, err, why = ref.check(good + 0.5)
+    assert not ok and err > ref.tol and "tol" in why
+    nan = good.clone()
+    nan[0, 0, 0, 0] = float("nan")
+    assert not ref.check(nan)[0]
+    assert not ref.check(good[:, :1])[0]
+
+
+# --- one case end to end on the CPU -----------------------------------------
+
+
+class _Fake(Backend):
+    def __init__(self, name, fn=None, error=None, slow=False):
+        self.name, self.fn, self.error, self.slow = name, fn, error, slow
+
+    def prepare(self, case, q, k, v):
+        if self.error:
+            raise self.error
+        return Prepared(lambda: self.fn(q, k, v))
+
+
+def test_run_case_checks_before_timing_and_never_raises():
+    def good(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v)
+
+    def wrong(q, k, v):
+        return torch.zeros_like(q)
+
+    backends = [
+        _Fake("good", good),
+        _Fake("wrong", wrong),
+        _Fake("unsupported", error=Unsupported("no kernel for D=16")),
+        _Fake("oom", error=torch.OutOfMemoryError("CUDA out of memory.")),
+        _Fake("broken", error=ValueError("bug")),
+        _Fake("slow", good, slow=True),
+        *make_backends(["sdpa_auto", "math", "eager"]),
+    ]
+    settings = sweep.Settings(runs=4, slow_runs=2, rounds=2, warmup=1)
+    settings.slow_max_seqlen = 32
+    case = Case("bf16", 16, False, 64, 64, 1, 2)
+    rows = {
+        r["backend"]: r
+        for r in sweep.run_case(case, backends, settings, lambda: None, "cpu")
+    }
+    assert rows["good"]["status"] == "ok"
+    assert rows["good"]["runs"] == 4 and rows["good"]["tflops"] > 0
+    assert rows["wrong"]["status"] == "WRONG" and "runs" not in rows["wrong"]
+    assert rows["unsupported"]["status"] == "UNSUPPORTED"
+    assert "D=16" in rows["unsupported"]["reason"]
+    assert rows["oom"]["status"] == "OOM"
+    assert rows["broken"]["status"] == "ERROR"
+    assert rows["slow"]["status"] == "SKIPPED" and "S=32" in rows["slow"]["reason"]
+    assert rows["sdpa_auto"]["status"] == "ok"
+    assert rows["sdpa_auto"]["chosen"] in ("FLASH_ATTENTION", "MATH")
+    for name in ("math", "eager"):
+        assert rows[name]["status"] == "SKIPPED"
+
+
+def test_run_case_times_slow_backends_below_the_limit():
+    settings = sweep.Settings(runs=6, slow_runs=2, rounds=3, warmup=0)
+    case = Case("fp16", 16, True, 32, 32, 1, 1)
+    rows = sweep.run_case(
+        case, make_backends(["math", "eager"]), settings, lambda: None, "cpu"
+    )
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert [r["runs"] for r in rows] == [3, 3]  # ceil(2 / 3) per round
+
+
+def test_flag_slow_flex():
+    rows = {
+        "cudnn": {"status": "ok", "tflops": 400.0},
+        "flex": {"status": "ok", "tflops": 17.0},
+    }
+    sweep.flag_slow_flex(rows)
+    assert rows["flex"]["flags"] == "flex-slow"
+    rows["flex"] = {"status": "ok", "tflops": 380.0}
+    sweep.flag_slow_flex(rows)
+    assert "flags" not in rows["flex"]
+
+
+def test_classify_kernels():
+    assert classify_kernels(["cudnn_generated_fort_native_sdpa_sm90"]) == (
+        "CUDNN_ATTENTION"
+    )
+    assert classify_kernels(["void pytorch_flash::flash_fwd_kernel<...>"]) == (
+        "FLASH_ATTENTION"
+    )
+    assert classify_kernels(["fmha_cutlassF_bf16_aligned_64x64"]) == (
+        "EFFICIENT_ATTENTION"
+    )
+    assert classify_kernels(["ampere_bf16_gemm", "softmax_warp_forward"]) == "MATH"
+
+
+def test_tiledattn_backend_unsupported_without_kernel(fake_kernel_dir):
+    (backend,) = make_backends(["tiledattn"])
+    q = torch.empty(1, 1, 8, 256, dtype=torch.bfloat16)
+    with pytest.raises(Unsupported, match="head_dim=256"):
+        backend.prepare(Case("bf16", 256, False, 8, 8, 1, 1), q, q, q)
+    prepared = backend.prepare(Case("fp16", 64, True, 8, 8, 1, 1), q, q, q)
+    assert prepared.info["kernel"] == "sdpa_fwd_f16_d64_causal"
+
+
+# --- reports from recorded results -------------------------------------------
+
+
+def _row(dtype, d, causal, s, backend, tflops=None, status="ok", **extra):
+    row = {
+        "dtype": dtype,
+        "head_dim": d,
+        "causal": causal,
+        "seqlen_q": s,
+        "seqlen_k": s,
+        "batch": 16384 // s,
+        "heads": 2048 // d,
+        "backend": backend,
+        "status": status,
+        "reason": extra.pop("reason", ""),
+        **extra,
+    }
+    if tflops is not None:
+        row.update(tflops=tflops, tflops_p10=tflops * 0.95, tflops_p90=tflops * 1.02)
+        row["ms_median"] = 1.0
+    return row
+
+
+@pytest.fixture
+def fake_results(tmp_path):
+    rows = []
+    for d in (64, 128):
+        for causal in (False, True):
+            for s in (512, 2048, 8192):
+                scale = s / 8192
+                rows += [
+                    _row("bf16", d, causal, s, "tiledattn", 500 * scale + 100),
+                    _row("bf16", d, causal, s, "cudnn", 400 * scale + 100),
+                    _row(
+                        "bf16",
+                        d,
+                        causal,
+                        s,
+                        "sdpa_auto",
+                        390 * scale + 100,
+                        chosen="CUDNN_ATTENTION",
+                        profiled="CUDNN_ATTENTION",
+                    ),
+                    _row("bf16", d, causal, s, "flash", 300 * scale),
+                    _row(
+                        "bf16",
+                        d,
+                        causal,
+                        s,
+                        "eager",
+                        status="WRONG",
+                        reason="max|out-ref| = 1 > tol 0.01",
+                    ),
+                    _row(
+                        "bf16",
+                        d,
+                        causal,
+                        s,
+                        "flex",
+                        status="UNSUPPORTED",
+                        reason="no flex",
+                        compile_s=2.5,
+                    ),
+                ]
+    data = {
+        "schema": 1,
+        "env": {"gpu": "NVIDIA H200", "torch": "2.11.0+cu130", "command": "x"},
+        "results": rows,
+    }
+    path = tmp_path / "rec" / "results.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_markdown_table_from_recorded_results(fake_results):
+    table = report.markdown_table(report.load_json(fake_results))
+    lines = [line for line in table.splitlines() if line.startswith("| bf16")]
+    assert len(lines) == 12
+    header = next(line for line in table.splitlines() if line.startswith("| dtype"))
+    assert "tiledattn / best" in header and "auto chose" in header
+    # S=8192 non-causal D64: tiledattn 600 vs best baseline cudnn 500 -> 1.20
+    row = next(line for line in lines if "| 64 | 0 | 8192 |" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[-1] == "1.20"
+    assert cells[-2] == "cudnn 500"
+    assert "WRONG" in cells and "n/a" in cells and "CUDNN" in cells
+    assert "eager WRONG: max|out-ref|" in table
+    assert "flex: 12 compiles" in table
+
+
+def test_plots_are_written(fake_results, tmp_path):
+    pytest.importorskip("matplotlib")
+    paths = report.plot(report.load_json(fake_results), tmp_path / "plots")
+    assert paths
+    for path in paths:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_from_json_regenerates_everything(fake_results, tmp_path, capsys):
+    out = tmp_path / "again"
+    assert cli.main(["--from-json", str(fake_results), "--out", str(out)]) == 0
+    for name in ("results.json", "results.csv", "results.md"):
+        assert (out / name).is_file()
+    assert (out / "results.csv").read_text().startswith("dtype,head_dim,causal")
+    assert "| tiledattn |" in capsys.readouterr().out
+
+
+def _scaled(path, tmp_path, name, factor, backend="tiledattn", status=None):
+    data = json.loads(path.read_text())
+    for row in data["results"]:
+        if row["backend"] == backend and row["status"] == "ok":
+            row["tflops"] *= factor
+            if status:
+                row["status"] = status
+    out = tmp_path / name
+    out.write_text(json.dumps(data))
+    return str(out)
+
+
+def test_compare_flags_a_regression(fake_results, tmp_path, capsys):
+    new = _scaled(fake_results, tmp_path, "slower.json", 0.90)
+    assert cli.main(["--compare", str(fake_results), new]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out and "12 regressions" in out
+
+
+def test_compare_passes_noise_within_threshold(fake_results, tmp_path, capsys):
+    new = _scaled(fake_results, tmp_path, "noise.json", 0.97)
+    assert cli.main(["--compare", str(fake_results), new]) == 0
+    assert "REGRESSION" not in capsys.readouterr().out
+    faster = _scaled(fake_results, tmp_path, "faster.json", 1.2)
+    assert cli.main(["--compare", str(fake_results), faster]) == 0
+
+
+def test_compare_threshold_and_broken_rows(fake_results, tmp_path, capsys):
+    new = _scaled(fake_results, tmp_path, "slower.json", 0.90)
+    argv = ["--compare", str(fake_results), new, "--threshold", "0.15"]
+    assert cli.main(argv) == 0
+    wrong = _scaled(fake_results, tmp_path, "wrong.json", 1.0, status="WRONG")
+    assert cli.main(["--compare", str(fake_results), wrong]) == 1
+    assert "was ok" in capsys.readouterr().out
+
+
+# --- progress bar ------------------------------------------------------------
+
+
+def test_simple_progress_bar():
+    stream = io.StringIO()
+    bar = progress_bar(3, use_tqdm=False, stream=stream)
+    assert isinstance(bar, SimpleBar)
+    for i in range(3):
+        bar.set_description(f"case {i}")
+        bar.update()
+    bar.close()
+    text = stream.getvalue()
+    assert "3/3" in text and "case 2" in text and "#" * 30 in text
+    assert text.endswith("\n")
+
+
+def test_progress_bar_prefers_tqdm_when_installed():
+    stream = io.StringIO()
+    bar = progress_bar(2, stream=stream)
+    bar.update(2)
+    bar.close()
+    assert "2/2" in stream.getvalue()
+
+
+# --- GPU only ----------------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="needs a CUDA GPU: runs a tiny real sweep (torch SDPA, eager)",
+)
+def test_tiny_gpu_sweep(tmp_path):
+    out = tmp_path / "gpu"
+    argv = (
+        "--seqlens 256 --head-dims 64 --dtypes bf16 --causal 0,1 --backends "
+        "sdpa_auto flash eager tiledattn --runs 3 --rounds 1 --warmup 1 "
+        f"--no-plots --out {out}"
+    ).split()
+    assert cli.main(argv) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["complete"] and data["env"]["gpu"]
+    statuses = {r["backend"]: r["status"] for r in data["results"]}
+    assert statuses["sdpa_auto"] == "ok" and statuses["eager"] == "ok"
+    assert all(r.get("peak_mem_bytes", 1) >= 0 for r in data["results"])

@@ -1,0 +1,342 @@
+"""The attention implementations the harness times, behind one interface.
+
+Each backend's prepare() does the per-shape work that must not be timed
+(kernel selection, torch.compile, block masks) and returns a Prepared: the
+callable to time and what we learned (kernel name, compile seconds, which
+kernel SDPA's auto-dispatch chose). It raises Unsupported when the backend
+cannot run the shape; the sweep records the reason and goes on.
+"""
+
+import contextlib
+import dataclasses
+import math
+import os
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+# Name -> forced torch SDPA backend (SDPBackend member name); None is auto.
+SDPA_FORCED = {
+    "flash": "FLASH_ATTENTION",
+    "efficient": "EFFICIENT_ATTENTION",
+    "cudnn": "CUDNN_ATTENTION",
+    "math": "MATH",
+}
+ALL_BACKENDS = ("tiledattn", "sdpa_auto", *SDPA_FORCED, "eager", "flex")
+# Unfused backends: O(S^2) memory and ~20-60 TFLOP/s, so they get fewer runs
+# and are skipped beyond --slow-max-seqlen to keep the sweep's budget.
+SLOW_BACKENDS = ("math", "eager")
+# Fused SDPA kernels a FlexAttention run is compared with to flag it as slow.
+FUSED_BASELINES = ("sdpa_auto", "flash", "cudnn", "efficient")
+
+
+def _sync(t):
+    if t.is_cuda:
+        torch.cuda.synchronize()
+
+
+class Unsupported(Exception):
+    """The backend cannot run this shape (a reason, not a failure)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One point of the sweep: inputs of shape (batch, heads, seqlen, head_dim)."""
+
+    dtype: str
+    head_dim: int
+    causal: bool
+    seqlen_q: int
+    seqlen_k: int
+    batch: int
+    heads: int
+
+    @property
+    def torch_dtype(self):
+        return DTYPES[self.dtype]
+
+    def fields(self):
+        return dataclasses.asdict(self)
+
+    def label(self):
+        return (
+            f"{self.dtype} D{self.head_dim} {'causal' if self.causal else 'full'} "
+            f"S{self.seqlen_q} B{self.batch} H{self.heads}"
+        )
+
+
+@dataclasses.dataclass
+class Prepared:
+    fn: object  # () -> output tensor
+    info: dict = dataclasses.field(default_factory=dict)
+    # Entered once around the check and the timing loop (not per call), so
+    # e.g. sdpa_kernel's Python cost stays out of the timed region.
+    context: object = contextlib.nullcontext
+
+
+class Backend:
+    name = "?"
+    slow = False
+    is_tiledattn = False  # ratio column: tiledattn variants vs the rest
+
+    def prepare(self, case, q, k, v):
+        raise NotImplementedError
+
+
+class TiledAttn(Backend):
+    """The registry's kernel for (dtype, head dim, causal)."""
+
+    name = "tiledattn"
+    is_tiledattn = True
+
+    def prepare(self, case, q, k, v):
+        import tiledattn
+        from tiledattn.errors import TiledAttnError, UnsupportedInputError
+
+        try:
+            entry = tiledattn.registry.select(
+                case.torch_dtype, case.head_dim, case.causal
+            )
+        except (UnsupportedInputError, TiledAttnError) as error:
+            raise Unsupported(str(error)) from None
+
+        def fn():
+            return tiledattn.scaled_dot_product_attention(
+                q, k, v, is_causal=case.causal
+            )
+
+        return Prepared(fn, {"kernel": entry.name})
+
+
+class Schedule(Backend):
+    """A user schedule (--schedule my.mlir), compiled once with tiledattn.compile."""
+
+    is_tiledattn = True
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.name = "schedule:" + Path(path).stem
+        self.kernel = None
+        self.compile_s = float("nan")
+        self.error = None
+
+    def compile(self):
+        """Compiles now (before the sweep); a failure is kept and reported per row."""
+        import tiledattn
+
+        start = time.perf_counter()
+        try:
+            self.kernel = tiledattn.compile(self.path)
+        except Exception as error:  # noqa: BLE001 -- any failure: report it per row
+            self.error = f"compile failed: {error}"
+        self.compile_s = time.perf_counter() - start
+        return self
+
+    def prepare(self, case, q, k, v):
+        if self.kernel is None and self.error is None:
+            self.compile()
+        if self.error:
+            raise RuntimeError(self.error)
+        entry = self.kernel.entry
+        have = (entry.dtype, entry.head_dim, entry.causal)
+        want = ({"fp16": "f16"}.get(case.dtype, case.dtype), case.head_dim, case.causal)
+        if have != want:
+            raise Unsupported(f"schedule compiled for (dtype, D, causal) = {have}")
+        kernel = self.kernel
+
+        def fn():
+            return kernel(q, k, v, is_causal=case.causal)
+
+        return Prepared(fn, {"kernel": kernel.name, "compile_s": self.compile_s})
+
+
+def sdpa_choice(q, k, v, causal):
+    """The backend torch's auto-dispatch picks, by name, from the dispatcher's
+    own choice function (what F.scaled_dot_product_attention consults)."""
+    from torch.nn.attention import SDPBackend
+
+    try:
+        index = torch._fused_sdp_choice(q, k, v, None, 0.0, causal, scale=None)
+    except Exception as error:  # noqa: BLE001 -- private API: never stop the sweep
+        return f"unknown ({type(error).__name__})"
+    for name, member in SDPBackend.__members__.items():
+        if int(member.value) == int(index):
+            return name
+    return f"unknown ({index})"
+
+
+# Substrings of CUDA kernel names -> the SDPA backend that launches them.
+_KERNEL_FAMILIES = (
+    ("cudnn", "CUDNN_ATTENTION"),
+    ("flash_fwd", "FLASH_ATTENTION"),
+    ("fmha", "EFFICIENT_ATTENTION"),
+    ("efficient", "EFFICIENT_ATTENTION"),
+)
+
+
+def classify_kernels(names):
+    """Which SDPA backend a list of CUDA kernel names came from."""
+    for name in names:
+        low = name.lower()
+        for needle, family in _KERNEL_FAMILIES:
+            if needle in low:
+                return family
+    return "MATH" if names else "unknown"
+
+
+def profiled_kernels(fn):
+    """CUDA kernel names one call of fn launches (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    names = []
+    for event in prof.events():
+        is_cuda = getattr(event, "device_type", None) == torch.autograd.DeviceType.CUDA
+        if is_cuda and event.name not in names:
+            names.append(event.name)
+    return names
+
+
+class Sdpa(Backend):
+    """torch SDPA, auto-dispatched (kind None) or forced with sdpa_kernel."""
+
+    def __init__(self, name, forced=None):
+        self.name = name
+        self.forced = forced
+        self.slow = name in SLOW_BACKENDS
+
+    def context(self):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        if self.forced is None:
+            return contextlib.nullcontext()
+        return sdpa_kernel([getattr(SDPBackend, self.forced)])
+
+    def prepare(self, case, q, k, v):
+        def fn():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
+
+        info = {}
+        if self.forced is None:
+            # Two independent answers: the dispatcher's choice, and the
+            # kernels that actually ran (they should agree).
+            info["chosen"] = sdpa_choice(q, k, v, case.causal)
+            try:
+                names = profiled_kernels(fn)
+                info["profiled"] = classify_kernels(names)
+                info["kernel"] = ";".join(n[:80] for n in names[:3])
+            except Exception as error:  # noqa: BLE001 -- the profiler is optional
+                info["profiled"] = f"unknown ({type(error).__name__})"
+        return Prepared(fn, info, self.context)
+
+
+class Eager(Backend):
+    """Unfused attention as users write it: matmul and the second matmul in
+    the input dtype, softmax in float32."""
+
+    name = "eager"
+    slow = True
+
+    def prepare(self, case, q, k, v):
+        scale = 1.0 / math.sqrt(case.head_dim)
+        mask = None
+        if case.causal:
+            mask = torch.ones(
+                case.seqlen_q, case.seqlen_k, dtype=torch.bool, device=q.device
+            ).tril()
+
+        def fn():
+            scores = torch.matmul(q, k.transpose(-2, -1)).float() * scale
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            return torch.matmul(torch.softmax(scores, dim=-1).to(q.dtype), v)
+
+        return Prepared(fn)
+
+
+# A flex run below this fraction of the best fused SDPA kernel in the same
+# row is flagged: the known failure is a silent unfused fallback (~17 vs
+# ~400 TFLOP/s on the H200, ANCHORS section 7), far below this line.
+FLEX_SLOW_FRACTION = 0.25
+
+
+class Flex(Backend):
+    """FlexAttention through torch.compile, one fresh compile per shape.
+
+    dynamo is reset per shape and its recompile limit raised, with
+    fullgraph=True so a graph break raises instead of falling back to the
+    unfused eager path (which is what silently happens past the limit).
+    """
+
+    name = "flex"
+
+    def prepare(self, case, q, k, v):
+        try:
+            from torch.nn.attention.flex_attention import (
+                create_block_mask,
+                flex_attention,
+            )
+        except ImportError as error:
+            raise Unsupported(f"no FlexAttention in this torch: {error}") from None
+        import torch._dynamo
+        import torch._dynamo.utils
+
+        torch._dynamo.reset()
+        config = torch._dynamo.config
+        for knob in ("recompile_limit", "cache_size_limit"):
+            if hasattr(config, knob):
+                setattr(config, knob, 1024)
+        for knob in ("accumulated_recompile_limit", "accumulated_cache_size_limit"):
+            if hasattr(config, knob):
+                setattr(config, knob, 8192)
+        torch._dynamo.utils.counters.clear()
+
+        start = time.perf_counter()
+        block_mask = None
+        if case.causal:
+
+            def causal(b, h, q_idx, kv_idx):
+                return q_idx >= kv_idx
+
+            block_mask = create_block_mask(
+                causal, None, None, case.seqlen_q, case.seqlen_k, device=q.device
+            )
+        _sync(q)
+        mask_s = time.perf_counter() - start
+
+        compiled = torch.compile(flex_attention, fullgraph=True, dynamic=False)
+        start = time.perf_counter()
+        compiled(q, k, v, block_mask=block_mask)  # compiles
+        _sync(q)
+        compile_s = time.perf_counter() - start
+        graphs = torch._dynamo.utils.counters["stats"].get("unique_graphs", None)
+
+        def fn():
+            return compiled(q, k, v, block_mask=block_mask)
+
+        info = {"compile_s": compile_s, "block_mask_s": mask_s}
+        if graphs is not None:
+            info["kernel"] = f"dynamo graphs={graphs}"
+        return Prepared(fn, info)
+
+
+def make_backends(names, schedules=()):
+    """Backend objects for --backends names (in ALL_BACKENDS order) plus schedules."""
+    factories = {
+        "tiledattn": TiledAttn,
+        "sdpa_auto": lambda: Sdpa("sdpa_auto"),
+        "eager": Eager,
+        "flex": Flex,
+    }
+    for name, forced in SDPA_FORCED.items():
+        factories[name] = lambda name=name, forced=forced: Sdpa(name, forced)
+    backends = [factories[name]() for name in ALL_BACKENDS if name in names]
+    backends += [Schedule(os.fspath(path)) for path in schedules]
+    return backends

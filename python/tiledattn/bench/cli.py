@@ -1,0 +1,301 @@
+"""Command line of `python -m tiledattn.bench`: presets, axes, backends, and
+the GPU-free modes (--from-json, --compare, --dry-run)."""
+
+import argparse
+import dataclasses
+import datetime
+import sys
+import time
+from pathlib import Path
+
+from tiledattn.bench import report
+from tiledattn.bench.backends import ALL_BACKENDS, DTYPES, Case
+from tiledattn.bench.sweep import Settings
+
+# The TiledAttention paper / FlashAttention grid; B*S and H*D held fixed.
+PRESETS = {
+    "quick": {
+        "seqlens": [512, 2048],
+        "head_dims": [64, 128],
+        "dtypes": ["bf16"],
+        "causal": [False, True],
+    },
+    "paper": {
+        "seqlens": [512, 1024, 2048, 4096, 8192, 16384],
+        "head_dims": [64, 128],
+        "dtypes": ["bf16", "fp16"],  # bf16 first: it matters most
+        "causal": [False, True],
+    },
+    "full": {
+        "seqlens": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
+        "head_dims": [64, 128],  # + 256 when a tiledattn kernel exists
+        "dtypes": ["bf16", "fp16"],
+        "causal": [False, True],
+    },
+}
+DEFAULT_TOTAL_TOKENS = 16384  # B*S, as in the FA papers
+DEFAULT_HIDDEN = 2048  # H*D
+
+
+def _list_of(kind):
+    """argparse type: '512,1024' -> [512, 1024]; use with nargs='+'."""
+
+    def parse(text):
+        items = [t for t in text.replace(",", " ").split() if t]
+        try:
+            return [kind(t) for t in items]
+        except (ValueError, KeyError) as error:
+            raise argparse.ArgumentTypeError(f"bad value in {text!r}: {error}")
+
+    return parse
+
+
+def _bool(text):
+    value = {"0": False, "1": True, "false": False, "true": True}.get(text.lower())
+    if value is None:
+        raise ValueError(f"{text} (expected 0/1)")
+    return value
+
+
+def _dtype(text):
+    name = {"float16": "fp16", "f16": "fp16", "half": "fp16"}.get(text, text)
+    name = {"bfloat16": "bf16"}.get(name, name)
+    if name not in DTYPES:
+        raise ValueError(f"{text} (expected fp16 or bf16)")
+    return name
+
+
+def _backend(text):
+    if text != "all" and text not in ALL_BACKENDS:
+        raise ValueError(f"{text} (expected one of {', '.join(ALL_BACKENDS)}, all)")
+    return text
+
+
+def _flatten(value):
+    if value is None:
+        return None
+    out = []
+    for item in value:
+        out += item if isinstance(item, list) else [item]
+    return out
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="python -m tiledattn.bench",
+        description="Attention forward benchmark: tiledattn vs torch SDPA "
+        "backends, eager and FlexAttention, checked then timed on the same "
+        "inputs. See docs/Performance.md.",
+    )
+    p.add_argument("--preset", choices=sorted(PRESETS), default="quick")
+    axes = p.add_argument_group("sweep axes (override the preset)")
+    axes.add_argument("--seqlens", nargs="+", type=_list_of(int))
+    axes.add_argument("--head-dims", nargs="+", type=_list_of(int))
+    axes.add_argument("--dtypes", nargs="+", type=_list_of(_dtype))
+    axes.add_argument("--causal", nargs="+", type=_list_of(_bool), help="0 and/or 1")
+    axes.add_argument("--batch", type=int, help="fixed B (default total-tokens // S)")
+    axes.add_argument("--heads", type=int, help="fixed H (default hidden // D)")
+    axes.add_argument("--total-tokens", type=int, default=DEFAULT_TOTAL_TOKENS)
+    axes.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help="H*D")
+    b = p.add_argument_group("backends")
+    b.add_argument(
+        "--backends",
+        nargs="+",
+        type=_list_of(_backend),
+        help=f"subset of: {', '.join(ALL_BACKENDS)} (default all)",
+    )
+    b.add_argument(
+        "--schedule",
+        action="append",
+        default=[],
+        metavar="MLIR",
+        help="also time this schedule (tiledattn.compile); repeatable",
+    )
+    m = p.add_argument_group("method")
+    d = Settings()
+    m.add_argument("--runs", type=int, default=d.runs, help="timed runs per backend")
+    m.add_argument("--slow-runs", type=int, default=d.slow_runs, help="for math/eager")
+    m.add_argument("--rounds", type=int, default=d.rounds, help="interleaved rounds")
+    m.add_argument("--warmup", type=int, default=d.warmup)
+    m.add_argument("--slow-max-seqlen", type=int, default=d.slow_max_seqlen)
+    m.add_argument("--flush-mb", type=int, default=d.flush_mb, help="0: no flush")
+    m.add_argument("--rtol", type=float, default=d.rtol)
+    m.add_argument("--atol", type=float, default=d.atol)
+    m.add_argument("--seed", type=int, default=d.seed)
+    m.add_argument(
+        "--time-limit",
+        type=float,
+        default=0,
+        help="seconds; cases left when it is spent are recorded as SKIPPED",
+    )
+    o = p.add_argument_group("output")
+    o.add_argument("--out", help="directory (default bench-results/<timestamp>)")
+    o.add_argument("--no-plots", action="store_true")
+    o.add_argument("--no-tqdm", action="store_true", help="use the plain bar")
+    o.add_argument("--dry-run", action="store_true", help="list cases and exit")
+    o.add_argument("--from-json", metavar="RESULTS", help="re-render recorded results")
+    o.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
+    o.add_argument("--threshold", type=float, default=0.05, help="for --compare")
+    return p
+
+
+def parse_args(argv=None):
+    args = build_parser().parse_args(argv)
+    preset = PRESETS[args.preset]
+    for axis in ("seqlens", "head_dims", "dtypes", "causal", "backends"):
+        setattr(args, axis, _flatten(getattr(args, axis)))
+    args.seqlens = args.seqlens or list(preset["seqlens"])
+    args.dtypes = args.dtypes or list(preset["dtypes"])
+    args.causal = args.causal if args.causal is not None else list(preset["causal"])
+    if args.head_dims is None:
+        args.head_dims = list(preset["head_dims"])
+        if args.preset == "full" and _has_kernel_for(256):
+            args.head_dims.append(256)
+    if not args.backends or "all" in args.backends:
+        args.backends = list(ALL_BACKENDS)
+    return args
+
+
+def _has_kernel_for(head_dim):
+    try:
+        from tiledattn import registry
+
+        return any(e.head_dim == head_dim for e in registry.kernels())
+    except Exception:  # noqa: BLE001 -- no registry: no D=256 kernel to time
+        return False
+
+
+def make_cases(args):
+    """Cases in table order: dtype, D, causal, then S (a plot line's axis)."""
+    cases = []
+    for dtype in dict.fromkeys(args.dtypes):
+        for head_dim in dict.fromkeys(args.head_dims):
+            for causal in dict.fromkeys(args.causal):
+                for seqlen in dict.fromkeys(args.seqlens):
+                    batch = args.batch or max(1, args.total_tokens // seqlen)
+                    heads = args.heads or max(1, args.hidden // head_dim)
+                    cases.append(
+                        Case(dtype, head_dim, causal, seqlen, seqlen, batch, heads)
+                    )
+    return cases
+
+
+def settings_from(args):
+    fields = {f.name for f in dataclasses.fields(Settings)}
+    return Settings(**{k: v for k, v in vars(args).items() if k in fields})
+
+
+def default_out_dir():
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("bench-results") / stamp
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(argv)
+
+    if args.compare:
+        old, new = (report.load_json(p) for p in args.compare)
+        text, regressions = report.compare(old, new, args.threshold)
+        print(text)
+        return 1 if regressions else 0
+
+    if args.from_json:
+        data = report.load_json(args.from_json)
+        out = Path(args.out) if args.out else Path(args.from_json).parent
+        table, paths = report.write_all(data, out, plots=not args.no_plots)
+        print(table)
+        print("wrote " + ", ".join(str(p) for p in paths))
+        return 0
+
+    cases = make_cases(args)
+    if args.dry_run:
+        for case in cases:
+            print(case.label())
+        print(f"{len(cases)} cases x backends {', '.join(args.backends)}")
+        for schedule in args.schedule:
+            print(f"schedule: {schedule}")
+        return 0
+
+    import torch
+
+    if not torch.cuda.is_available():
+        print(
+            "tiledattn.bench: no CUDA GPU; a sweep needs one (use --dry-run, "
+            "--from-json or --compare without a GPU)",
+            file=sys.stderr,
+        )
+        return 2
+    return run_sweep(args, argv, cases)
+
+
+def run_sweep(args, argv, cases):
+    import torch
+
+    from tiledattn.bench import env, measure, sweep
+    from tiledattn.bench.backends import make_backends
+    from tiledattn.bench.progress import progress_bar
+
+    settings = settings_from(args)
+    out = Path(args.out) if args.out else default_out_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    backends = make_backends(args.backends, args.schedule)
+    schedules = []
+    for backend in backends:
+        if hasattr(backend, "compile"):
+            backend.compile()
+            schedules.append(
+                {
+                    "path": backend.path,
+                    "name": backend.name,
+                    "compile_s": backend.compile_s,
+                    "error": backend.error,
+                }
+            )
+            print(
+                f"{backend.name}: compiled in {backend.compile_s:.2f} s"
+                + (f" ({backend.error})" if backend.error else ""),
+                file=sys.stderr,
+            )
+    data = {
+        "schema": report.SCHEMA,
+        "complete": False,
+        "env": env.collect(argv),
+        "config": {
+            **dataclasses.asdict(settings),
+            "preset": args.preset,
+            "backends": [b.name for b in backends],
+            "schedules": schedules,
+            "cases": len(cases),
+        },
+        "results": [],
+    }
+    start = time.monotonic()
+    flusher = measure.L2Flusher(settings.flush_mb, "cuda")
+    bar = progress_bar(len(cases), use_tqdm=not args.no_tqdm)
+    with torch.no_grad():
+        for case in cases:
+            bar.set_description(case.label())
+            if args.time_limit and time.monotonic() - start > args.time_limit:
+                rows = [
+                    {
+                        **case.fields(),
+                        "backend": b.name,
+                        "status": "SKIPPED",
+                        "reason": f"--time-limit {args.time_limit:g} s spent",
+                    }
+                    for b in backends
+                ]
+            else:
+                rows = sweep.run_case(case, backends, settings, flusher)
+            data["results"] += rows
+            # Written after every case: a killed sweep still leaves results.
+            report.write_json(out / "results.json", data)
+            bar.update()
+    bar.close()
+    data["complete"] = True
+    data["elapsed_s"] = time.monotonic() - start
+    table, _ = report.write_all(data, out, plots=not args.no_plots)
+    print(table)
+    print(f"{len(cases)} cases in {data['elapsed_s']:.0f} s; wrote {out}/")
+    return 0

@@ -1,0 +1,203 @@
+"""The sweep: for each case, check every backend on the same inputs, then
+time the correct ones in interleaved rounds.
+
+Interleaving (round r times every backend before round r+1) spreads clock
+and thermal drift over all backends alike: the same cuDNN kernel measured
+twice in one run differed by up to 12% on our H200 (ANCHORS section 7).
+"""
+
+import dataclasses
+import math
+import warnings
+
+import torch
+
+from tiledattn.bench import measure
+from tiledattn.bench.backends import FLEX_SLOW_FRACTION, FUSED_BASELINES, Unsupported
+
+
+@dataclasses.dataclass
+class Settings:
+    runs: int = 30  # timed runs per backend and case, over all rounds
+    slow_runs: int = 10  # for the unfused backends (math, eager)
+    rounds: int = 3  # interleaved rounds the runs are split into
+    warmup: int = 5
+    slow_max_seqlen: int = 8192
+    flush_mb: int = 256
+    rtol: float = measure.RTOL
+    atol: float = measure.ATOL
+    seed: int = 0
+
+
+def _is_oom(error):
+    return isinstance(error, torch.OutOfMemoryError) or "out of memory" in str(error)
+
+
+def _first_lines(text, limit=400):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failure(row, error, caught):
+    """Fills status/reason for an exception: OOM, UNSUPPORTED or ERROR."""
+    from tiledattn.errors import UnsupportedInputError
+
+    notes = [str(w.message) for w in caught or ()]
+    if _is_oom(error):
+        row["status"] = "OOM"
+    elif isinstance(error, (Unsupported, UnsupportedInputError)) or any(
+        text in str(error) for text in ("No available kernel", "No viable backend")
+    ):
+        row["status"] = "UNSUPPORTED"
+    else:
+        row["status"] = "ERROR"
+    reason = f"{type(error).__name__}: {error}"
+    if notes:  # SDPA explains its refusals only in warnings
+        reason += " | " + " | ".join(dict.fromkeys(notes))
+    row["reason"] = _first_lines(reason)
+
+
+def _empty_cache(device):
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _poison(shape, dtype, device):
+    """Leaves a NaN-filled block of the output's size in the caching
+    allocator, so a kernel that skips writing its output shows NaN instead
+    of a previous backend's correct answer."""
+    junk = torch.full(shape, float("nan"), dtype=dtype, device=device)
+    del junk
+
+
+def run_case(case, backends, settings, flusher, device="cuda"):
+    """Result rows (dicts) for one case, one per backend, never raising."""
+    base = {
+        **case.fields(),
+        "flops": measure.flops(
+            case.batch,
+            case.heads,
+            case.seqlen_q,
+            case.seqlen_k,
+            case.head_dim,
+            case.causal,
+        ),
+    }
+    rows = {
+        b.name: {**base, "backend": b.name, "status": "", "reason": ""}
+        for b in backends
+    }
+    torch.manual_seed(settings.seed)
+    shape_q = (case.batch, case.heads, case.seqlen_q, case.head_dim)
+    shape_k = (case.batch, case.heads, case.seqlen_k, case.head_dim)
+    try:
+        q = torch.randn(shape_q, dtype=case.torch_dtype, device=device)
+        k = torch.randn(shape_k, dtype=case.torch_dtype, device=device)
+        v = torch.randn(shape_k, dtype=case.torch_dtype, device=device)
+        ref = measure.Reference(
+            q,
+            k,
+            v,
+            case.causal,
+            1.0 / math.sqrt(case.head_dim),
+            settings.rtol,
+            settings.atol,
+        )
+    except Exception as error:  # noqa: BLE001 -- the case cannot run: say so per backend
+        for row in rows.values():
+            _failure(row, error, None)
+            row["reason"] = "reference: " + row["reason"]
+        _empty_cache(device)
+        return list(rows.values())
+
+    ready = {}
+    for backend in backends:
+        row = rows[backend.name]
+        if backend.slow and case.seqlen_q > settings.slow_max_seqlen:
+            row["status"] = "SKIPPED"
+            row["reason"] = (
+                f"unfused backend skipped beyond S={settings.slow_max_seqlen} "
+                "(--slow-max-seqlen) to bound the sweep's time and memory"
+            )
+            continue
+        caught = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                prepared = backend.prepare(case, q, k, v)
+                row.update(prepared.info)
+                _poison(shape_q, case.torch_dtype, device)
+                with prepared.context():
+                    out = prepared.fn()
+                    measure.synchronize(device)
+            ok, err, why = ref.check(out)
+            del out
+            row.update(max_err=err, tol=ref.tol, eager_err=ref.eager_err)
+            if not ok:
+                # A wrong answer is never timed: its speed means nothing.
+                row["status"], row["reason"] = "WRONG", why
+                continue
+            with prepared.context():
+                row["peak_mem_bytes"] = measure.peak_memory(prepared.fn, device)
+            ready[backend.name] = (backend, prepared)
+        except Exception as error:  # noqa: BLE001 -- record it, never stop the sweep
+            _failure(row, error, caught)
+            _empty_cache(device)
+
+    times = {name: [] for name in ready}
+    rounds = max(1, settings.rounds)
+    for r in range(rounds):
+        names = list(ready)
+        # Rotate the order each round so no backend always runs first/last.
+        names = names[r % len(names) :] + names[: r % len(names)] if names else []
+        for name in names:
+            if name not in times:
+                continue  # failed in an earlier round
+            backend, prepared = ready[name]
+            total = settings.slow_runs if backend.slow else settings.runs
+            per_round = max(1, math.ceil(total / rounds))
+            try:
+                with prepared.context():
+                    times[name] += measure.time_runs(
+                        prepared.fn,
+                        per_round,
+                        flusher,
+                        warmup=settings.warmup if r == 0 else 1,
+                        device=device,
+                    )
+            except Exception as error:  # noqa: BLE001 -- e.g. OOM: record, go on
+                _failure(rows[name], error, None)
+                del times[name]
+                _empty_cache(device)
+
+    for name, samples in times.items():
+        row = rows[name]
+        row.update(measure.summarize(samples))
+        row["status"] = "ok"
+        row["tflops"] = measure.tflops(base["flops"], row["ms_median"])
+        # Slower runs (p90 time) give the low end of the TFLOP/s spread.
+        row["tflops_p10"] = measure.tflops(base["flops"], row["ms_p90"])
+        row["tflops_p90"] = measure.tflops(base["flops"], row["ms_p10"])
+    flag_slow_flex(rows)
+    del q, k, v, ref, ready
+    _empty_cache(device)
+    return list(rows.values())
+
+
+def flag_slow_flex(rows):
+    """Flags a FlexAttention result far below the fused SDPA kernels: the sign
+    of a run that fell back to unfused attention."""
+    flex = rows.get("flex")
+    if not flex or flex.get("status") != "ok":
+        return
+    fused = [
+        rows[n]["tflops"]
+        for n in FUSED_BASELINES
+        if n in rows and rows[n].get("status") == "ok"
+    ]
+    if fused and flex["tflops"] < FLEX_SLOW_FRACTION * max(fused):
+        flex["flags"] = "flex-slow"
+        flex["reason"] = (
+            f"{flex['tflops']:.0f} TFLOP/s < {FLEX_SLOW_FRACTION:g} x best fused "
+            f"SDPA ({max(fused):.0f}): probably not running the compiled kernel"
+        )
