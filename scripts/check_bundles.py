@@ -52,13 +52,22 @@ def launch(manifest, func, q, k, v, scale):
     for t in (q, k, v, o, lse):
         vals += memref_args(t, keep)
     vals.append(ctypes.c_float(scale))
-    params = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
+    params = (ctypes.c_void_p * len(vals))(
+        *[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals]
+    )
     grid = (math.ceil(Sq / manifest["block_m"]), Hq, B)
     stream = torch.cuda.current_stream().cuda_stream
     check(
         cuda.cuLaunchKernel(
-            func, *grid, manifest["threads"], 1, 1, manifest["dynamic_smem_bytes"],
-            ctypes.c_void_p(stream), params, None,
+            func,
+            *grid,
+            manifest["threads"],
+            1,
+            1,
+            manifest["dynamic_smem_bytes"],
+            ctypes.c_void_p(stream),
+            params,
+            None,
         ),
         "cuLaunchKernel",
     )
@@ -89,8 +98,14 @@ def main():
         manifest, func = load(bundle)
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[manifest["dtype"]]
         D, causal = manifest["head_dim"], manifest["causal"]
-        for B, Hq, Hkv, Sq, Sk in [(2, 4, 4, 1, 1), (1, 2, 2, 17, 17), (2, 8, 2, 113, 203),
-                                   (1, 4, 1, 1000, 1000), (1, 2, 2, 4097, 4097), (2, 4, 4, 239, 64)]:
+        for B, Hq, Hkv, Sq, Sk in [
+            (2, 4, 4, 1, 1),
+            (1, 2, 2, 17, 17),
+            (2, 8, 2, 113, 203),
+            (1, 4, 1, 1000, 1000),
+            (1, 2, 2, 4097, 4097),
+            (2, 4, 4, 239, 64),
+        ]:
             q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=dtype)
             k = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
             v = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
@@ -104,8 +119,10 @@ def main():
             ok = err <= 2 * low_err + 1e-5 and lse_err < 1e-2 and not torch.isnan(o).any()
             passes += ok
             failures += not ok
-            print(f"{'ok  ' if ok else 'FAIL'} {bundle.name:28s} B={B} Hq={Hq} Hkv={Hkv} Sq={Sq} Sk={Sk} "
-                  f"err={err:.2e} eager_err={low_err:.2e} lse_err={lse_err:.2e}")
+            print(
+                f"{'ok  ' if ok else 'FAIL'} {bundle.name:28s} B={B} Hq={Hq} Hkv={Hkv} Sq={Sq} Sk={Sk} "
+                f"err={err:.2e} eager_err={low_err:.2e} lse_err={lse_err:.2e}"
+            )
     print(f"{passes} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -5,7 +5,6 @@ import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
-from lit.llvm.subst import ToolSubst
 
 config.name = "TILEDATTN"
 # lit's internal shell: the external one is deprecated from lit 23 (pip's
@@ -22,7 +21,9 @@ config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%ptxas", config.ptxas))
 config.substitutions.append(("%kernels", config.tiledattn_kernel_dir))
-config.substitutions.append(("%schedules", os.path.join(config.tiledattn_src_root, "python", "tiledattn", "schedules")))
+config.substitutions.append(
+    ("%schedules", os.path.join(config.tiledattn_src_root, "python", "tiledattn", "schedules"))
+)
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -8,12 +8,10 @@ from pathlib import Path
 def manifest(dtype="f16", head_dim=64, causal=False, **overrides) -> dict:
     """A manifest as the compiler writes it (format_version 1)."""
     name = f"sdpa_fwd_{dtype}_d{head_dim}" + ("_causal" if causal else "")
-    memref = lambda n, rank, dt: {
-        "name": n,
-        "kind": "memref",
-        "rank": rank,
-        "dtype": dt,
-    }
+
+    def memref(n, rank, dt):
+        return {"name": n, "kind": "memref", "rank": rank, "dtype": dt}
+
     m = {
         "format_version": 1,
         "name": name,
@@ -73,9 +71,7 @@ def make_bundle(
     (bundle / "manifest.json").write_text(
         manifest_text if manifest_text is not None else json.dumps(m, indent=1)
     )
-    (bundle / "kernel.cubin").write_bytes(
-        cubin if cubin is not None else fake_cubin(m["kernel"])
-    )
+    (bundle / "kernel.cubin").write_bytes(cubin if cubin is not None else fake_cubin(m["kernel"]))
     (bundle / "kernel.ptx").write_text(
         f".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry {m['kernel']}()\n{{\n ret;\n}}\n"
     )

@@ -10,6 +10,7 @@ if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
 
 import bundles
+
 import tiledattn
 from tiledattn import _runtime, registry
 

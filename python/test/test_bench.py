@@ -8,6 +8,7 @@ import bundles
 import pytest
 import torch
 import torch.nn.functional as F
+
 from tiledattn import registry
 from tiledattn.bench import cli, measure, report, sweep
 from tiledattn.bench.backends import (
@@ -97,9 +98,7 @@ def test_backends_and_schedules():
     assert len(cli.parse_args([]).backends) == 8
 
 
-@pytest.mark.parametrize(
-    "argv", [["--backends", "nope"], ["--dtypes", "fp8"], ["--causal", "2"]]
-)
+@pytest.mark.parametrize("argv", [["--backends", "nope"], ["--dtypes", "fp8"], ["--causal", "2"]])
 def test_bad_arguments_exit(argv, capsys):
     with pytest.raises(SystemExit):
         cli.parse_args(argv)
@@ -206,10 +205,7 @@ def test_run_case_checks_before_timing_and_never_raises():
     settings = sweep.Settings(runs=4, slow_runs=2, rounds=2, warmup=1)
     settings.slow_max_seqlen = 32
     case = Case("bf16", 16, False, 64, 64, 1, 2)
-    rows = {
-        r["backend"]: r
-        for r in sweep.run_case(case, backends, settings, lambda: None, "cpu")
-    }
+    rows = {r["backend"]: r for r in sweep.run_case(case, backends, settings, lambda: None, "cpu")}
     assert rows["good"]["status"] == "ok"
     assert rows["good"]["runs"] == 4 and rows["good"]["tflops"] > 0
     assert rows["wrong"]["status"] == "WRONG" and "runs" not in rows["wrong"]
@@ -227,9 +223,7 @@ def test_run_case_checks_before_timing_and_never_raises():
 def test_run_case_times_slow_backends_below_the_limit():
     settings = sweep.Settings(runs=6, slow_runs=2, rounds=3, warmup=0)
     case = Case("fp16", 16, True, 32, 32, 1, 1)
-    rows = sweep.run_case(
-        case, make_backends(["math", "eager"]), settings, lambda: None, "cpu"
-    )
+    rows = sweep.run_case(case, make_backends(["math", "eager"]), settings, lambda: None, "cpu")
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert [r["runs"] for r in rows] == [3, 3]  # ceil(2 / 3) per round
 
@@ -247,15 +241,9 @@ def test_flag_slow_flex():
 
 
 def test_classify_kernels():
-    assert classify_kernels(["cudnn_generated_fort_native_sdpa_sm90"]) == (
-        "CUDNN_ATTENTION"
-    )
-    assert classify_kernels(["void pytorch_flash::flash_fwd_kernel<...>"]) == (
-        "FLASH_ATTENTION"
-    )
-    assert classify_kernels(["fmha_cutlassF_bf16_aligned_64x64"]) == (
-        "EFFICIENT_ATTENTION"
-    )
+    assert classify_kernels(["cudnn_generated_fort_native_sdpa_sm90"]) == ("CUDNN_ATTENTION")
+    assert classify_kernels(["void pytorch_flash::flash_fwd_kernel<...>"]) == ("FLASH_ATTENTION")
+    assert classify_kernels(["fmha_cutlassF_bf16_aligned_64x64"]) == ("EFFICIENT_ATTENTION")
     assert classify_kernels(["ampere_bf16_gemm", "softmax_warp_forward"]) == "MATH"
 
 

@@ -8,8 +8,9 @@ import textwrap
 
 import bundles
 import pytest
-import tiledattn
 import torch
+
+import tiledattn
 from tiledattn.errors import CompileError, UnsupportedInputError
 
 SCHEDULE = "tiledattn.sdpa {schedule = #tiledattn.schedule<block_m = 64>}\n"
@@ -118,7 +119,5 @@ def test_missing_runtime_library_message(tmp_path):
         text=True,
         check=True,
     ).stdout
-    assert (
-        f"the runtime library {tmp_path}/nope.so does not exist; build it with" in out
-    )
+    assert f"the runtime library {tmp_path}/nope.so does not exist; build it with" in out
     assert "TILEDATTN_RUNTIME_LIB" in out

@@ -6,8 +6,9 @@ traces it with fake tensors. Needs the runtime library, not a GPU.
 """
 
 import pytest
-import tiledattn
 import torch
+
+import tiledattn
 
 sdpa = tiledattn.scaled_dot_product_attention
 
@@ -35,9 +36,7 @@ def test_op_meta_shapes(fake_kernel_dir):
 
 
 def test_op_meta_checks_rank(fake_kernel_dir):
-    with pytest.raises(
-        RuntimeError, match=r"tiledattn\.sdpa_fwd: expected 'k' to be a 4-D tensor"
-    ):
+    with pytest.raises(RuntimeError, match=r"tiledattn\.sdpa_fwd: expected 'k' to be a 4-D tensor"):
         torch.ops.tiledattn.sdpa_fwd(
             meta(2, 8, 100, 64), meta(8, 100, 64), meta(8, 100, 64), False, 0.1, ""
         )
@@ -48,9 +47,7 @@ def test_op_on_cpu_names_the_device(fake_kernel_dir):
     with pytest.raises(
         RuntimeError, match=r"expected 'q' to be a CUDA tensor but got a tensor on cpu"
     ):
-        torch.ops.tiledattn.sdpa_fwd(
-            q, q, q, False, 0.1, str(fake_kernel_dir / "sdpa_fwd_f16_d64")
-        )
+        torch.ops.tiledattn.sdpa_fwd(q, q, q, False, 0.1, str(fake_kernel_dir / "sdpa_fwd_f16_d64"))
 
 
 @pytest.mark.parametrize(
@@ -74,14 +71,15 @@ def test_torch_compile_fullgraph(dynamic):
     def attend(q, k, v):
         return sdpa(q, k, v, is_causal=True, enable_gqa=True) * 2
 
-    compiled = torch.compile(
-        attend, fullgraph=True, backend="aot_eager", dynamic=dynamic
-    )
+    compiled = torch.compile(attend, fullgraph=True, backend="aot_eager", dynamic=dynamic)
     q, kv = meta(2, 8, 100, 64), meta(2, 2, 100, 64)
     assert compiled(q, kv, kv).shape == (2, 8, 100, 64)
-    assert compiled(
-        meta(1, 8, 33, 64), meta(1, 2, 70, 64), meta(1, 2, 70, 64)
-    ).shape == (1, 8, 33, 64)
+    assert compiled(meta(1, 8, 33, 64), meta(1, 2, 70, 64), meta(1, 2, 70, 64)).shape == (
+        1,
+        8,
+        33,
+        64,
+    )
 
 
 def test_backward_raises_instead_of_detaching():

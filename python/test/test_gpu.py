@@ -11,8 +11,9 @@ import math
 import shutil
 
 import pytest
-import tiledattn
 import torch
+
+import tiledattn
 from tiledattn import registry
 
 sdpa = tiledattn.scaled_dot_product_attention
@@ -79,12 +80,8 @@ def poison(*shapes_dtypes):
 
 
 def check_close(out, ref, low, what=""):
-    assert out.shape == ref.shape, (
-        f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
-    )
-    assert torch.isfinite(out).all(), (
-        f"{what}: output has NaN/Inf (unwritten or overflow)"
-    )
+    assert out.shape == ref.shape, f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    assert torch.isfinite(out).all(), f"{what}: output has NaN/Inf (unwritten or overflow)"
     err = (out.double() - ref).abs().max().item()
     err_low = (low.double() - ref).abs().max().item()
     assert err <= 2 * err_low + 1e-5, (
@@ -161,9 +158,7 @@ def test_lse_and_op_output(dtype, causal):
     check_close(out, ref, low, "op")
     assert lse.dtype == torch.float32 and lse.shape == (b, hq, sq)
     torch.testing.assert_close(lse.double(), ref_lse, atol=1e-3, rtol=1e-4)
-    assert torch.equal(
-        out, sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=True)
-    )
+    assert torch.equal(out, sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=True))
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -177,8 +172,7 @@ def test_custom_scale(causal):
 def test_bshd_transposed_view(dtype, causal):
     b, s, h, d = 2, 333, 8, 128
     q, k, v = (
-        torch.randn(b, s, h, d, dtype=dtype, device="cuda").transpose(1, 2)
-        for _ in range(3)
+        torch.randn(b, s, h, d, dtype=dtype, device="cuda").transpose(1, 2) for _ in range(3)
     )
     assert not q.is_contiguous()
     run_and_check(q, k, v, causal)
@@ -205,17 +199,12 @@ def test_fused_qkv_slices(hq, hkv, causal):
 
 
 def test_3d_and_5d_inputs():
-    q3, k3, v3 = (
-        torch.randn(3, 100, 64, dtype=torch.float16, device="cuda") for _ in range(3)
-    )
+    q3, k3, v3 = (torch.randn(3, 100, 64, dtype=torch.float16, device="cuda") for _ in range(3))
     out3 = sdpa(q3, k3, v3)
-    ref, _, low = reference(
-        q3.unsqueeze(1), k3.unsqueeze(1), v3.unsqueeze(1), False, 1 / 8
-    )
+    ref, _, low = reference(q3.unsqueeze(1), k3.unsqueeze(1), v3.unsqueeze(1), False, 1 / 8)
     check_close(out3, ref.squeeze(1), low.squeeze(1), "3-D")
     q5, k5, v5 = (
-        torch.randn(2, 3, 4, 50, 64, dtype=torch.float16, device="cuda")
-        for _ in range(3)
+        torch.randn(2, 3, 4, 50, 64, dtype=torch.float16, device="cuda") for _ in range(3)
     )
     out5 = sdpa(q5, k5, v5, is_causal=True)
     flat = [t.reshape(6, 4, 50, 64) for t in (q5, k5, v5)]
@@ -290,10 +279,7 @@ def test_first_load_during_capture(tmp_path):
 @pytest.mark.parametrize("dynamic", [None, True])
 def test_torch_compile_fullgraph(dynamic):
     def block(q, k, v):
-        return (
-            sdpa(q, k, v, is_causal=True, enable_gqa=True).transpose(1, 2).flatten(2)
-            * 0.5
-        )
+        return sdpa(q, k, v, is_causal=True, enable_gqa=True).transpose(1, 2).flatten(2) * 0.5
 
     compiled = torch.compile(block, fullgraph=True, dynamic=dynamic)
     for sq in (256, 1000):
@@ -324,9 +310,7 @@ def test_fallback_on_gpu():
     tiledattn.attention._warned.clear()
     with pytest.warns(UserWarning, match="falling back"):
         out = sdpa(q, k, v, fallback=True)
-    torch.testing.assert_close(
-        out, torch.nn.functional.scaled_dot_product_attention(q, k, v)
-    )
+    torch.testing.assert_close(out, torch.nn.functional.scaled_dot_product_attention(q, k, v))
 
 
 def test_runtime_checks_at_the_op_boundary():

@@ -9,6 +9,7 @@ import re
 
 import bundles
 import pytest
+
 import tiledattn
 
 
@@ -91,9 +92,7 @@ def test_bad_manifest_field(tmp_path, override, pattern):
     rejects(bundle, r"manifest\.json: " + pattern)
 
 
-@pytest.mark.parametrize(
-    "field", ["kernel", "target", "dtype", "block_m", "params", "ptx"]
-)
+@pytest.mark.parametrize("field", ["kernel", "target", "dtype", "block_m", "params", "ptx"])
 def test_missing_field(tmp_path, field):
     m = bundles.manifest()
     del m[field]

@@ -4,8 +4,9 @@ import json
 
 import bundles
 import pytest
-import tiledattn
 import torch
+
+import tiledattn
 from tiledattn import registry
 from tiledattn.errors import UnsupportedInputError
 
@@ -23,19 +24,14 @@ def test_select_picks_the_matching_bundle(fake_kernel_dir, dtype, head_dim, caus
 
 def test_available_kernels(fake_kernel_dir):
     assert sorted(tiledattn.available_kernels()) == sorted(
-        f"sdpa_fwd_{t}_d{d}{c}"
-        for t in ("f16", "bf16")
-        for d in (64, 128)
-        for c in ("", "_causal")
+        f"sdpa_fwd_{t}_d{d}{c}" for t in ("f16", "bf16") for d in (64, 128) for c in ("", "_causal")
     )
 
 
 def test_no_bundle(fake_kernel_dir):
     with pytest.raises(UnsupportedInputError, match=r"head_dim=256 .*causal=True"):
         registry.select(torch.float16, 256, True)
-    with pytest.raises(
-        UnsupportedInputError, match=r"expected dtype float16 or bfloat16"
-    ):
+    with pytest.raises(UnsupportedInputError, match=r"expected dtype float16 or bfloat16"):
         registry.select(torch.float32, 64, False)
 
 
@@ -72,9 +68,7 @@ def test_bad_manifests_are_skipped_and_explained(fake_kernel_dir):
     )
     registry.refresh()
     assert "broken" not in tiledattn.available_kernels()
-    assert "field 'format_version': expected 1 but found 2" in registry.explain(
-        "f16", 64, False
-    )
+    assert "field 'format_version': expected 1 but found 2" in registry.explain("f16", 64, False)
 
 
 def test_read_bundle_names_file_and_field(tmp_path):
@@ -87,7 +81,5 @@ def test_read_bundle_names_file_and_field(tmp_path):
     m = bundles.manifest()
     del m["causal"]
     (bundle / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(
-        tiledattn.InvalidInputError, match=r"missing required field 'causal'"
-    ):
+    with pytest.raises(tiledattn.InvalidInputError, match=r"missing required field 'causal'"):
         registry.read_bundle(bundle)

@@ -9,9 +9,10 @@ import re
 import warnings
 
 import pytest
-import tiledattn
 import torch
 import torch.nn.functional as F
+
+import tiledattn
 from tiledattn import attention
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
 
@@ -124,40 +125,30 @@ def test_mismatched_heads_without_gqa():
 def test_gqa_heads_not_a_multiple():
     q, _, _ = qkv(h=8)
     _, k, v = qkv(h=3)
-    with raises(
-        InvalidInputError, r"heads of 'query' \(8, dim -3\) to be a multiple .* \(3\)"
-    ):
+    with raises(InvalidInputError, r"heads of 'query' \(8, dim -3\) to be a multiple .* \(3\)"):
         sdpa(q, k, v, enable_gqa=True)
 
 
 def test_key_value_heads_differ():
     q, k, _ = qkv(h=4)
-    with raises(
-        InvalidInputError, r"'value' to have 4 heads .* shape \(2, 2, 128, 64\)"
-    ):
+    with raises(InvalidInputError, r"'value' to have 4 heads .* shape \(2, 2, 128, 64\)"):
         sdpa(q, k, meta(2, 2, 128, 64), enable_gqa=True)
 
 
 def test_mismatched_head_dim():
     q, _, v = qkv(d=64)
-    with raises(
-        InvalidInputError, r"'key' to have head dim 64 .* shape \(2, 4, 128, 128\)"
-    ):
+    with raises(InvalidInputError, r"'key' to have head dim 64 .* shape \(2, 4, 128, 128\)"):
         sdpa(q, meta(2, 4, 128, 128), v)
 
 
 def test_mismatched_key_value_length():
     q, k, _ = qkv()
-    with raises(
-        InvalidInputError, r"'value' to have sequence length 128 .* \(2, 4, 100, 64\)"
-    ):
+    with raises(InvalidInputError, r"'value' to have sequence length 128 .* \(2, 4, 100, 64\)"):
         sdpa(q, k, meta(2, 4, 100, 64))
 
 
 def test_too_few_dims():
-    with raises(
-        InvalidInputError, r"'query' to have at least 3 dimensions .* \(128, 64\)"
-    ):
+    with raises(InvalidInputError, r"'query' to have at least 3 dimensions .* \(128, 64\)"):
         sdpa(meta(128, 64), meta(128, 64), meta(128, 64))
 
 

@@ -6,7 +6,6 @@ against a float64 reference and times it beside torch's SDPA.
 """
 
 import argparse
-import math
 import sys
 
 import tiledattn
@@ -53,26 +52,28 @@ def _run_on_gpu(batch, heads, seqlen):
         shape = (batch, heads, seqlen, k.head_dim)
         q, kk, v = (torch.randn(shape, device="cuda", dtype=dtype) for _ in range(3))
         out = tiledattn.scaled_dot_product_attention(q, kk, v, is_causal=k.causal)
-        ref = F.scaled_dot_product_attention(q.double(), kk.double(), v.double(), is_causal=k.causal)
+        ref = F.scaled_dot_product_attention(
+            q.double(), kk.double(), v.double(), is_causal=k.causal
+        )
         low = F.scaled_dot_product_attention(q, kk, v, is_causal=k.causal)
         err = (out.double() - ref).abs().max().item()
         bound = 2 * (low.double() - ref).abs().max().item() + 1e-5
 
-        def bench(fn):
+        def bench(fn, *args, **kwargs):
             for _ in range(3):
-                fn()
+                fn(*args, **kwargs)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             times = []
             for _ in range(20):
                 start.record()
-                fn()
+                fn(*args, **kwargs)
                 end.record()
                 torch.cuda.synchronize()
                 times.append(start.elapsed_time(end))
             return sorted(times)[len(times) // 2]
 
-        ours = bench(lambda: tiledattn.scaled_dot_product_attention(q, kk, v, is_causal=k.causal))
-        theirs = bench(lambda: F.scaled_dot_product_attention(q, kk, v, is_causal=k.causal))
+        ours = bench(tiledattn.scaled_dot_product_attention, q, kk, v, is_causal=k.causal)
+        theirs = bench(F.scaled_dot_product_attention, q, kk, v, is_causal=k.causal)
         flops = 4 * batch * heads * seqlen * seqlen * k.head_dim * (0.5 if k.causal else 1)
         rows.append(
             (
@@ -99,7 +100,9 @@ def main(argv=None):
     if not rows:
         print("no kernel bundles found; build them with ./scripts/setup.sh", file=sys.stderr)
         return 1
-    _table(rows, ("kernel", "dtype", "D", "mask", "tile", "threads", "regs", "spills st/ld", "smem B"))
+    _table(
+        rows, ("kernel", "dtype", "D", "mask", "tile", "threads", "regs", "spills st/ld", "smem B")
+    )
 
     try:
         import torch

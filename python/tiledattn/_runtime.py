@@ -36,9 +36,7 @@ def library_path() -> Path:
 
 def _ops_registered() -> bool:
     try:
-        return torch._C._dispatch_has_kernel_for_dispatch_key(
-            "tiledattn::sdpa_fwd", "Meta"
-        )
+        return torch._C._dispatch_has_kernel_for_dispatch_key("tiledattn::sdpa_fwd", "Meta")
     except RuntimeError:  # no such operator yet
         return False
 

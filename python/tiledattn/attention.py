@@ -31,9 +31,7 @@ def _ensure_runtime() -> bool:
 
 
 @torch.compiler.assume_constant_result
-def _select_bundle(
-    dtype: str, head_dim: int, head_dim_v: int, causal: bool
-) -> "tuple[str, int]":
+def _select_bundle(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> "tuple[str, int]":
     """The selected bundle's directory and alignment_bytes."""
     entry = registry.select(dtype, head_dim, causal, head_dim_v=head_dim_v)
     return str(entry.path), entry.alignment_bytes
@@ -98,8 +96,7 @@ def _prepare(
     for name, t in zip(_NAMES, tensors):
         if not isinstance(t, torch.Tensor):
             raise TypeError(
-                f"{_OP}: expected '{name}' to be a torch.Tensor but got "
-                f"{type(t).__name__}"
+                f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
             )
         if t.dim() < 3:
             raise _invalid(
@@ -114,8 +111,7 @@ def _prepare(
         )
     if dropout_p != 0.0:
         raise _unsupported(
-            f"expected 'dropout_p' to be 0.0 (tiledattn has no dropout) but got "
-            f"{dropout_p}",
+            f"expected 'dropout_p' to be 0.0 (tiledattn has no dropout) but got {dropout_p}",
             "dropout_p",
         )
     if key.device != query.device or value.device != query.device:
@@ -254,9 +250,7 @@ def _prepare(
             "device",
         )
     if fallback and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        raise _unsupported(
-            "inputs require grad but tiledattn has no backward yet", "backward"
-        )
+        raise _unsupported("inputs require grad but tiledattn has no backward yet", "backward")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     return _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
 

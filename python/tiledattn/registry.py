@@ -72,9 +72,7 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
             f"tiledattn: cannot read bundle manifest {manifest_path}: {error}"
         ) from error
     except json.JSONDecodeError as error:
-        raise InvalidInputError(
-            f"tiledattn: {manifest_path}: not valid JSON: {error}"
-        ) from error
+        raise InvalidInputError(f"tiledattn: {manifest_path}: not valid JSON: {error}") from error
     if not isinstance(manifest, dict):
         raise InvalidInputError(
             f"tiledattn: {manifest_path}: expected a JSON object at the top level"
@@ -82,9 +80,7 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
 
     def get(name, kind, what):
         if name not in manifest:
-            raise InvalidInputError(
-                f"tiledattn: {manifest_path}: missing required field '{name}'"
-            )
+            raise InvalidInputError(f"tiledattn: {manifest_path}: missing required field '{name}'")
         value = manifest[name]
         # bool is an int in Python; the manifest keeps them apart.
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
@@ -192,9 +188,7 @@ def select(
     kernel_dir: "str | os.PathLike[str] | None" = None,
 ) -> KernelEntry:
     """The bundle for these inputs; UnsupportedInputError if there is none."""
-    dtype, head_dim_v, scan, matches = _candidates(
-        dtype, head_dim, causal, head_dim_v, kernel_dir
-    )
+    dtype, head_dim_v, scan, matches = _candidates(dtype, head_dim, causal, head_dim_v, kernel_dir)
     if matches:
         return matches[0]
     directory = Path(kernel_dir or _runtime.kernel_dir())

@@ -98,16 +98,12 @@ class TiledAttn(Backend):
         from tiledattn.errors import TiledAttnError, UnsupportedInputError
 
         try:
-            entry = tiledattn.registry.select(
-                case.torch_dtype, case.head_dim, case.causal
-            )
+            entry = tiledattn.registry.select(case.torch_dtype, case.head_dim, case.causal)
         except (UnsupportedInputError, TiledAttnError) as error:
             raise Unsupported(str(error)) from None
 
         def fn():
-            return tiledattn.scaled_dot_product_attention(
-                q, k, v, is_causal=case.causal
-            )
+            return tiledattn.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
 
         return Prepared(fn, {"kernel": entry.name})
 

@@ -45,7 +45,7 @@ def _list_of(kind):
         try:
             return [kind(t) for t in items]
         except (ValueError, KeyError) as error:
-            raise argparse.ArgumentTypeError(f"bad value in {text!r}: {error}")
+            raise argparse.ArgumentTypeError(f"bad value in {text!r}: {error}") from None
 
     return parse
 
@@ -174,9 +174,7 @@ def make_cases(args):
                 for seqlen in dict.fromkeys(args.seqlens):
                     batch = args.batch or max(1, args.total_tokens // seqlen)
                     heads = args.heads or max(1, args.hidden // head_dim)
-                    cases.append(
-                        Case(dtype, head_dim, causal, seqlen, seqlen, batch, heads)
-                    )
+                    cases.append(Case(dtype, head_dim, causal, seqlen, seqlen, batch, heads))
     return cases
 
 

@@ -28,9 +28,7 @@ _SMI_FIELDS = (
 
 def _run(args):
     try:
-        done = subprocess.run(
-            args, check=False, capture_output=True, text=True, timeout=20
-        )
+        done = subprocess.run(args, check=False, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

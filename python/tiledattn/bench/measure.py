@@ -72,9 +72,7 @@ def attention_chunked(q, k, v, causal, scale, matmul_dtype, softmax_dtype, out_d
     qf = q.reshape(batch * heads, seqlen_q, head_dim).to(matmul_dtype)
     kf = k.reshape(batch * heads, seqlen_k, head_dim).to(matmul_dtype)
     vf = v.reshape(batch * heads, seqlen_k, head_dim_v).to(matmul_dtype)
-    out = torch.empty(
-        batch * heads, seqlen_q, head_dim_v, dtype=out_dtype, device=q.device
-    )
+    out = torch.empty(batch * heads, seqlen_q, head_dim_v, dtype=out_dtype, device=q.device)
     per_row = seqlen_k * 8  # float64 scores dominate either way
     per_head = seqlen_q * per_row
     if per_head <= REF_CHUNK_BYTES:
@@ -108,9 +106,7 @@ class Reference:
         self.golden = attention_chunked(
             q, k, v, causal, scale, torch.float64, torch.float64, torch.float64
         )
-        eager = attention_chunked(
-            q, k, v, causal, scale, q.dtype, torch.float32, q.dtype
-        )
+        eager = attention_chunked(q, k, v, causal, scale, q.dtype, torch.float32, q.dtype)
         self.eager_err = max_abs_diff(eager, self.golden)
         del eager
         self.tol = rtol * self.eager_err + atol
@@ -152,9 +148,7 @@ class L2Flusher:
 
     def __init__(self, mbytes, device):
         self.buffer = (
-            torch.empty(mbytes << 20, dtype=torch.uint8, device=device)
-            if mbytes > 0
-            else None
+            torch.empty(mbytes << 20, dtype=torch.uint8, device=device) if mbytes > 0 else None
         )
 
     def __call__(self):

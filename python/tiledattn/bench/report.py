@@ -228,9 +228,7 @@ def plot(data, out_dir):
     colors = {b: f"C{i % 10}" for i, b in enumerate(backends)}
     ncols = min(4, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(4.5 * ncols, 3.6 * nrows), squeeze=False
-    )
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.5 * ncols, 3.6 * nrows), squeeze=False)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     gpu = data.get("env", {}).get("gpu") or "GPU"
@@ -240,8 +238,7 @@ def plot(data, out_dir):
                 (r["seqlen_q"], r["tflops"], r.get("tflops_p10"), r.get("tflops_p90"))
                 for r in rows
                 if r["backend"] == b
-                and (r["head_dim"], r["dtype"], bool(r["causal"]))
-                == (head_dim, dtype, causal)
+                and (r["head_dim"], r["dtype"], bool(r["causal"])) == (head_dim, dtype, causal)
             )
             if not points:
                 continue
@@ -269,8 +266,7 @@ def plot(data, out_dir):
             {
                 r["seqlen_q"]
                 for r in rows
-                if (r["head_dim"], r["dtype"], bool(r["causal"]))
-                == (head_dim, dtype, causal)
+                if (r["head_dim"], r["dtype"], bool(r["causal"])) == (head_dim, dtype, causal)
             }
         )
         ax.set_xticks(ticks, [f"{t // 1024}k" if t >= 1024 else str(t) for t in ticks])
@@ -352,7 +348,5 @@ def compare(old, new, threshold=0.05):
             f"{label:<34} {row['backend']:<18} {before['tflops']:>7.1f} "
             f"{row['tflops']:>7.1f} {ratio:>6.3f}{flag}"
         )
-    lines.append(
-        f"{matched} rows compared, {regressions} regressions beyond {threshold:.0%}"
-    )
+    lines.append(f"{matched} rows compared, {regressions} regressions beyond {threshold:.0%}")
     return "\n".join(lines), regressions

@@ -83,10 +83,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
             case.causal,
         ),
     }
-    rows = {
-        b.name: {**base, "backend": b.name, "status": "", "reason": ""}
-        for b in backends
-    }
+    rows = {b.name: {**base, "backend": b.name, "status": "", "reason": ""} for b in backends}
     torch.manual_seed(settings.seed)
     shape_q = (case.batch, case.heads, case.seqlen_q, case.head_dim)
     shape_k = (case.batch, case.heads, case.seqlen_k, case.head_dim)
@@ -191,9 +188,7 @@ def flag_slow_flex(rows):
     if not flex or flex.get("status") != "ok":
         return
     fused = [
-        rows[n]["tflops"]
-        for n in FUSED_BASELINES
-        if n in rows and rows[n].get("status") == "ok"
+        rows[n]["tflops"] for n in FUSED_BASELINES if n in rows and rows[n].get("status") == "ok"
     ]
     if fused and flex["tflops"] < FLEX_SLOW_FRACTION * max(fused):
         flex["flags"] = "flex-slow"
