@@ -43,3 +43,19 @@ func.func @sdpa_inside_scf_if(%q: !head, %lse: !lse, %scale: f32, %c: i1) {
   }
   return
 }
+
+// -----
+
+// Every thread block runs the kernel function, so a store beside the sdpa
+// would run once per block.
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @store_beside_sdpa(%q: !head, %lse: !lse, %scale: f32) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'memref.store' op has side effects, but a kernel function holds only one tiledattn.sdpa and side-effect-free ops (it runs once per thread block)}}
+  memref.store %scale, %lse[%c0, %c0, %c0] : !lse
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !head, !head, !lse
+  return
+}

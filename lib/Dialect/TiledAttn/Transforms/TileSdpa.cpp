@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/APFloat.h"
 
 namespace mlir::tiledattn {
@@ -140,6 +141,16 @@ public:
         func.emitOpError("a kernel function must return nothing, but it "
                          "returns ")
             << func.getFunctionType().getNumResults() << " values";
+        return WalkResult::interrupt();
+      }
+      // Every thread block runs the whole function, so anything else with a
+      // side effect would run once per block.
+      for (Operation &other : func.getBody().getOps()) {
+        if (isa<SdpaOp, func::ReturnOp>(other) || isMemoryEffectFree(&other))
+          continue;
+        other.emitOpError("has side effects, but a kernel function holds "
+                          "only one tiledattn.sdpa and side-effect-free ops "
+                          "(it runs once per thread block)");
         return WalkResult::interrupt();
       }
       SdpaOp op = ops.front();
