@@ -340,3 +340,47 @@ def test_runtime_checks_at_the_op_boundary():
         RuntimeError, match=r"expected 'v' to be a CUDA tensor but got a tensor on cpu"
     ):
         torch.ops.tiledattn.sdpa_fwd(q, q, q.cpu(), False, 0.1, bundle)
+
+
+class _Block(torch.nn.Module):
+    """A pre-norm transformer block with grouped-query attention, the way
+    model code calls F.scaled_dot_product_attention: one fused QKV
+    projection, BSHD views transposed to BHSD, causal."""
+
+    def __init__(self, dim=512, heads=8, kv_heads=2, attention=None):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, dim // heads
+        self.norm1, self.norm2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, (heads + 2 * kv_heads) * self.head_dim)
+        self.proj = torch.nn.Linear(dim, dim)
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim)
+        )
+        self.attention = attention or torch.nn.functional.scaled_dot_product_attention
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        qkv = self.qkv(self.norm1(x)).view(b, s, self.heads + 2 * self.kv_heads, self.head_dim)
+        q, k, v = qkv.split([self.heads, self.kv_heads, self.kv_heads], dim=2)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # views, no copies
+        a = self.attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, s, -1))
+        return x + self.mlp(self.norm2(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_drop_in_for_a_transformer_block(dtype):
+    """The README's promise: swap F.scaled_dot_product_attention for
+    tiledattn's in a model and get the same outputs within tolerance."""
+    torch_block = _Block().cuda().to(dtype).eval()
+    ours = _Block(attention=sdpa).cuda().to(dtype).eval()
+    ours.load_state_dict(torch_block.state_dict())
+    gold = _Block().cuda().double().eval()
+    gold.load_state_dict(torch_block.state_dict())
+    x = torch.randn(2, 333, 512, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        ref = gold(x.double())
+        err_torch = (torch_block(x).double() - ref).abs().max().item()
+        err_ours = (ours(x).double() - ref).abs().max().item()
+    assert math.isfinite(err_ours)
+    assert err_ours <= 2 * err_torch + 1e-5, (err_ours, err_torch)
