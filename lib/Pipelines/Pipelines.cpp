@@ -32,6 +32,11 @@ void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm) {
 void mlir::tiledattn::buildTiledAttnToPTXPipeline(
     OpPassManager &pm, const TiledAttnToPTXOptions &options) {
   buildTiledAttnToNVGPUPipeline(pm);
+  buildNVGPUToPTXPipeline(pm, options);
+}
+
+void mlir::tiledattn::buildNVGPUToPTXPipeline(
+    OpPassManager &pm, const TiledAttnToPTXOptions &options) {
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features;

@@ -159,7 +159,15 @@ const LoadedKernel &tiledattn::runtime::getKernel(const std::string &dir,
               "' launches ", spec.threads,
               " threads per block but its resource use allows at most ",
               maxThreads);
-  if (spec.dynamicSmemBytes > 48 * 1024)
+  // The 48 KiB default covers static and dynamic shared memory together:
+  // a kernel with 1 byte of static and exactly 48 KiB of dynamic shared
+  // memory fails to launch unless the limit is raised.
+  int staticSmem = 0;
+  TILEDATTN_CU_CHECK(cuFuncGetAttribute(&staticSmem,
+                                        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                        loaded.function),
+                     spec.kernel);
+  if (staticSmem + spec.dynamicSmemBytes > 48 * 1024)
     TILEDATTN_CU_CHECK(
         cuFuncSetAttribute(loaded.function,
                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

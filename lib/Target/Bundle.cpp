@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -45,11 +46,31 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   k.blockM = s.getBlockM();
   k.blockN = s.getBlockN();
   k.threads = s.getNumThreads();
+  // The lowering's actual figure replaces this estimate (readLaunchContract).
   k.dynamicSmemBytes = s.getSharedMemoryBytes(
       k.headDim, elementType.getIntOrFloatBitWidth() / 8);
   llvm::raw_string_ostream os(k.schedule);
   os << Attribute(s);
   return k;
+}
+
+LogicalResult mlir::tiledattn::readLaunchContract(ModuleOp module,
+                                                  KernelDescription &kernel) {
+  gpu::GPUFuncOp func;
+  module.walk([&](gpu::GPUFuncOp f) {
+    if (f.getName() == kernel.name && f.isKernel())
+      func = f;
+  });
+  if (!func)
+    return module.emitError("expected a gpu.func kernel @")
+           << kernel.name << " after convert-tiledattn-to-nvgpu";
+  auto smem = func->getAttrOfType<IntegerAttr>(kDynamicSmemAttrName);
+  if (!smem)
+    return func.emitOpError("expected a ")
+           << kDynamicSmemAttrName
+           << " attribute from convert-tiledattn-to-nvgpu";
+  kernel.dynamicSmemBytes = smem.getInt();
+  return success();
 }
 
 FailureOr<std::string> mlir::tiledattn::extractPTX(ModuleOp module,

@@ -16,10 +16,10 @@
 // TYPES: wrong-types.mlir:4:3: error: 'tiledattn.sdpa' op expected q element type f16 or bf16, but got 'f32'
 
 // RUN: not tiledattn-compile %S/Inputs/infeasible.mlir -o %t 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
-// INFEASIBLE: infeasible.mlir:4:3: error: 'tiledattn.sdpa' op schedule needs 294912 bytes of shared memory
+// INFEASIBLE: infeasible.mlir:4:3: error: 'tiledattn.sdpa' op schedule needs 262144 bytes of shared memory
 
 // RUN: not tiledattn-compile %S/Inputs/unsupported-schedule.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NO-LOWERING
-// NO-LOWERING: error: 'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct so far
+// NO-LOWERING: error: 'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct or cp_async so far
 
 // RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: expected exactly one tiledattn.sdpa in a kernel bundle's input, but found 0

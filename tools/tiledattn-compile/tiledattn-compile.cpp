@@ -80,11 +80,20 @@ int main(int argc, char **argv) {
   if (failed(kernel))
     return 1;
 
-  PassManager pm(&context);
+  // The same passes as tiledattn-to-ptx-pipeline, run in two halves so that
+  // the launch contract (dynamic shared memory) can be read off the
+  // gpu.func before it is serialized.
   TiledAttnToPTXOptions options;
   options.chip = chip;
-  buildTiledAttnToPTXPipeline(pm, options);
-  if (failed(pm.run(*module)))
+  PassManager toNVGPU(&context);
+  buildTiledAttnToNVGPUPipeline(toNVGPU);
+  if (failed(toNVGPU.run(*module)))
+    return 1;
+  if (failed(readLaunchContract(*module, *kernel)))
+    return 1;
+  PassManager toPTX(&context);
+  buildNVGPUToPTXPipeline(toPTX, options);
+  if (failed(toPTX.run(*module)))
     return 1;
 
   FailureOr<std::string> ptx = extractPTX(*module, kernel->name);

@@ -36,7 +36,12 @@ struct TiledAttnToPTXOptions
 /// tiledattn.sdpa -> tile program -> gpu.module of nvgpu/nvvm/vector code.
 void buildTiledAttnToNVGPUPipeline(OpPassManager &pm);
 
-/// The whole path: tiledattn.sdpa -> gpu.binary holding PTX for `chip`.
+/// gpu.module of nvgpu/nvvm code -> gpu.binary holding PTX for `chip`
+/// (upstream gpu-lower-to-nvvm-pipeline, serialized as PTX text).
+void buildNVGPUToPTXPipeline(OpPassManager &pm,
+                             const TiledAttnToPTXOptions &options);
+
+/// The whole path, the two above in sequence: tiledattn.sdpa -> gpu.binary.
 void buildTiledAttnToPTXPipeline(OpPassManager &pm,
                                  const TiledAttnToPTXOptions &options);
 

@@ -42,6 +42,10 @@ struct PtxasReport {
 /// Finds the single tiledattn.sdpa in `module` and describes its kernel.
 FailureOr<KernelDescription> describeKernel(ModuleOp module);
 
+/// Reads what the lowered gpu.func says about its launch (dynamic shared
+/// memory) into `kernel`; call after convert-tiledattn-to-nvgpu.
+LogicalResult readLaunchContract(ModuleOp module, KernelDescription &kernel);
+
 /// Returns the PTX held by the gpu.binary named `name` after lowering.
 FailureOr<std::string> extractPTX(ModuleOp module, StringRef name);
 

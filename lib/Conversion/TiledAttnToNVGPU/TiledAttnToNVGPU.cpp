@@ -27,6 +27,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -222,7 +223,7 @@ public:
          llvm::zip(func.getArguments(), kernel.getArguments()))
       map.map(from, to);
     Location loc = func.getLoc();
-    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value lane = arith::RemUIOp::create(b, loc, tid, idx(loc, 32));
     Value warp = arith::DivUIOp::create(b, loc, tid, idx(loc, 32));
     group = arith::DivUIOp::create(b, loc, lane, idx(loc, 4));
@@ -231,8 +232,17 @@ public:
     twoT = arith::MulIOp::create(b, loc, inGroup, idx(loc, 2));
     isGroupLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           inGroup, idx(loc, 0));
+    if (schedule.getProducer() == Producer::cp_async) {
+      auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                  gpu::AddressSpace::Workgroup);
+      smemBase = gpu::DynamicSharedMemoryOp::create(
+          b, loc,
+          MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                          MemRefLayoutAttrInterface(), workgroup));
+    }
     if (failed(emitBlock(func.getBody().front())))
       return failure();
+    kernel->setAttr(kDynamicSmemAttrName, b.getI64IntegerAttr(smemBytes));
     return success();
   }
 
@@ -343,7 +353,19 @@ private:
       if (failed(checkMultiple(op, rows, t ? 8 : 16, "rows")) ||
           failed(checkMultiple(op, cols, t ? 16 : 8, "columns")))
         return failure();
-      deferred[op.getResult()] = {src, bh[0], bh[1], row, lastRow, t};
+      DeferredRhs d{src, bh[0], bh[1], row, lastRow, t, Value(), Value()};
+      if (schedule.getProducer() == Producer::cp_async) {
+        auto it = streamed.find(op.getResult());
+        if (it == streamed.end())
+          return op.emitOpError(
+              "is an mma rhs, which producer = cp_async stages through "
+              "shared memory; expected it directly in an scf.for body with "
+              "the loop's induction variable as its row and the loop step "
+              "as its row count");
+        d.ring = it->second.ring;
+        d.stage = it->second.stage;
+      }
+      deferred[op.getResult()] = d;
       return success();
     }
     case Layout::Acc:
@@ -359,7 +381,61 @@ private:
   struct DeferredRhs {
     Value src, batch, head, row, lastRow;
     bool transposed;
+    // With producer = cp_async: the shared-memory ring and the stage that
+    // holds this iteration's tile.
+    Value ring, stage;
   };
+
+  /// Column (element index) of `col` in shared-memory row `row` after the
+  /// schedule's XOR swizzle of 16-byte chunks: chunk c of row r is stored
+  /// at chunk c ^ (r mod (swizzle / 16)), so that the eight rows an
+  /// ldmatrix reads at one column land in different banks.
+  Value swizzle(Location loc, Value row, Value col) {
+    int64_t period = schedule.getSwizzle() / 16;
+    if (period <= 1)
+      return col;
+    Value chunk = arith::DivUIOp::create(b, loc, col, idx(loc, 8));
+    Value within = arith::RemUIOp::create(b, loc, col, idx(loc, 8));
+    Value phase = arith::RemUIOp::create(b, loc, row, idx(loc, period));
+    Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+    return add(loc, arith::MulIOp::create(b, loc, swizzled, idx(loc, 8)),
+               within);
+  }
+
+  /// B fragments of k-steps k and k + 1 of column slice n, read from the
+  /// shared-memory ring with one ldmatrix.x4: lanes 8i .. 8i + 7 address
+  /// the rows of 8x8 matrix i. Transposed (K rows are N): matrices at
+  /// columns 16k, 16k + 8, 16k + 16, 16k + 24 of rows 8n .. 8n + 7.
+  /// Plain (V rows are K): ldmatrix.trans of rows 16k .. 16k + 31 in four
+  /// groups of eight, at columns 8n .. 8n + 7.
+  std::pair<Regs, Regs> rhsFragmentsFromRing(Location loc, const DeferredRhs &d,
+                                             int64_t n, int64_t k) {
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(loc, 32));
+    Value matrix = arith::DivUIOp::create(b, loc, lane, idx(loc, 8));
+    Value r = arith::RemUIOp::create(b, loc, lane, idx(loc, 8));
+    Value row, col;
+    if (d.transposed) {
+      row = add(loc, r, n * 8);
+      col =
+          add(loc, arith::MulIOp::create(b, loc, matrix, idx(loc, 8)), k * 16);
+    } else {
+      row = add(loc,
+                add(loc, arith::MulIOp::create(b, loc, matrix, idx(loc, 8)), r),
+                k * 16);
+      col = idx(loc, n * 8);
+    }
+    Type elementType = cast<MemRefType>(d.ring.getType()).getElementType();
+    auto resultType = VectorType::get({4, 2}, elementType);
+    Value frag = nvgpu::LdMatrixOp::create(
+        b, loc, resultType, d.ring,
+        ValueRange{d.stage, row, swizzle(loc, row, col)},
+        /*transpose=*/!d.transposed, /*numTiles=*/4);
+    Regs regs;
+    for (int64_t i = 0; i < 4; ++i)
+      regs.push_back(
+          vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i}));
+    return {Regs{regs[0], regs[1]}, Regs{regs[2], regs[3]}};
+  }
 
   /// The two B-fragment registers of column slice `n` (8 wide) and k-step
   /// `k` (16 deep). Transposed (K, N x K): row n*8 + g, columns 2t, 2t + 1
@@ -472,11 +548,24 @@ private:
     const Regs &a = frags[op.getLhs()];
     const Regs &c = frags[op.getAcc()];
     Regs d;
+    const DeferredRhs &src = rhs->second;
+    if (src.ring && kSteps % 2 != 0)
+      return op.emitOpError("expected an even number of k-steps (reduction "
+                            "dim a multiple of 32) for ldmatrix.x4, but got ")
+             << kSteps;
     for (int64_t n = 0; n < nSlices; ++n) {
       Regs cur(c.begin() + 4 * n, c.begin() + 4 * n + 4);
+      Regs next; // fragment of k-step k + 1 from the last ldmatrix.x4
       for (int64_t k = 0; k < kSteps; ++k) {
         ArrayRef<Value> aFrag = ArrayRef<Value>(a).slice(4 * k, 4);
-        Regs bFrag = rhsFragment(loc, rhs->second, n, k);
+        Regs bFrag;
+        if (!src.ring) {
+          bFrag = rhsFragment(loc, src, n, k);
+        } else if (k % 2 == 0) {
+          std::tie(bFrag, next) = rhsFragmentsFromRing(loc, src, n, k);
+        } else {
+          bFrag = next;
+        }
         cur = mma(loc, aFrag, bFrag, cur, lhs.getElementType());
       }
       d.append(cur);
@@ -673,9 +762,25 @@ private:
       }
       slices.push_back({start, static_cast<int64_t>(inits.size()) - start});
     }
-    auto newLoop = scf::ForOp::create(b, loc, map.lookup(loop.getLowerBound()),
-                                      map.lookup(loop.getUpperBound()),
-                                      map.lookup(loop.getStep()), inits);
+    SmallVector<LoadOp> staged;
+    if (schedule.getProducer() == Producer::cp_async &&
+        failed(prepareRings(loop, staged)))
+      return failure();
+    Value lb = map.lookup(loop.getLowerBound());
+    Value step = map.lookup(loop.getStep());
+    int64_t stages = schedule.getNumStages();
+    // Prologue: the first num_stages - 1 blocks are in flight before the
+    // loop starts.
+    for (int64_t s = 0; s + 1 < stages && !staged.empty(); ++s) {
+      Value row = arith::AddIOp::create(
+          b, loc, lb, arith::MulIOp::create(b, loc, step, idx(loc, s)));
+      issueCopies(loc, staged, row, idx(loc, s));
+    }
+    // The wait op's token operand only orders it in the IR (the PTX waits
+    // on a count), so after the loop any group issued before it will do.
+    Value groupBeforeLoop = lastGroup;
+    auto newLoop = scf::ForOp::create(
+        b, loc, lb, map.lookup(loop.getUpperBound()), step, inits);
     map.map(loop.getInductionVar(), newLoop.getInductionVar());
     auto bind = [&](ValueRange from, ValueRange to) {
       for (auto [i, v] : llvm::enumerate(from)) {
@@ -690,14 +795,123 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(newLoop.getBody());
+      if (!staged.empty()) {
+        // Issue block i + num_stages - 1, wait until block i has landed,
+        // and make every thread's copies visible before any ldmatrix.
+        Value iv = newLoop.getInductionVar();
+        Value iter = arith::DivUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+        Value ahead = arith::AddIOp::create(
+            b, loc, iv,
+            arith::MulIOp::create(b, loc, step, idx(loc, stages - 1)));
+        Value aheadStage = arith::RemUIOp::create(
+            b, loc, add(loc, iter, stages - 1), idx(loc, stages));
+        issueCopies(loc, staged, ahead, aheadStage);
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
+                                         b.getI32IntegerAttr(stages - 1));
+        gpu::BarrierOp::create(b, loc);
+        Value stage = arith::RemUIOp::create(b, loc, iter, idx(loc, stages));
+        for (LoadOp load : staged)
+          streamed[load.getResult()].stage = stage;
+        barrierBeforeYield.insert(loop);
+      }
       if (failed(emitBlock(*loop.getBody())))
         return failure();
     }
+    // Prefetches past the last block may still be in flight; drain them.
+    // With one stage every iteration already waited for all its copies.
+    if (!staged.empty() && groupBeforeLoop)
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, groupBeforeLoop,
+                                       b.getI32IntegerAttr(0));
     bind(loop.getResults(), newLoop.getResults());
     return success();
   }
 
+  /// Finds the mma-rhs loads of `loop` that producer = cp_async stages (in
+  /// its body, row = induction variable, rows = step) and carves a ring of
+  /// num_stages tiles for each out of dynamic shared memory.
+  LogicalResult prepareRings(scf::ForOp loop, SmallVectorImpl<LoadOp> &staged) {
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    for (LoadOp load : loop.getBody()->getOps<LoadOp>()) {
+      std::optional<Layout> layout = la.lookup(load.getResult());
+      if (layout != Layout::Rhs && layout != Layout::RhsT)
+        continue;
+      TileType tile = load.getResult().getType();
+      if (load.getRow() != loop.getInductionVar() || !step ||
+          *step != tile.getNumRows())
+        continue; // emitLoad reports it.
+      int64_t rows = tile.getNumRows(), cols = tile.getNumCols();
+      int64_t chunksPerRow = cols / 8;
+      if (cols % 8 != 0 || (rows * chunksPerRow) % schedule.getNumThreads() ||
+          schedule.getNumThreads() % chunksPerRow)
+        return load.emitOpError("expected the tile's 16-byte chunks (")
+               << rows << " x " << chunksPerRow << ") to divide evenly among "
+               << schedule.getNumThreads() << " threads for cp.async";
+      if (schedule.getSwizzle() / 16 > chunksPerRow)
+        return load.emitOpError("schedule field swizzle: ")
+               << schedule.getSwizzle() << " bytes spans more than a "
+               << cols * 2 << "-byte tile row";
+      Location loc = load.getLoc();
+      auto ringType = MemRefType::get(
+          {schedule.getNumStages(), rows, cols}, tile.getElementType(),
+          MemRefLayoutAttrInterface(),
+          cast<MemRefType>(smemBase.getType()).getMemorySpace());
+      Value ring = memref::ViewOp::create(b, loc, ringType, smemBase,
+                                          idx(loc, smemBytes), ValueRange{});
+      smemBytes += schedule.getNumStages() * rows * cols *
+                   tile.getElementType().getIntOrFloatBitWidth() / 8;
+      streamed[load.getResult()] = {ring, Value(), load};
+      staged.push_back(load);
+    }
+    if (smemBytes > kMaxSharedMemoryBytes)
+      return loop.emitOpError("stages ")
+             << smemBytes << " bytes of K/V tiles in shared memory, but sm_90 "
+             << "gives a block at most " << kMaxSharedMemoryBytes;
+    return success();
+  }
+
+  /// Every thread copies its share of each staged tile's rows row ..
+  /// row + rows - 1 into ring stage `stage` (16 bytes per cp.async; rows
+  /// past the sequence end are zero-filled), then commits them as one group.
+  void issueCopies(Location loc, ArrayRef<LoadOp> staged, Value row,
+                   Value stage) {
+    SmallVector<Value> tokens;
+    for (LoadOp load : staged) {
+      const Streamed &st = streamed[load.getResult()];
+      TileType tile = load.getResult().getType();
+      int64_t rows = tile.getNumRows(), chunksPerRow = tile.getNumCols() / 8;
+      int64_t threads = schedule.getNumThreads();
+      Value src = map.lookup(load.getSource());
+      Value seqLen = memref::DimOp::create(b, loc, src, idx(loc, 2));
+      Value lastRow = arith::SubIOp::create(b, loc, seqLen, idx(loc, 1));
+      Value chunk = arith::RemUIOp::create(b, loc, tid, idx(loc, chunksPerRow));
+      Value col = arith::MulIOp::create(b, loc, chunk, idx(loc, 8));
+      Value firstRow =
+          arith::DivUIOp::create(b, loc, tid, idx(loc, chunksPerRow));
+      for (int64_t r0 = 0; r0 < rows; r0 += threads / chunksPerRow) {
+        Value r = add(loc, firstRow, r0);
+        Value global = arith::AddIOp::create(b, loc, row, r);
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             global, seqLen);
+        Value srcElements =
+            arith::SelectOp::create(b, loc, inside, idx(loc, 8), idx(loc, 0));
+        auto token = nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), st.ring,
+            ValueRange{stage, r, swizzle(loc, r, col)}, src,
+            ValueRange{map.lookup(load.getBatch()), map.lookup(load.getHead()),
+                       clampRow(loc, global, lastRow), col},
+            b.getIndexAttr(8), srcElements, b.getUnitAttr());
+        tokens.push_back(token);
+      }
+    }
+    lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+
   LogicalResult emitYield(scf::YieldOp yield) {
+    // The next iteration refills the stage this one read.
+    if (barrierBeforeYield.contains(yield->getParentOp()))
+      gpu::BarrierOp::create(b, yield.getLoc());
     SmallVector<Value> operands;
     for (Value v : yield.getOperands()) {
       if (isTile(v))
@@ -757,6 +971,15 @@ private:
   IRMapping map;
   DenseMap<Value, Regs> frags;
   DenseMap<Value, DeferredRhs> deferred;
+  /// producer = cp_async: the ring and current stage of each staged load.
+  struct Streamed {
+    Value ring, stage;
+    LoadOp load;
+  };
+  DenseMap<Value, Streamed> streamed;
+  DenseSet<Operation *> barrierBeforeYield;
+  Value smemBase, lastGroup, tid;
+  int64_t smemBytes = 0;
   Value group, warpRow, twoT, isGroupLeader;
 };
 
@@ -766,12 +989,12 @@ LogicalResult convertKernel(func::FuncOp func, ModuleOp module) {
     return func.emitOpError("is marked ") << kKernelAttrName << " but has no "
                                           << kScheduleAttrName << " attribute";
   if (schedule.getMma() != MmaKind::mma_sync ||
-      schedule.getProducer() != Producer::direct)
+      schedule.getProducer() == Producer::tma)
     return func.emitOpError("schedule asks for mma = ")
            << stringifyMmaKind(schedule.getMma())
            << ", producer = " << stringifyProducer(schedule.getProducer())
            << "; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with "
-              "producer = direct so far";
+              "producer = direct or cp_async so far";
   if (func.getFunctionType().getNumResults() != 0)
     return func.emitOpError("a kernel function must return nothing");
   // The emitter reads the entry block and maps only its ops: a declaration

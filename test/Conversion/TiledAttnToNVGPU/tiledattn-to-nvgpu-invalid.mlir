@@ -4,15 +4,61 @@
 // 16-row tiles unless the case is about that.
 
 
-// expected-error @+1 {{'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct so far}}
+// expected-error @+1 {{'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct or cp_async so far}}
 func.func @unsupported_mma_wgmma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = tma, swizzle = 128>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{schedule asks for mma = mma_sync, producer = cp_async; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct so far}}
-func.func @unsupported_producer_cp_async() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 2, warps = 1, mma = mma_sync, producer = cp_async, swizzle = 0>} {
+// expected-error @+1 {{schedule asks for mma = mma_sync, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct or cp_async so far}}
+func.func @unsupported_producer_tma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 2, warps = 1, mma = mma_sync, producer = tma, swizzle = 0>} {
+  return
+}
+
+// -----
+
+// producer = cp_async stages only loads that stream with the loop.
+func.func @cp_async_rhs_outside_a_loop(%q: memref<?x?x?x32xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 2, warps = 1, mma = mma_sync, producer = cp_async, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x32xf16> -> !tiledattn.tile<16x32xf16>
+  // expected-error @+1 {{'tiledattn.load' op is an mma rhs, which producer = cp_async stages through shared memory; expected it directly in an scf.for body with the loop's induction variable as its row and the loop step as its row count}}
+  %kt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x32xf16> -> !tiledattn.tile<16x32xf16>
+  %s = tiledattn.mma %qt, %kt transposed, %acc : !tiledattn.tile<16x32xf16>, !tiledattn.tile<16x32xf16>, !tiledattn.tile<16x16xf32>
+  return
+}
+
+// -----
+
+// 16 rows of 4 chunks are 64 copies, fewer than the block's 128 threads.
+func.func @cp_async_chunks_do_not_divide(%q: memref<?x?x?x32xf16>, %n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 16, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<64x16xf32>
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x32xf16> -> !tiledattn.tile<64x32xf16>
+  %r = scf.for %j = %c0 to %n step %c16 iter_args(%a = %acc) -> (!tiledattn.tile<64x16xf32>) {
+    // expected-error @+1 {{'tiledattn.load' op expected the tile's 16-byte chunks (16 x 4) to divide evenly among 128 threads for cp.async}}
+    %kt = tiledattn.load %q[%c0, %c0, %j] : memref<?x?x?x32xf16> -> !tiledattn.tile<16x32xf16>
+    %s = tiledattn.mma %qt, %kt transposed, %a : !tiledattn.tile<64x32xf16>, !tiledattn.tile<16x32xf16>, !tiledattn.tile<64x16xf32>
+    scf.yield %s : !tiledattn.tile<64x16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @cp_async_swizzle_wider_than_a_row(%q: memref<?x?x?x32xf16>, %n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 2, warps = 1, mma = mma_sync, producer = cp_async, swizzle = 128>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %acc = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %qt = tiledattn.load %q[%c0, %c0, %c0] : memref<?x?x?x32xf16> -> !tiledattn.tile<16x32xf16>
+  %r = scf.for %j = %c0 to %n step %c16 iter_args(%a = %acc) -> (!tiledattn.tile<16x16xf32>) {
+    // expected-error @+1 {{'tiledattn.load' op schedule field swizzle: 128 bytes spans more than a 64-byte tile row}}
+    %kt = tiledattn.load %q[%c0, %c0, %j] : memref<?x?x?x32xf16> -> !tiledattn.tile<16x32xf16>
+    %s = tiledattn.mma %qt, %kt transposed, %a : !tiledattn.tile<16x32xf16>, !tiledattn.tile<16x32xf16>, !tiledattn.tile<16x16xf32>
+    scf.yield %s : !tiledattn.tile<16x16xf32>
+  }
   return
 }
 

@@ -293,7 +293,7 @@ func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 294912 bytes of shared memory (block_m, block_n, num_stages with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 4, warps = 8, mma = mma_sync, producer = cp_async, swizzle = 128>)
       : !head, !head, !head, !head, !lse

@@ -183,11 +183,17 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                                            int64_t elementBytes) const {
-  if (getProducer() == Producer::direct)
+  int64_t ring = getNumStages() * 2 * getBlockN() * headDim * elementBytes;
+  switch (getProducer()) {
+  case Producer::direct: // Everything goes straight to registers.
     return 0;
-  // Q tile once, then a ring of num_stages K and V tiles.
-  return (getBlockM() * headDim + getNumStages() * 2 * getBlockN() * headDim) *
-         elementBytes;
+  case Producer::cp_async: // A ring of num_stages K and V tiles; Q in
+                           // registers.
+    return ring;
+  case Producer::tma: // The ring plus the Q tile, which wgmma reads from smem.
+    return getBlockM() * headDim * elementBytes + ring;
+  }
+  llvm_unreachable("unknown producer");
 }
 
 //===----------------------------------------------------------------------===//

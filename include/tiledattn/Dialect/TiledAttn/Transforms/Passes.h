@@ -14,6 +14,10 @@ namespace mlir::tiledattn {
 /// Function attributes that mark a tile program and carry its schedule.
 constexpr llvm::StringLiteral kKernelAttrName = "tiledattn.kernel";
 constexpr llvm::StringLiteral kScheduleAttrName = "tiledattn.schedule";
+/// Set by convert-tiledattn-to-nvgpu on each gpu.func: the dynamic shared
+/// memory it must be launched with.
+constexpr llvm::StringLiteral kDynamicSmemAttrName =
+    "tiledattn.dynamic_smem_bytes";
 
 #define GEN_PASS_DECL
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
