@@ -10,4 +10,4 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/7 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
 
-// CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=0 threads=128 -> {{.*}}
+// CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=128 -> {{.*}}

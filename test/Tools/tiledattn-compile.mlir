@@ -9,7 +9,9 @@
 // tiledattn-compile writes a kernel bundle: manifest.json, kernel.ptx,
 // kernel.cubin, and a one-line summary of what ptxas reported.
 
-// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=0 threads=128 -> {{.*}}
+// The ring is 3 stages x (K + V) x 64 rows x 128 x 2 bytes = 98304; upstream's
+// dynamic-shared-memory symbol adds one static byte to what ptxas reports.
+// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=98305 threads=128 -> {{.*}}
 
 // CHECK-DAG: "format_version": 1
 // CHECK-DAG: "name": "sdpa_fwd_bf16_d128_causal"
@@ -20,9 +22,9 @@
 // CHECK-DAG: "causal": true
 // CHECK-DAG: "mask": "causal_top_left"
 // CHECK-DAG: "block_m": 64
-// CHECK-DAG: "block_n": 32
+// CHECK-DAG: "block_n": 64
 // CHECK-DAG: "threads": 128
-// CHECK-DAG: "dynamic_smem_bytes": 0
+// CHECK-DAG: "dynamic_smem_bytes": 98304
 // CHECK-DAG: "cubin": "kernel.cubin"
 // CHECK-DAG: "ptx": "kernel.ptx"
 // CHECK-DAG: "resources": {
@@ -30,7 +32,7 @@
 // CHECK-DAG: "spill_stores": 0
 // CHECK-DAG: "spill_loads": 0
 // CHECK-DAG: "stack_bytes": 0
-// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 64, block_n = 32, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>"
+// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128>"
 
 // PTX: .target sm_90a
 // PTX: .visible .entry sdpa_fwd_bf16_d128_causal(

@@ -8,9 +8,9 @@
 func.func @sdpa_fwd_bf16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
-      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1,
-                                   warps = 4, mma = mma_sync, producer = direct,
-                                   swizzle = 0>)
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2,
+                                   warps = 4, mma = mma_sync, producer = cp_async,
+                                   swizzle = 128>)
       : !head, !head, !head, !head, !lse
   return
 }
