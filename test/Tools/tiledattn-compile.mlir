@@ -32,7 +32,7 @@
 // CHECK-DAG: "spill_stores": 0
 // CHECK-DAG: "spill_loads": 0
 // CHECK-DAG: "stack_bytes": 0
-// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128>"
+// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, split_kv_loop = false>"
 
 // PTX: .target sm_90a
 // PTX: .visible .entry sdpa_fwd_bf16_d128_causal(

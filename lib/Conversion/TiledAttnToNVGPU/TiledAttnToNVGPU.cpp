@@ -832,6 +832,9 @@ private:
   /// num_stages tiles for each out of dynamic shared memory.
   LogicalResult prepareRings(scf::ForOp loop, SmallVectorImpl<LoadOp> &staged) {
     std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    // Loops run one after another and each drains its ring before it ends,
+    // so every loop's rings start at offset 0 of the same shared memory.
+    int64_t offset = 0;
     for (LoadOp load : loop.getBody()->getOps<LoadOp>()) {
       std::optional<Layout> layout = la.lookup(load.getResult());
       if (layout != Layout::Rhs && layout != Layout::RhsT)
@@ -857,15 +860,16 @@ private:
           MemRefLayoutAttrInterface(),
           cast<MemRefType>(smemBase.getType()).getMemorySpace());
       Value ring = memref::ViewOp::create(b, loc, ringType, smemBase,
-                                          idx(loc, smemBytes), ValueRange{});
-      smemBytes += schedule.getNumStages() * rows * cols *
-                   tile.getElementType().getIntOrFloatBitWidth() / 8;
+                                          idx(loc, offset), ValueRange{});
+      offset += schedule.getNumStages() * rows * cols *
+                tile.getElementType().getIntOrFloatBitWidth() / 8;
       streamed[load.getResult()] = {ring, Value(), load};
       staged.push_back(load);
     }
-    if (smemBytes > kMaxSharedMemoryBytes)
+    smemBytes = std::max(smemBytes, offset);
+    if (offset > kMaxSharedMemoryBytes)
       return loop.emitOpError("stages ")
-             << smemBytes << " bytes of K/V tiles in shared memory, but sm_90 "
+             << offset << " bytes of K/V tiles in shared memory, but sm_90 "
              << "gives a block at most " << kMaxSharedMemoryBytes;
     return success();
   }

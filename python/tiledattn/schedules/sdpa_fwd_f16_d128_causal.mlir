@@ -10,7 +10,7 @@ func.func @sdpa_fwd_f16_d128_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3,
                                    warps = 4, mma = mma_sync, producer = cp_async,
-                                   swizzle = 128>)
+                                   swizzle = 128, split_kv_loop = false>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -108,7 +108,7 @@ func.func private @schedule_unknown_producer() attributes {s = #tiledattn.schedu
 
 // -----
 
-// expected-error @+1 {{expected ','}}
+// expected-error @+1 {{struct is missing required parameter: swizzle}}
 func.func private @schedule_missing_field() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct>}
 
 //===----------------------------------------------------------------------===//

@@ -130,7 +130,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t blockM, int64_t blockN,
                                    int64_t numStages, int64_t warps,
                                    MmaKind mma, Producer producer,
-                                   int64_t swizzle) {
+                                   int64_t swizzle, bool splitKvLoop) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "

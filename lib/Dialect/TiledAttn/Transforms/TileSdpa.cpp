@@ -50,6 +50,13 @@ void expandSdpa(SdpaOp op) {
   Value c1 = cst(1), c2 = cst(2);
   // Grid: x = query block, y = query head, z = batch.
   Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (op.getCausal()) {
+    // Causal blocks further down see more keys: launch them first, so the
+    // short ones fill in the tail instead of the long ones.
+    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    qBlock = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, blocks, c1), qBlock);
+  }
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value seqK = memref::DimOp::create(b, loc, op.getK(), c2);
@@ -79,10 +86,23 @@ void expandSdpa(SdpaOp op) {
     Value diag = arith::AddIOp::create(b, loc, row, cst(blockM));
     kvEnd = arith::MinUIOp::create(b, loc, seqK, diag);
   }
+  // Key blocks that need no mask come first, in a loop without one: all
+  // keys inside the sequence and, when causal, at or before the block's
+  // first query row. The rest (the diagonal, the ragged end) are masked.
+  // (schedule field split_kv_loop; otherwise one loop masks every block.)
+  Value unmaskedEnd;
+  if (schedule.getSplitKvLoop()) {
+    Value fullBlocks = arith::DivUIOp::create(b, loc, seqK, cst(blockN));
+    if (op.getCausal())
+      fullBlocks = arith::MinUIOp::create(
+          b, loc, fullBlocks,
+          arith::DivUIOp::create(b, loc, arith::AddIOp::create(b, loc, row, c1),
+                                 cst(blockN)));
+    unmaskedEnd = arith::MulIOp::create(b, loc, fullBlocks, cst(blockN));
+  }
 
-  auto loop = scf::ForOp::create(b, loc, cst(0), kvEnd, cst(blockN),
-                                 ValueRange{acc0, rowMax0, rowSum0});
-  {
+  auto emitLoop = [&](Value begin, Value end, ValueRange inits, bool mask) {
+    auto loop = scf::ForOp::create(b, loc, begin, end, cst(blockN), inits);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
@@ -93,9 +113,10 @@ void expandSdpa(SdpaOp op) {
         LoadOp::create(b, loc, kvTileType, op.getK(), batch, headKV, j);
     Value scores = MmaOp::create(b, loc, scoreType, qTile, kTile, zeroScores,
                                  /*transposed=*/true);
-    Value masked =
-        MaskOp::create(b, loc, scoreType, scores, row, j, seqK, op.getCausal());
-    auto softmax = OnlineSoftmaxOp::create(b, loc, masked, rowMax, rowSum,
+    if (mask)
+      scores = MaskOp::create(b, loc, scoreType, scores, row, j, seqK,
+                              op.getCausal());
+    auto softmax = OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
                                            op.getScale(), elementType);
     Value rescaled =
         RescaleOp::create(b, loc, accType, acc, softmax.getRescale());
@@ -106,7 +127,18 @@ void expandSdpa(SdpaOp op) {
     scf::YieldOp::create(
         b, loc,
         ValueRange{next, softmax.getNewRowMax(), softmax.getNewRowSum()});
+    return loop;
+  };
+  SmallVector<Value> inits{acc0, rowMax0, rowSum0};
+  Value maskedBegin;
+  if (!schedule.getSplitKvLoop()) {
+    maskedBegin = cst(0);
+  } else {
+    scf::ForOp unmasked = emitLoop(cst(0), unmaskedEnd, inits, /*mask=*/false);
+    inits.assign(unmasked.getResults().begin(), unmasked.getResults().end());
+    maskedBegin = unmaskedEnd;
   }
+  auto loop = emitLoop(maskedBegin, kvEnd, inits, /*mask=*/true);
   StoreOp::create(b, loc, loop.getResult(0), loop.getResult(1),
                   loop.getResult(2), op.getO(), batch, head, row, op.getLse());
   op.erase();

@@ -42,6 +42,10 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     - `producer`: `direct` (operands loaded from global memory straight into
       registers), `cp_async` or `tma` (staged through shared memory).
     - `swizzle`: shared-memory swizzle in bytes: 0 (none), 32, 64 or 128.
+    - `split_kv_loop` (default `true`): run the K/V blocks that need no mask
+      (inside the sequence and, when causal, left of the diagonal) in a loop
+      of their own without `tiledattn.mask`; `false` masks every block in
+      one loop (smaller code, sometimes fewer registers).
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -58,7 +62,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         "int64_t":$num_stages, "int64_t":$warps,
                         "::mlir::tiledattn::MmaKind":$mma,
                         "::mlir::tiledattn::Producer":$producer,
-                        "int64_t":$swizzle);
+                        "int64_t":$swizzle,
+                        DefaultValuedParameter<"bool", "true">:$split_kv_loop);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
