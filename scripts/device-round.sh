@@ -70,6 +70,18 @@ grep -E '^(FAILED|ERROR) ' "$LOGS/pytest.log" | head -n 40
 grep -E '^SKIPPED' "$LOGS/pytest.log" | head -n 5
 echo "pytest summary: $(tail -n 1 "$LOGS/pytest.log") (exit $rc; log: $LOGS/pytest.log)"
 
+step "C++ caller"
+# The ops through libtorch's dispatcher from a C++ program (test/Runtime),
+# when the build machine's binary was carried (build/bin/tiledattn-cpp-caller).
+caller=$ROOT/build/bin/tiledattn-cpp-caller
+if [ -x "$caller" ]; then
+  torch_lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+  LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$caller" "$TILEDATTN_KERNEL_DIR/sdpa_fwd_f16_d64" "$lib" 2>&1 | tail -n 1 | tee "$LOGS/cpp-caller.log"
+else
+  echo "skipped: $caller was not carried"
+fi
+
 step "speed"
 python3 - <<'PY' 2>&1 | tee "$LOGS/speed.log"
 import statistics

@@ -39,5 +39,11 @@ if shutil.which("nvidia-smi"):
             config.available_features.add("cuda")
     except (OSError, subprocess.TimeoutExpired):
         pass
+# The runtime and its C++ caller exist when the build had torch and cuda.h.
+cpp_caller = os.path.join(config.tiledattn_tools_dir, "tiledattn-cpp-caller")
+if os.path.exists(config.runtime_lib) and os.path.exists(cpp_caller):
+    config.available_features.add("runtime")
+    config.substitutions.append(("%cpp_caller", cpp_caller))
+    config.substitutions.append(("%runtime_lib", config.runtime_lib))
 if os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
