@@ -863,7 +863,7 @@ private:
                                           idx(loc, offset), ValueRange{});
       offset += schedule.getNumStages() * rows * cols *
                 tile.getElementType().getIntOrFloatBitWidth() / 8;
-      streamed[load.getResult()] = {ring, Value(), load};
+      streamed[load.getResult()] = {ring, Value()};
       staged.push_back(load);
     }
     smemBytes = std::max(smemBytes, offset);
@@ -978,7 +978,6 @@ private:
   /// producer = cp_async: the ring and current stage of each staged load.
   struct Streamed {
     Value ring, stage;
-    LoadOp load;
   };
   DenseMap<Value, Streamed> streamed;
   DenseSet<Operation *> barrierBeforeYield;
