@@ -22,16 +22,19 @@
 
 using namespace mlir;
 
-void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm) {
+void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
+                                                    bool experimentalWgmma) {
   pm.addPass(createTileSdpaPass());
-  pm.addPass(createConvertTiledAttnToNVGPUPass());
+  ConvertTiledAttnToNVGPUPassOptions conversion;
+  conversion.experimentalWgmma = experimentalWgmma;
+  pm.addPass(createConvertTiledAttnToNVGPUPass(conversion));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void mlir::tiledattn::buildTiledAttnToPTXPipeline(
     OpPassManager &pm, const TiledAttnToPTXOptions &options) {
-  buildTiledAttnToNVGPUPipeline(pm);
+  buildTiledAttnToNVGPUPipeline(pm, options.experimentalWgmma);
   buildNVGPUToPTXPipeline(pm, options);
 }
 

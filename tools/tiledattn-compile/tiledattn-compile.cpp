@@ -44,6 +44,9 @@ static cl::opt<std::string> ptxasPath("ptxas",
                                       cl::desc("ptxas to assemble with"),
                                       cl::init(TILEDATTN_PTXAS_PATH));
 static cl::opt<bool> quiet("quiet", cl::desc("print nothing on success"));
+static cl::opt<bool> experimentalWgmma(
+    "experimental-wgmma",
+    cl::desc("lower mma = wgmma schedules (not yet checked on a GPU)"));
 
 static int fail(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tiledattn-compile") << message << "\n";
@@ -86,7 +89,7 @@ int main(int argc, char **argv) {
   TiledAttnToPTXOptions options;
   options.chip = chip;
   PassManager toNVGPU(&context);
-  buildTiledAttnToNVGPUPipeline(toNVGPU);
+  buildTiledAttnToNVGPUPipeline(toNVGPU, experimentalWgmma);
   if (failed(toNVGPU.run(*module)))
     return 1;
   if (failed(readLaunchContract(*module, *kernel)))

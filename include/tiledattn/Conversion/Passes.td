@@ -27,6 +27,10 @@ def ConvertTiledAttnToNVGPUPass
     and sums are reduced across the four threads of a row group with
     `gpu.shuffle xor`; exponentials are `llvm.nvvm.ex2.approx.f32` (no libdevice needed).
 
+    With `experimental-wgmma`, `mma = wgmma` schedules (one warpgroup, 64 x 64
+    tiles, `producer = cp_async`) lower to `nvvm.wgmma.mma_async` on
+    shared-memory descriptors instead; this path has not been run on a GPU.
+
     #### Input invariant
     Tile programs as `tiledattn-tile-sdpa` makes them: tile values are
     defined by tile ops or `scf.for` iteration arguments, and consumed by
@@ -38,6 +42,12 @@ def ConvertTiledAttnToNVGPUPass
     operands, f32 accumulation), `vector`, `memref`, `arith`, `llvm.call_intrinsic` (ex2/lg2 approximations), `scf`
     and `gpu.shuffle`. No tiledattn op or type remains.
   }];
+  let options = [
+    Option<"experimentalWgmma", "experimental-wgmma", "bool", "false",
+           "Lower mma = wgmma (with producer = cp_async, 64 x 64 tiles). It "
+           "lowers to PTX that ptxas accepts but has not been checked on a "
+           "GPU yet">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",

@@ -31,10 +31,15 @@ struct TiledAttnToPTXOptions
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("LLVM optimization level (0-3)"),
       llvm::cl::init(3)};
+  PassOptions::Option<bool> experimentalWgmma{
+      *this, "experimental-wgmma",
+      llvm::cl::desc("Lower mma = wgmma schedules (not yet checked on a GPU)"),
+      llvm::cl::init(false)};
 };
 
 /// tiledattn.sdpa -> tile program -> gpu.module of nvgpu/nvvm/vector code.
-void buildTiledAttnToNVGPUPipeline(OpPassManager &pm);
+void buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
+                                   bool experimentalWgmma = false);
 
 /// gpu.module of nvgpu/nvvm code -> gpu.binary holding PTX for `chip`
 /// (upstream gpu-lower-to-nvvm-pipeline, serialized as PTX text).

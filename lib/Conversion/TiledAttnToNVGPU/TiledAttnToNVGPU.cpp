@@ -240,6 +240,8 @@ public:
           MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                           MemRefLayoutAttrInterface(), workgroup));
     }
+    if (schedule.getMma() == MmaKind::wgmma)
+      setUpWgmma(loc);
     if (failed(emitBlock(func.getBody().front())))
       return failure();
     kernel->setAttr(kDynamicSmemAttrName, b.getI64IntegerAttr(smemBytes));
@@ -327,6 +329,8 @@ private:
     Value seqLen = memref::DimOp::create(b, loc, src, idx(loc, 2));
     Value lastRow = arith::SubIOp::create(b, loc, seqLen, idx(loc, 1));
     Regs regs;
+    if (*layout == Layout::Lhs && wgmmaPad)
+      return stageLhsForWgmma(op, src, bh, row, seqLen, lastRow);
     switch (*layout) {
     case Layout::Lhs: {
       if (failed(checkBlockRows(op, tile)) ||
@@ -537,6 +541,8 @@ private:
   }
 
   LogicalResult emitMma(MmaOp op) {
+    if (wgmmaPad)
+      return emitWgmma(op);
     Location loc = op.getLoc();
     TileType lhs = op.getLhs().getType(), acc = op.getAcc().getType();
     if (failed(checkBlockRows(op, lhs)))
@@ -809,6 +815,8 @@ private:
         issueCopies(loc, staged, ahead, aheadStage);
         nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                          b.getI32IntegerAttr(stages - 1));
+        if (wgmmaPad) // wgmma reads through the async proxy.
+          fenceProxyAsync(loc);
         gpu::BarrierOp::create(b, loc);
         Value stage = arith::RemUIOp::create(b, loc, iter, idx(loc, stages));
         for (LoadOp load : staged)
@@ -859,13 +867,21 @@ private:
           {schedule.getNumStages(), rows, cols}, tile.getElementType(),
           MemRefLayoutAttrInterface(),
           cast<MemRefType>(smemBase.getType()).getMemorySpace());
-      Value ring = memref::ViewOp::create(b, loc, ringType, smemBase,
-                                          idx(loc, offset), ValueRange{});
-      offset += schedule.getNumStages() * rows * cols *
-                tile.getElementType().getIntOrFloatBitWidth() / 8;
+      Value shift = idx(loc, offset);
+      if (wgmmaPad)
+        shift = arith::AddIOp::create(b, loc, wgmmaPad,
+                                      idx(loc, offset + kWgmmaFixedBytes));
+      Value ring = memref::ViewOp::create(b, loc, ringType, smemBase, shift,
+                                          ValueRange{});
+      int64_t stageBytes =
+          rows * cols * tile.getElementType().getIntOrFloatBitWidth() / 8;
+      ringByteOffset[ring] = {offset, stageBytes};
+      offset += schedule.getNumStages() * stageBytes;
       streamed[load.getResult()] = {ring, Value()};
       staged.push_back(load);
     }
+    if (wgmmaPad) // The pad (up to 1 KiB), then Q and P, then the rings.
+      offset += kWgmmaAlignment + kWgmmaFixedBytes;
     smemBytes = std::max(smemBytes, offset);
     if (offset > kMaxSharedMemoryBytes)
       return loop.emitOpError("stages ")
@@ -983,16 +999,251 @@ private:
   DenseSet<Operation *> barrierBeforeYield;
   Value smemBase, lastGroup, tid;
   int64_t smemBytes = 0;
+
+  //===--------------------------------------------------------------------===//
+  // mma = wgmma (experimental: lowers and assembles, not yet run on a GPU)
+  //===--------------------------------------------------------------------===//
+  //
+  // One warpgroup owns the 64 x 64 block. Q (staged once) and P (written by
+  // every iteration) live in shared memory as K-major operands with the
+  // 128-byte swizzle; K comes from the cp.async ring as a K-major B operand
+  // and V as an MN-major (transposed) one. The accumulator of
+  // wgmma.m64nNk16 gives each thread the m16n8k16 C layout of its warp's 16
+  // rows, so the softmax code is shared with mma_sync.
+
+  /// The 128-byte swizzle repeats every 1024 bytes and wgmma derives it from
+  /// the address, so every operand tile starts on a 1024-byte boundary.
+  static constexpr int64_t kWgmmaAlignment = 1024;
+  /// Q and P tiles of 64 x 64 16-bit elements.
+  static constexpr int64_t kWgmmaTileBytes = 64 * 64 * 2;
+  static constexpr int64_t kWgmmaFixedBytes = 2 * kWgmmaTileBytes;
+
+  Value wgmmaPad, baseAddress;
+  DenseMap<Value, std::pair<int64_t, int64_t>> ringByteOffset;
+  DenseMap<Value, int64_t> smemLhs; // lhs tile -> byte offset after the pad
+
+  void setUpWgmma(Location loc) {
+    baseAddress =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smemBase);
+    Value rem =
+        arith::RemUIOp::create(b, loc, baseAddress, idx(loc, kWgmmaAlignment));
+    wgmmaPad = arith::RemUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, idx(loc, kWgmmaAlignment), rem),
+        idx(loc, kWgmmaAlignment));
+  }
+
+  /// Byte offset (from the shared window) -> element index in a swizzled
+  /// 64-column tile: chunk c of row r at chunk c ^ (r mod 8).
+  Value swizzledByte(Location loc, Value row, Value chunk) {
+    Value phase = arith::RemUIOp::create(b, loc, row, idx(loc, 8));
+    Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+    return add(loc, arith::MulIOp::create(b, loc, row, idx(loc, 128)),
+               arith::MulIOp::create(b, loc, swizzled, idx(loc, 16)));
+  }
+
+  LogicalResult checkWgmmaTile(Operation *op, TileType tile) {
+    if (tile.getNumRows() != 64 || tile.getNumCols() != 64)
+      return op->emitOpError("mma = wgmma is lowered for 64 x 64 tiles "
+                             "(block_m = block_n = head dim = 64) so far, "
+                             "but got ")
+             << tile;
+    return success();
+  }
+
+  /// Q goes to shared memory once (cp.async, zero-filled past the end),
+  /// swizzled as a K-major wgmma operand. The loop's first wait covers it.
+  LogicalResult stageLhsForWgmma(LoadOp op, Value src, ArrayRef<Value> bh,
+                                 Value row, Value seqLen, Value lastRow) {
+    Location loc = op.getLoc();
+    TileType tile = op.getResult().getType();
+    if (failed(checkWgmmaTile(op, tile)))
+      return failure();
+    auto memTy = MemRefType::get(
+        {kWgmmaTileBytes}, b.getI8Type(), MemRefLayoutAttrInterface(),
+        cast<MemRefType>(smemBase.getType()).getMemorySpace());
+    Value view =
+        memref::ViewOp::create(b, loc, memTy, smemBase, wgmmaPad, ValueRange{});
+    auto bytes =
+        MemRefType::get({kWgmmaTileBytes / 2}, tile.getElementType(),
+                        MemRefLayoutAttrInterface(), memTy.getMemorySpace());
+    Value q =
+        memref::ViewOp::create(b, loc, bytes, smemBase, wgmmaPad, ValueRange{});
+    (void)view;
+    Value chunk = arith::RemUIOp::create(b, loc, tid, idx(loc, 8));
+    Value firstRow = arith::DivUIOp::create(b, loc, tid, idx(loc, 8));
+    SmallVector<Value> tokens;
+    for (int64_t r0 = 0; r0 < 64; r0 += 16) {
+      Value r = add(loc, firstRow, r0);
+      Value global = arith::AddIOp::create(b, loc, row, r);
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           global, seqLen);
+      Value srcElements =
+          arith::SelectOp::create(b, loc, inside, idx(loc, 8), idx(loc, 0));
+      Value dst = arith::DivUIOp::create(b, loc, swizzledByte(loc, r, chunk),
+                                         idx(loc, 2));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), q,
+          ValueRange{dst}, src,
+          ValueRange{bh[0], bh[1], clampRow(loc, global, lastRow),
+                     arith::MulIOp::create(b, loc, chunk, idx(loc, 8))},
+          b.getIndexAttr(8), srcElements, b.getUnitAttr()));
+    }
+    lastGroup = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+    smemLhs[op.getResult()] = 0;
+    return success();
+  }
+
+  /// A wgmma shared-memory descriptor for the tile at `byteOffset` (after
+  /// the pad): start address >> 4, leading and stride byte offsets >> 4,
+  /// 128-byte swizzle (PTX ISA, "Matrix Descriptor Format").
+  Value descriptor(Location loc, Value byteOffset, int64_t leading,
+                   int64_t stride) {
+    Value addr = arith::AddIOp::create(
+        b, loc, baseAddress,
+        arith::AddIOp::create(b, loc, wgmmaPad, byteOffset));
+    Value a64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+    auto c64 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, v, 64);
+    };
+    Value start = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, a64, c64(0x3FFFF)), c64(4));
+    int64_t fields =
+        ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
+    return arith::OrIOp::create(b, loc, start, c64(fields));
+  }
+
+  LogicalResult emitWgmma(MmaOp op) {
+    Location loc = op.getLoc();
+    TileType lhs = op.getLhs().getType(), acc = op.getAcc().getType();
+    if (failed(checkWgmmaTile(op, lhs)) || failed(checkWgmmaTile(op, acc)))
+      return failure();
+    auto rhs = deferred.find(op.getRhs());
+    if (rhs == deferred.end() || !rhs->second.ring)
+      return op.emitOpError("expected rhs to be a K/V tile staged by "
+                            "producer = cp_async");
+    Type elementType = lhs.getElementType();
+    // A: Q, staged once, or P, written from registers now.
+    int64_t aOffset;
+    auto q = smemLhs.find(op.getLhs());
+    if (q != smemLhs.end()) {
+      aOffset = q->second;
+    } else {
+      aOffset = kWgmmaTileBytes;
+      storeProbs(loc, frags[op.getLhs()], elementType);
+    }
+    const DeferredRhs &d = rhs->second;
+    auto [ringOffset, stageBytes] = ringByteOffset[d.ring];
+    Value bBase = arith::AddIOp::create(
+        b, loc, idx(loc, kWgmmaFixedBytes + ringOffset),
+        arith::MulIOp::create(b, loc, d.stage, idx(loc, stageBytes)));
+    // K rows are K-major (head dim contiguous); V rows are MN-major.
+    bool bTransposed = !d.transposed;
+    const Regs &c = frags[op.getAcc()];
+    SmallVector<Type> f32s(c.size(), b.getF32Type());
+    auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
+    Value accStruct = LLVM::UndefOp::create(b, loc, structTy);
+    for (auto [i, v] : llvm::enumerate(c))
+      accStruct = LLVM::InsertValueOp::create(b, loc, accStruct, v, i);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    auto type =
+        elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    for (int64_t k = 0; k < lhs.getNumCols() / 16; ++k) {
+      // K-major: the next 16 elements of each 128-byte row (32 bytes on);
+      // MN-major: the next 16 rows (2048 bytes on).
+      Value descA = descriptor(loc, idx(loc, aOffset + 32 * k), /*leading=*/16,
+                               /*stride=*/1024);
+      Value descB =
+          descriptor(loc, add(loc, bBase, bTransposed ? 2048 * k : 32 * k),
+                     /*leading=*/bTransposed ? 1024 : 16, /*stride=*/1024);
+      accStruct = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structTy, accStruct, descA, descB,
+          NVVM::MMAShapeAttr::get(b.getContext(), 64, acc.getNumCols(), 16),
+          NVVM::WGMMATypesAttr::get(b.getContext(), type),
+          NVVM::WGMMATypesAttr::get(b.getContext(), type),
+          NVVM::WGMMATypesAttr::get(b.getContext(), NVVM::WGMMATypes::f32),
+          NVVM::WGMMAScaleOutAttr::get(b.getContext(),
+                                       NVVM::WGMMAScaleOut::one),
+          NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
+          NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
+          NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::row),
+          NVVM::MMALayoutAttr::get(b.getContext(), bTransposed
+                                                       ? NVVM::MMALayout::row
+                                                       : NVVM::MMALayout::col),
+          NVVM::MMAIntOverflowAttr());
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    Regs out;
+    for (int64_t i = 0, e = c.size(); i < e; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, accStruct, i));
+    frags[op.getResult()] = std::move(out);
+    return success();
+  }
+
+  /// Orders this thread's generic-proxy writes to shared memory (stores,
+  /// cp.async) before later async-proxy reads (wgmma); a barrier follows.
+  void fenceProxyAsync(Location loc) {
+    NVVM::FenceProxyOp::create(
+        b, loc,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+
+  /// Writes P (A fragments: per k-step rows g, g + 8 and column pairs 2t,
+  /// 2t + 8) into its swizzled K-major shared-memory tile, then makes the
+  /// stores visible to the async proxy that wgmma reads through.
+  void storeProbs(Location loc, const Regs &p, Type elementType) {
+    auto memTy = MemRefType::get(
+        {kWgmmaTileBytes / 2}, elementType, MemRefLayoutAttrInterface(),
+        cast<MemRefType>(smemBase.getType()).getMemorySpace());
+    Value pTile = memref::ViewOp::create(
+        b, loc, memTy, smemBase,
+        arith::AddIOp::create(b, loc, wgmmaPad, idx(loc, kWgmmaTileBytes)),
+        ValueRange{});
+    Value rows[2] = {add(loc, warpRow, group),
+                     add(loc, add(loc, warpRow, group), 8)};
+    for (int64_t k = 0; k < static_cast<int64_t>(p.size()) / 4; ++k) {
+      for (int64_t j = 0; j < 4; ++j) {
+        Value r = rows[j % 2];
+        Value chunk = idx(loc, 2 * k + j / 2);
+        Value byte = add(loc, swizzledByte(loc, r, chunk),
+                         arith::MulIOp::create(b, loc, twoT, idx(loc, 2)));
+        Value element = arith::DivUIOp::create(b, loc, byte, idx(loc, 2));
+        auto st = vector::StoreOp::create(b, loc, p[4 * k + j], pTile,
+                                          ValueRange{element});
+        st.setAlignmentAttr(b.getI64IntegerAttr(4));
+      }
+    }
+    fenceProxyAsync(loc);
+    gpu::BarrierOp::create(b, loc);
+  }
   Value group, warpRow, twoT, isGroupLeader;
 };
 
-LogicalResult convertKernel(func::FuncOp func, ModuleOp module) {
+LogicalResult convertKernel(func::FuncOp func, ModuleOp module,
+                            bool experimentalWgmma) {
   auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
   if (!schedule)
     return func.emitOpError("is marked ") << kKernelAttrName << " but has no "
                                           << kScheduleAttrName << " attribute";
-  if (schedule.getMma() != MmaKind::mma_sync ||
-      schedule.getProducer() == Producer::tma)
+  if (schedule.getMma() == MmaKind::wgmma && experimentalWgmma &&
+      schedule.getProducer() == Producer::cp_async) {
+    if (schedule.getWarps() != 4 || schedule.getBlockM() != 64 ||
+        schedule.getSwizzle() != 128)
+      return func.emitOpError("mma = wgmma is lowered for one warpgroup "
+                              "(warps = 4, block_m = 64) with swizzle = 128 "
+                              "so far, but the schedule is ")
+             << schedule;
+  } else if (schedule.getMma() == MmaKind::wgmma && !experimentalWgmma &&
+             schedule.getProducer() == Producer::cp_async) {
+    return func.emitOpError(
+        "mma = wgmma with producer = cp_async is lowered only with the "
+        "experimental-wgmma option: it compiles and assembles but has not "
+        "yet been checked on a GPU");
+  } else if (schedule.getMma() != MmaKind::mma_sync ||
+             schedule.getProducer() == Producer::tma)
     return func.emitOpError("schedule asks for mma = ")
            << stringifyMmaKind(schedule.getMma())
            << ", producer = " << stringifyProducer(schedule.getProducer())
@@ -1045,6 +1296,7 @@ class ConvertTiledAttnToNVGPUPass
     : public tiledattn::impl::ConvertTiledAttnToNVGPUPassBase<
           ConvertTiledAttnToNVGPUPass> {
 public:
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
@@ -1056,7 +1308,7 @@ public:
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));
     for (func::FuncOp func : kernels)
-      if (failed(convertKernel(func, module)))
+      if (failed(convertKernel(func, module, experimentalWgmma)))
         return signalPassFailure();
   }
 };
