@@ -1032,6 +1032,18 @@ private:
         idx(loc, kWgmmaAlignment));
   }
 
+  /// The 64 x 64 operand tile at `byteOffset` past the pad, as a flat
+  /// memref of 16-bit elements (Q at 0, P at kWgmmaTileBytes).
+  Value wgmmaTile(Location loc, int64_t byteOffset, Type elementType) {
+    auto type = MemRefType::get(
+        {kWgmmaTileBytes / 2}, elementType, MemRefLayoutAttrInterface(),
+        cast<MemRefType>(smemBase.getType()).getMemorySpace());
+    Value shift = wgmmaPad;
+    if (byteOffset)
+      shift = arith::AddIOp::create(b, loc, wgmmaPad, idx(loc, byteOffset));
+    return memref::ViewOp::create(b, loc, type, smemBase, shift, ValueRange{});
+  }
+
   /// Byte offset (from the shared window) -> element index in a swizzled
   /// 64-column tile: chunk c of row r at chunk c ^ (r mod 8).
   Value swizzledByte(Location loc, Value row, Value chunk) {
@@ -1058,17 +1070,7 @@ private:
     TileType tile = op.getResult().getType();
     if (failed(checkWgmmaTile(op, tile)))
       return failure();
-    auto memTy = MemRefType::get(
-        {kWgmmaTileBytes}, b.getI8Type(), MemRefLayoutAttrInterface(),
-        cast<MemRefType>(smemBase.getType()).getMemorySpace());
-    Value view =
-        memref::ViewOp::create(b, loc, memTy, smemBase, wgmmaPad, ValueRange{});
-    auto bytes =
-        MemRefType::get({kWgmmaTileBytes / 2}, tile.getElementType(),
-                        MemRefLayoutAttrInterface(), memTy.getMemorySpace());
-    Value q =
-        memref::ViewOp::create(b, loc, bytes, smemBase, wgmmaPad, ValueRange{});
-    (void)view;
+    Value q = wgmmaTile(loc, 0, tile.getElementType());
     Value chunk = arith::RemUIOp::create(b, loc, tid, idx(loc, 8));
     Value firstRow = arith::DivUIOp::create(b, loc, tid, idx(loc, 8));
     SmallVector<Value> tokens;
@@ -1195,13 +1197,7 @@ private:
   /// 2t + 8) into its swizzled K-major shared-memory tile, then makes the
   /// stores visible to the async proxy that wgmma reads through.
   void storeProbs(Location loc, const Regs &p, Type elementType) {
-    auto memTy = MemRefType::get(
-        {kWgmmaTileBytes / 2}, elementType, MemRefLayoutAttrInterface(),
-        cast<MemRefType>(smemBase.getType()).getMemorySpace());
-    Value pTile = memref::ViewOp::create(
-        b, loc, memTy, smemBase,
-        arith::AddIOp::create(b, loc, wgmmaPad, idx(loc, kWgmmaTileBytes)),
-        ValueRange{});
+    Value pTile = wgmmaTile(loc, kWgmmaTileBytes, elementType);
     Value rows[2] = {add(loc, warpRow, group),
                      add(loc, add(loc, warpRow, group), 8)};
     for (int64_t k = 0; k < static_cast<int64_t>(p.size()) / 4; ++k) {
