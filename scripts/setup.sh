@@ -24,7 +24,7 @@ if ((${#missing[@]})); then
 fi
 
 # 2. Python packages.
-PIP_PKGS=("torch==2.11.0" "numpy" "pytest" "lit" "ruff" "matplotlib" "clang-format>=22,<23")
+PIP_PKGS=("torch==2.11.0" "numpy" "pytest" "lit" "ruff==0.17.6" "matplotlib" "clang-format>=22,<23")
 need_pip=()
 for spec in "${PIP_PKGS[@]}"; do
   "$PY" - "$spec" <<'PYEOF' || need_pip+=("$spec")
