@@ -400,10 +400,16 @@ private:
       return col;
     Value chunk = arith::DivUIOp::create(b, loc, col, idx(loc, 8));
     Value within = arith::RemUIOp::create(b, loc, col, idx(loc, 8));
+    return add(loc, swizzledChunkStart(loc, row, chunk), within);
+  }
+
+  /// First column of 16-byte chunk `chunk` of row `row` after the swizzle
+  /// (swizzle > 16 bytes): (chunk ^ (row mod (swizzle / 16))) * 8.
+  Value swizzledChunkStart(Location loc, Value row, Value chunk) {
+    int64_t period = schedule.getSwizzle() / 16;
     Value phase = arith::RemUIOp::create(b, loc, row, idx(loc, period));
     Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
-    return add(loc, arith::MulIOp::create(b, loc, swizzled, idx(loc, 8)),
-               within);
+    return arith::MulIOp::create(b, loc, swizzled, idx(loc, 8));
   }
 
   /// B fragments of k-steps k and k + 1 of column slice n, read from the
@@ -1044,13 +1050,12 @@ private:
     return memref::ViewOp::create(b, loc, type, smemBase, shift, ValueRange{});
   }
 
-  /// Byte offset (from the shared window) -> element index in a swizzled
-  /// 64-column tile: chunk c of row r at chunk c ^ (r mod 8).
+  /// Byte offset, within a 64-column operand tile, of 16-byte chunk
+  /// `chunk` of row `row`, swizzled like the K/V ring (128 bytes).
   Value swizzledByte(Location loc, Value row, Value chunk) {
-    Value phase = arith::RemUIOp::create(b, loc, row, idx(loc, 8));
-    Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+    Value start = swizzledChunkStart(loc, row, chunk); // in elements
     return add(loc, arith::MulIOp::create(b, loc, row, idx(loc, 128)),
-               arith::MulIOp::create(b, loc, swizzled, idx(loc, 16)));
+               arith::MulIOp::create(b, loc, start, idx(loc, 2)));
   }
 
   LogicalResult checkWgmmaTile(Operation *op, TileType tile) {
