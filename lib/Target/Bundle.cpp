@@ -46,9 +46,6 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   k.blockM = s.getBlockM();
   k.blockN = s.getBlockN();
   k.threads = s.getNumThreads();
-  // The lowering's actual figure replaces this estimate (readLaunchContract).
-  k.dynamicSmemBytes = s.getSharedMemoryBytes(
-      k.headDim, elementType.getIntOrFloatBitWidth() / 8);
   llvm::raw_string_ostream os(k.schedule);
   os << Attribute(s);
   return k;

@@ -28,7 +28,9 @@ struct KernelDescription {
   std::string dtype; // "f16" | "bf16"
   int64_t headDim = 0;
   bool causal = false;
-  int64_t blockM = 0, blockN = 0, threads = 0, dynamicSmemBytes = 0;
+  int64_t blockM = 0, blockN = 0, threads = 0;
+  /// Set from the lowered gpu.func by readLaunchContract.
+  int64_t dynamicSmemBytes = 0;
   std::string schedule; // printed #tiledattn.schedule
 };
 
