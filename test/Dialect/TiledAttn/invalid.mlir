@@ -123,12 +123,62 @@ func.func private @schedule_mma_sync_warps_mismatch() attributes {s = #tiledattn
 // -----
 
 // expected-error @+1 {{schedule field warps: wgmma runs on whole warpgroups, so expected a multiple of 4, but got 6}}
-func.func private @schedule_wgmma_partial_warpgroup() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 6, mma = wgmma, producer = tma, swizzle = 128>}
+func.func private @schedule_wgmma_partial_warpgroup() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 6, mma = wgmma, producer = cp_async, swizzle = 128>}
+
+// -----
+
+// expected-error @+1 {{schedule field mma: producer = tma feeds the warp-specialized wgmma kernel, so expected wgmma, but got mma_sync}}
+func.func private @schedule_tma_mma_sync() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = tma, swizzle = 128>}
+
+// -----
+
+// expected-error @+1 {{schedule field consumer_warpgroups: expected 1 or 2, but got 3}}
+func.func private @schedule_tma_three_consumers() attributes {s = #tiledattn.schedule<block_m = 192, block_n = 64, num_stages = 2, warps = 16, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 3>}
+
+// -----
+
+// expected-error @+1 {{schedule field warps: producer = tma runs one producer warpgroup and consumer_warpgroups = 2 consumer warpgroups, so expected warps = 12, but got 8}}
+func.func private @schedule_tma_warps() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule field block_m: each consumer warpgroup owns 64 query rows, so expected block_m = 64 * consumer_warpgroups = 128, but got 64}}
+func.func private @schedule_tma_block_m() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule field swizzle: producer = tma loads 64-element (128-byte) boxes that wgmma reads with the 128-byte swizzle, so expected 128, but got 64}}
+func.func private @schedule_tma_swizzle() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 64, consumer_warpgroups = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule field producer_regs: setmaxnreg takes a multiple of 8 in [24, 256], but got 20}}
+func.func private @schedule_tma_producer_regs() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 20>}
+
+// -----
+
+// expected-error @+1 {{schedule field consumer_regs: setmaxnreg takes a multiple of 8 in [24, 256], but got 250}}
+func.func private @schedule_tma_consumer_regs() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, consumer_regs = 250>}
+
+// -----
+
+// expected-error @+1 {{schedule fields producer_regs, consumer_regs: 128 * (producer_regs + consumer_warpgroups * consumer_regs) = 68608 registers, but a multiprocessor has 65536}}
+func.func private @schedule_tma_register_file() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 40, consumer_regs = 248>}
+
+// -----
+
+// expected-error @+1 {{schedule field pingpong: takes turns between two consumer warpgroups, so expected consumer_warpgroups = 2, but got 1}}
+func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, pingpong = true>}
+
+// -----
+
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong and overlap_softmax shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
 
 // -----
 
 // expected-error @+1 {{schedule field block_m: wgmma covers 64 rows per warpgroup, so expected a multiple of 64, but got 96}}
-func.func private @schedule_wgmma_block_m() attributes {s = #tiledattn.schedule<block_m = 96, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = tma, swizzle = 128>}
+func.func private @schedule_wgmma_block_m() attributes {s = #tiledattn.schedule<block_m = 96, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = cp_async, swizzle = 128>}
 
 // -----
 
@@ -257,7 +307,7 @@ func.func @sdpa_non_unit_inner_stride(%q: !head, %o: !strided, %lse: !lse, %scal
 !head = memref<?x?x?x32xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_head_dim_32(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64 or 128, but got 32}}
+  // expected-error @+1 {{expected head dim 64 or 128 (256 needs producer = tma), but got 32}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, !head, !lse
@@ -269,7 +319,7 @@ func.func @sdpa_head_dim_32(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x96xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_head_dim_96(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64 or 128, but got 96}}
+  // expected-error @+1 {{expected head dim 64 or 128 (256 needs producer = tma), but got 96}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, !head, !lse
@@ -281,7 +331,7 @@ func.func @sdpa_head_dim_96(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x256xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64 or 128, but got 256}}
+  // expected-error @+1 {{expected head dim 64 or 128 (256 needs producer = tma), but got 256}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, !head, !lse
@@ -305,9 +355,9 @@ func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scal
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 557056 bytes of shared memory}}
+  // expected-error @+1 {{schedule needs 558080 bytes of shared memory}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 8, warps = 8, mma = wgmma, producer = tma, swizzle = 128>)
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 8, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
       : !head, !head, !head, !head, !lse
   return
 }
@@ -660,5 +710,29 @@ func.func @sdpa_gqa_more_kv_heads_than_q(%q: memref<?x2x?x64xf16>, %k: memref<?x
   tiledattn.sdpa %q, %k, %k, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : memref<?x2x?x64xf16>, memref<?x4x?x64xf16>, memref<?x4x?x64xf16>, memref<?x2x?x64xf16>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_registers(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs about 264 registers per consumer thread (block_n = 128, head dim 256), but consumer_regs is 240; lower block_n or raise consumer_regs}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 1, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x192xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected head dim 64, 128 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 192}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !head, !head, !lse
   return
 }

@@ -17,7 +17,8 @@ func.func private @tile_types(!tiledattn.tile<64x128xf16>, !tiledattn.tile<64x12
 
 // CHECK-LABEL: func.func private @schedule_attrs
 // CHECK-SAME: sched.a = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>
-// CHECK-SAME: sched.b = #tiledattn.schedule<block_m = 128, block_n = 32, num_stages = 3, warps = 8, mma = wgmma, producer = tma, swizzle = 128>
+// The Hopper fields print only when not at their defaults.
+// CHECK-SAME: sched.b = #tiledattn.schedule<block_m = 128, block_n = 32, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, consumer_regs = 232, pingpong = true, overlap_softmax = true>
 // CHECK-SAME: sched.c = #tiledattn.schedule<block_m = 64, block_n = 16, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 64>
 // split_kv_loop prints only when it is not the default (true).
 // CHECK-SAME: sched.d = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, split_kv_loop = false>
@@ -25,8 +26,11 @@ func.func private @tile_types(!tiledattn.tile<64x128xf16>, !tiledattn.tile<64x12
 func.func private @schedule_attrs() attributes {
   sched.a = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4,
                                 mma = mma_sync, producer = direct, swizzle = 0>,
-  sched.b = #tiledattn.schedule<block_m = 128, block_n = 32, num_stages = 3, warps = 8,
-                                mma = wgmma, producer = tma, swizzle = 128>,
+  sched.b = #tiledattn.schedule<block_m = 128, block_n = 32, num_stages = 3, warps = 12,
+                                mma = wgmma, producer = tma, swizzle = 128,
+                                consumer_warpgroups = 2, producer_regs = 24,
+                                consumer_regs = 232, pingpong = true,
+                                overlap_softmax = true>,
   sched.c = #tiledattn.schedule<block_m = 64, block_n = 16, num_stages = 2, warps = 4,
                                 mma = mma_sync, producer = cp_async, swizzle = 64>,
   sched.d = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4,
@@ -50,13 +54,14 @@ func.func @sdpa_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
 }
 
 // CHECK-LABEL: func @sdpa_bf16_staged
-// CHECK: tiledattn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} schedule(<block_m = 128, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>)
+// CHECK: tiledattn.sdpa %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} schedule(<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
 // CHECK-NOT: causal
 // CHECK-SAME: memref<?x?x?x128xbf16
 func.func @sdpa_bf16_staged(%q: !bhead, %k: !bhead, %v: !bhead, %o: !bhead, %lse: !lse, %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
-                                   warps = 8, mma = wgmma, producer = tma, swizzle = 128>)
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2>)
       : !bhead, !bhead, !bhead, !bhead, !lse
   return
 }

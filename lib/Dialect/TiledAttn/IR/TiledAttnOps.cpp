@@ -130,7 +130,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t blockM, int64_t blockN,
                                    int64_t numStages, int64_t warps,
                                    MmaKind mma, Producer producer,
-                                   int64_t swizzle, bool splitKvLoop) {
+                                   int64_t swizzle, bool splitKvLoop,
+                                   int64_t consumerWarpgroups,
+                                   int64_t producerRegs, int64_t consumerRegs,
+                                   bool pingpong, bool overlapSoftmax) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -166,6 +169,62 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             "got "
                          << blockM;
   }
+  if (producer == Producer::tma) {
+    if (mma != MmaKind::wgmma)
+      return emitError() << "schedule field mma: producer = tma feeds the "
+                            "warp-specialized wgmma kernel, so expected "
+                            "wgmma, but got "
+                         << stringifyMmaKind(mma);
+    if (consumerWarpgroups < 1 || consumerWarpgroups > 2)
+      return emitError() << "schedule field consumer_warpgroups: expected 1 "
+                            "or 2, but got "
+                         << consumerWarpgroups;
+    if (warps != 4 * (consumerWarpgroups + 1))
+      return emitError() << "schedule field warps: producer = tma runs one "
+                            "producer warpgroup and consumer_warpgroups = "
+                         << consumerWarpgroups
+                         << " consumer warpgroups, so expected warps = "
+                         << 4 * (consumerWarpgroups + 1) << ", but got "
+                         << warps;
+    if (blockM != 64 * consumerWarpgroups)
+      return emitError() << "schedule field block_m: each consumer "
+                            "warpgroup owns 64 query rows, so expected "
+                            "block_m = 64 * consumer_warpgroups = "
+                         << 64 * consumerWarpgroups << ", but got " << blockM;
+    if (swizzle != 128)
+      return emitError() << "schedule field swizzle: producer = tma loads "
+                            "64-element (128-byte) boxes that wgmma reads "
+                            "with the 128-byte swizzle, so expected 128, but "
+                            "got "
+                         << swizzle;
+    for (auto [name, regs] :
+         {std::pair<StringRef, int64_t>{"producer_regs", producerRegs},
+          {"consumer_regs", consumerRegs}})
+      if (regs < 24 || regs > 256 || regs % 8 != 0)
+        return emitError() << "schedule field " << name
+                           << ": setmaxnreg takes a multiple of 8 in [24, "
+                              "256], but got "
+                           << regs;
+    int64_t total = 128 * (producerRegs + consumerWarpgroups * consumerRegs);
+    if (total > 65536)
+      return emitError() << "schedule fields producer_regs, consumer_regs: "
+                            "128 * (producer_regs + consumer_warpgroups * "
+                            "consumer_regs) = "
+                         << total
+                         << " registers, but a multiprocessor has 65536";
+    if (pingpong && consumerWarpgroups != 2)
+      return emitError() << "schedule field pingpong: takes turns between "
+                            "two consumer warpgroups, so expected "
+                            "consumer_warpgroups = 2, but got "
+                         << consumerWarpgroups;
+  } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
+             consumerRegs != 240 || pingpong || overlapSoftmax) {
+    return emitError() << "schedule fields consumer_warpgroups, "
+                          "producer_regs, consumer_regs, pingpong and "
+                          "overlap_softmax shape the warp-specialized kernel "
+                          "and need producer = tma, but got producer = "
+                       << stringifyProducer(producer);
+  }
   if (producer == Producer::direct) {
     if (numStages != 1)
       return emitError() << "schedule field num_stages: producer = direct "
@@ -190,8 +249,10 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
   case Producer::cp_async: // A ring of num_stages K and V tiles; Q in
                            // registers.
     return ring;
-  case Producer::tma: // The ring plus the Q tile, which wgmma reads from smem.
-    return getBlockM() * headDim * elementBytes + ring;
+  case Producer::tma: // The ring plus the Q tile, which wgmma reads from
+                      // smem, plus up to 1 KiB to align them for the
+                      // 128-byte swizzle.
+    return kSwizzleAlignmentBytes + getBlockM() * headDim * elementBytes + ring;
   }
   llvm_unreachable("unknown producer");
 }
@@ -232,8 +293,18 @@ LogicalResult SdpaOp::verify() {
              << h.name << " to have a unit innermost stride, but got "
              << h.type;
   }
-  if (!isSupportedHeadDim(headDim))
-    return emitOpError("expected head dim 64 or 128, but got ") << headDim;
+  ScheduleAttr schedule = getSchedule();
+  if (schedule.isWarpSpecialized()) {
+    if (headDim != 64 && headDim != 128 && headDim != 256)
+      return emitOpError("expected head dim 64, 128 or 256 (producer = tma "
+                         "loads 64-column boxes, wgmma takes N <= 256), but "
+                         "got ")
+             << headDim;
+  } else if (!isSupportedHeadDim(headDim)) {
+    return emitOpError("expected head dim 64 or 128 (256 needs producer = "
+                       "tma), but got ")
+           << headDim;
+  }
 
   // Static sizes that disagree would make the kernel read or write out of
   // bounds (or divide by zero heads in the GQA head mapping), so reject them
@@ -269,7 +340,6 @@ LogicalResult SdpaOp::verify() {
                        "but got ")
            << q[1] << " and " << k[1];
 
-  ScheduleAttr schedule = getSchedule();
   int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
   int64_t smem = schedule.getSharedMemoryBytes(headDim, elementBytes);
   if (smem > kMaxSharedMemoryBytes)
@@ -277,6 +347,19 @@ LogicalResult SdpaOp::verify() {
            << smem << " bytes of shared memory (block_m, block_n, "
            << "num_stages with head dim " << headDim << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
+  if (schedule.isWarpSpecialized()) {
+    // Live f32 registers per consumer thread: the S and O accumulators
+    // (m64nN: N / 2 each) and P as packed 16-bit pairs (block_n / 4), plus
+    // about 40 for addresses, row statistics and loop state.
+    int64_t blockN = schedule.getBlockN();
+    int64_t live = blockN / 2 + headDim / 2 + blockN / 4 + 40;
+    if (live > schedule.getConsumerRegs())
+      return emitOpError("schedule needs about ")
+             << live << " registers per consumer thread (block_n = " << blockN
+             << ", head dim " << headDim << "), but consumer_regs is "
+             << schedule.getConsumerRegs()
+             << "; lower block_n or raise consumer_regs";
+  }
   if (schedule.getMma() == MmaKind::mma_sync && headDim % 16 != 0)
     return emitOpError("mma_sync steps over the head dim by 16, but got ")
            << headDim;

@@ -47,6 +47,22 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       of their own without `tiledattn.mask`; `false` masks every block in
       one loop (smaller code, sometimes fewer registers).
 
+    Fields of the warp-specialized Hopper path (`producer = tma`, which
+    needs `mma = wgmma`); other producers must leave them at their defaults:
+
+    - `consumer_warpgroups` (default 1): warpgroups that run the mma and
+      softmax, 64 query rows each (so `block_m = 64 * consumer_warpgroups`).
+      One more warpgroup is the producer that issues the TMA loads, so
+      `warps = 4 * (consumer_warpgroups + 1)`.
+    - `producer_regs` / `consumer_regs` (default 24 / 240): registers per
+      thread each role keeps after `setmaxnreg`; the sum over all threads
+      must fit the 64 K registers of a multiprocessor.
+    - `pingpong` (default `false`): the two consumer warpgroups take turns
+      on the tensor cores (named barriers), so one's softmax overlaps the
+      other's mma. Needs `consumer_warpgroups = 2`.
+    - `overlap_softmax` (default `false`): issue the next block's Q.K^T
+      before this block's softmax, so the tensor cores work through it.
+
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
     shared memory). docs/Schedules.md says what each field changes.
@@ -63,12 +79,21 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         "::mlir::tiledattn::MmaKind":$mma,
                         "::mlir::tiledattn::Producer":$producer,
                         "int64_t":$swizzle,
-                        DefaultValuedParameter<"bool", "true">:$split_kv_loop);
+                        DefaultValuedParameter<"bool", "true">:$split_kv_loop,
+                        DefaultValuedParameter<"int64_t", "1">:$consumer_warpgroups,
+                        DefaultValuedParameter<"int64_t", "24">:$producer_regs,
+                        DefaultValuedParameter<"int64_t", "240">:$consumer_regs,
+                        DefaultValuedParameter<"bool", "false">:$pingpong,
+                        DefaultValuedParameter<"bool", "false">:$overlap_softmax);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Threads per block.
     int64_t getNumThreads() const { return getWarps() * 32; }
+    /// True for the warp-specialized TMA + wgmma path.
+    bool isWarpSpecialized() const {
+      return getProducer() == ::mlir::tiledattn::Producer::tma;
+    }
     /// Bytes of shared memory the schedule needs for a head dim and element
     /// width (Q tile plus the K/V ring; 0 when nothing is staged).
     int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes) const;

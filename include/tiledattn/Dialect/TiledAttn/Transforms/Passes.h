@@ -18,6 +18,10 @@ constexpr llvm::StringLiteral kScheduleAttrName = "tiledattn.schedule";
 /// memory it must be launched with.
 constexpr llvm::StringLiteral kDynamicSmemAttrName =
     "tiledattn.dynamic_smem_bytes";
+/// Set by convert-sdpa-to-hopper on each gpu.func: the TMA tensor maps the
+/// runtime builds and passes, by value, after the other parameters (an
+/// array of {operand, box_rows, box_cols, swizzle} dictionaries).
+constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
 
 #define GEN_PASS_DECL
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
