@@ -3,10 +3,15 @@
 (ctypes, no runtime library needed) and checks it against a float64
 reference. The seed of lib/Runtime; used to verify bundles on a GPU.
 
-Usage: python3 scripts/check_bundles.py [KERNEL_DIR]
+Usage: python3 scripts/check_bundles.py [KERNEL_DIR] [--time]
+
+--time: after the checks, time every bundle that passed on the paper shapes
+(B x S = 16k, H x D = 2048) beside torch SDPA (cuDNN) in the same process;
+a quick look only, the harness (python -m tiledattn.bench) is the measure.
 """
 
 import ctypes
+import functools
 import json
 import math
 import pathlib
@@ -53,7 +58,47 @@ def memref_args(t, keep):
     return vals
 
 
-def launch(manifest, func, q, k, v, scale):
+TENSOR_MAP_DTYPE = {"f16": 6, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_*
+TENSOR_MAP_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # CU_TENSOR_MAP_SWIZZLE_*
+
+
+class TensorMap(ctypes.Structure):  # CUtensorMap: 128 opaque, 64-aligned bytes
+    _fields_ = [("opaque", ctypes.c_uint64 * 16)]
+
+
+def tensor_map(t, entry, dtype):
+    """A 4-D tiled tensor map over t[B, H, S, D], dims innermost first, with
+    the manifest entry's box and swizzle; out-of-bounds boxes read zeros."""
+    # cuTensorMapEncodeTiled wants a 64-byte-aligned destination.
+    raw = (ctypes.c_uint8 * (ctypes.sizeof(TensorMap) + 64))()
+    tmap = TensorMap.from_buffer(raw, -ctypes.addressof(raw) % 64)
+    tmap.raw = raw  # keeps the buffer alive with the view
+    es = t.element_size()
+    dims = (ctypes.c_uint64 * 4)(*reversed(t.shape))
+    strides = (ctypes.c_uint64 * 3)(*(s * es for s in reversed(t.stride()[:3])))
+    box = (ctypes.c_uint32 * 4)(entry["box"][0], entry["box"][1], 1, 1)
+    ones = (ctypes.c_uint32 * 4)(1, 1, 1, 1)
+    check(
+        cuda.cuTensorMapEncodeTiled(
+            ctypes.byref(tmap),
+            TENSOR_MAP_DTYPE[dtype],
+            4,
+            ctypes.c_void_p(t.data_ptr()),
+            dims,
+            strides,
+            box,
+            ones,
+            0,  # no interleave
+            TENSOR_MAP_SWIZZLE[entry["swizzle"]],
+            3,  # L2 promotion 256 B
+            0,  # out-of-bounds elements read as zero
+        ),
+        f"cuTensorMapEncodeTiled({entry['operand']})",
+    )
+    return tmap
+
+
+def launch(manifest, func, q, k, v, scale, sync=True):
     B, Hq, Sq, D = q.shape
     o = torch.full_like(q, float("nan"))
     lse = torch.full((B, Hq, Sq), float("nan"), device=q.device, dtype=torch.float32)
@@ -62,6 +107,9 @@ def launch(manifest, func, q, k, v, scale):
     for t in (q, k, v, o, lse):
         vals += memref_args(t, keep)
     vals.append(ctypes.c_float(scale))
+    operands = {"q": q, "k": k, "v": v}
+    for entry in manifest.get("tensor_maps", []):  # by value, after scale
+        vals.append(tensor_map(operands[entry["operand"]], entry, manifest["dtype"]))
     params = (ctypes.c_void_p * len(vals))(
         *[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals]
     )
@@ -81,7 +129,8 @@ def launch(manifest, func, q, k, v, scale):
         ),
         "cuLaunchKernel",
     )
-    torch.cuda.synchronize()
+    if sync:
+        torch.cuda.synchronize()
     return o, lse
 
 
@@ -99,13 +148,49 @@ def reference(q, k, v, causal, scale, dtype):
     return (p @ v.to(dtype)), lse
 
 
+def median_ms(fn, iters=20):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def time_bundles(bundles):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    print("\nbundle                         S      tiledattn  cudnn  (TFLOP/s)")
+    for bundle, manifest, func in bundles:
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[manifest["dtype"]]
+        D, causal = manifest["head_dim"], manifest["causal"]
+        for S in (512, 1024, 8192, 16384):
+            B, H = 16384 // S, 2048 // D
+            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype) for _ in range(3))
+            scale = 1.0 / math.sqrt(D)
+            flops = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
+            ours = median_ms(functools.partial(launch, manifest, func, q, k, v, scale, sync=False))
+            with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                sdpa = torch.nn.functional.scaled_dot_product_attention
+                ref = median_ms(functools.partial(sdpa, q, k, v, is_causal=bool(causal)))
+            print(f"{bundle.name:30s} {S:6d} {flops / ours / 1e9:9.0f} {flops / ref / 1e9:6.0f}")
+
+
 def main():
-    kdir = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "build/kernels")
+    args = [a for a in sys.argv[1:] if a != "--time"]
+    kdir = pathlib.Path(args[0] if args else "build/kernels")
+    passed = []
     torch.manual_seed(0)
     torch.zeros(1, device="cuda")  # makes torch's primary context current
     failures = passes = 0
     for bundle in sorted(p for p in kdir.iterdir() if (p / "manifest.json").exists()):
         manifest, func = load(bundle)
+        bundle_ok = True
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[manifest["dtype"]]
         D, causal = manifest["head_dim"], manifest["causal"]
         for B, Hq, Hkv, Sq, Sk in [
@@ -124,6 +209,7 @@ def main():
                 o, lse = launch(manifest, func, q, k, v, scale)
             except RuntimeError as error:  # report and go on to the next case
                 failures += 1
+                bundle_ok = False
                 print(f"FAIL {bundle.name:28s} B={B} Hq={Hq} Sq={Sq} Sk={Sk}: {error}")
                 continue
             ref, ref_lse = reference(q, k, v, causal, scale, torch.float64)
@@ -133,11 +219,16 @@ def main():
             lse_err = (lse.double() - ref_lse).abs().max().item()
             ok = err <= 2 * low_err + 1e-5 and lse_err < 1e-2 and not torch.isnan(o).any()
             passes += ok
+            bundle_ok &= bool(ok)
             failures += not ok
             print(
                 f"{'ok  ' if ok else 'FAIL'} {bundle.name:28s} B={B} Hq={Hq} Hkv={Hkv} Sq={Sq} Sk={Sk} "
                 f"err={err:.2e} eager_err={low_err:.2e} lse_err={lse_err:.2e}"
             )
+        if bundle_ok:
+            passed.append((bundle, manifest, func))
+    if "--time" in sys.argv:
+        time_bundles(passed)
     print(f"{passes} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -4,8 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Our passes up to a gpu.module, then upstream's gpu-lower-to-nvvm-pipeline
-// (which ends in gpu-module-to-binary). The binary is PTX text ("isa"):
+// Our passes up to a gpu.module, then the passes of upstream's
+// gpu-lower-to-nvvm-pipeline (which ends in gpu-module-to-binary) with one of
+// ours inserted where the kernels have become llvm.func: it marks TMA
+// tensor-map parameters as grid constants. The binary is PTX text ("isa"):
 // tiledattn-compile runs ptxas itself so that it can report registers and
 // spills and pick the flags.
 //
@@ -13,7 +15,11 @@
 
 #include "tiledattn/Pipelines/Pipelines.h"
 
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -24,6 +30,7 @@ using namespace mlir;
 
 void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
                                                     bool experimentalWgmma) {
+  pm.addPass(createConvertSdpaToHopperPass());
   pm.addPass(createTileSdpaPass());
   ConvertTiledAttnToNVGPUPassOptions conversion;
   conversion.experimentalWgmma = experimentalWgmma;
@@ -40,12 +47,43 @@ void mlir::tiledattn::buildTiledAttnToPTXPipeline(
 
 void mlir::tiledattn::buildNVGPUToPTXPipeline(
     OpPassManager &pm, const TiledAttnToPTXOptions &options) {
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.features;
-  nvvm.cubinFormat = "isa";
-  nvvm.optLevel = options.optLevel;
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // Upstream's gpu-lower-to-nvvm-pipeline (GPUToNVVMPipeline.cpp), pass for
+  // pass, for 64-bit indices and the default calling conventions.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
+  gpuModule.addPass(createStripDebugInfoPass());
+  gpuModule.addPass(createConvertGpuOpsToNVVMOps());
+  gpuModule.addPass(LLVM::createNVVMOptimizeForTargetPass());
+  gpuModule.addPass(createCanonicalizerPass());
+  gpuModule.addPass(createCSEPass());
+  gpuModule.addPass(createReconcileUnrealizedCastsPass());
+  gpuModule.addPass(createMarkTensorMapParamsPass()); // ours
+
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::tiledattn::registerTiledAttnPipelines() {

@@ -19,7 +19,7 @@
 // INFEASIBLE: infeasible.mlir:4:3: error: 'tiledattn.sdpa' op schedule needs 262144 bytes of shared memory
 
 // RUN: not tiledattn-compile %S/Inputs/unsupported-schedule.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NO-LOWERING
-// NO-LOWERING: error: 'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct or cp_async so far
+// NO-LOWERING: error: 'func.func' op mma = wgmma with producer = cp_async is lowered only with the experimental-wgmma option
 
 // RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: expected exactly one tiledattn.sdpa in a kernel bundle's input, but found 0

@@ -60,4 +60,64 @@ def ConvertTiledAttnToNVGPUPass
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// SdpaToHopper
+//===----------------------------------------------------------------------===//
+
+def ConvertSdpaToHopperPass
+    : Pass<"convert-sdpa-to-hopper", "::mlir::ModuleOp"> {
+  let summary = "Lower producer = tma sdpa ops to warp-specialized Hopper "
+                "kernels";
+  let description = [{
+    Turns every function holding a `tiledattn.sdpa` whose schedule says
+    `producer = tma` into a `gpu.func` kernel of the same name in its own
+    `gpu.module`: a producer warpgroup issues TMA loads of Q, K and V into a
+    ring of `num_stages` shared-memory buffers guarded by mbarriers, and
+    `consumer_warpgroups` consumer warpgroups (64 query rows each) compute
+    S = Q.K^T with wgmma from shared memory, the online softmax in
+    registers, and O += P.V with wgmma taking P from registers. Roles set
+    their register budgets with `setmaxnreg`. Other sdpa ops are left for
+    `tiledattn-tile-sdpa`.
+
+    The kernel takes the function's arguments (q, k, v, o, lse, scale)
+    followed by three `!llvm.ptr` tensor-map parameters (q, k, v), which
+    `tiledattn-mark-tensor-map-params` later makes 128-byte grid constants;
+    the gpu.func records them in `tiledattn.tensor_maps` and its shared
+    memory in `tiledattn.dynamic_smem_bytes`.
+
+    #### Output IR
+    `gpu.module` / `gpu.func` with `nvgpu.tma.async.load`, `nvgpu.mbarrier.*`,
+    `nvvm.wgmma.mma_async` (S), inline-PTX `wgmma.mma_async` with a register
+    A operand (O), `nvvm.setmaxregister`, `gpu.shuffle`, `scf`, `arith`,
+    `vector`, `memref`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def MarkTensorMapParamsPass
+    : Pass<"tiledattn-mark-tensor-map-params", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Make the trailing tensor-map parameters 128-byte grid "
+                "constants";
+  let description = [{
+    Runs on lowered kernels (`llvm.func` in a `gpu.module`). For a kernel
+    with `tiledattn.tensor_maps` (N entries), marks its last N parameters
+    `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64` and
+    `nvvm.grid_constant`: the runtime passes each CUtensorMap by value and
+    the kernel uses its parameter-space address, as CUDA's
+    `__grid_constant__ const CUtensorMap` does. The attributes are added
+    this late because `gpu.func` does not carry them through lowering.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // TILEDATTN_CONVERSION_PASSES_TD

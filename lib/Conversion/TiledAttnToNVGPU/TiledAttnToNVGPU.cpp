@@ -1243,8 +1243,13 @@ LogicalResult convertKernel(func::FuncOp func, ModuleOp module,
         "mma = wgmma with producer = cp_async is lowered only with the "
         "experimental-wgmma option: it compiles and assembles but has not "
         "yet been checked on a GPU");
-  } else if (schedule.getMma() != MmaKind::mma_sync ||
-             schedule.getProducer() == Producer::tma)
+  } else if (schedule.getProducer() == Producer::tma) {
+    return func.emitOpError(
+        "schedule asks for producer = tma, which convert-sdpa-to-hopper "
+        "lowers straight from tiledattn.sdpa (run it before "
+        "tiledattn-tile-sdpa); convert-tiledattn-to-nvgpu lowers tile "
+        "programs of mma = mma_sync with producer = direct or cp_async");
+  } else if (schedule.getMma() != MmaKind::mma_sync)
     return func.emitOpError("schedule asks for mma = ")
            << stringifyMmaKind(schedule.getMma())
            << ", producer = " << stringifyProducer(schedule.getProducer())

@@ -4,15 +4,8 @@
 // 16-row tiles unless the case is about that.
 
 
-// expected-error @+1 {{'func.func' op schedule asks for mma = wgmma, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct or cp_async so far}}
-func.func @unsupported_mma_wgmma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = tma, swizzle = 128>} {
-  return
-}
-
-// -----
-
-// expected-error @+1 {{schedule asks for mma = mma_sync, producer = tma; convert-tiledattn-to-nvgpu lowers only mma = mma_sync with producer = direct or cp_async so far}}
-func.func @unsupported_producer_tma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 2, warps = 1, mma = mma_sync, producer = tma, swizzle = 0>} {
+// expected-error @+1 {{'func.func' op schedule asks for producer = tma, which convert-sdpa-to-hopper lowers straight from tiledattn.sdpa (run it before tiledattn-tile-sdpa); convert-tiledattn-to-nvgpu lowers tile programs of mma = mma_sync with producer = direct or cp_async}}
+func.func @unsupported_producer_tma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
   return
 }
 

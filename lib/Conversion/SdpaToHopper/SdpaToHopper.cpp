@@ -1,0 +1,854 @@
+//===- SdpaToHopper.cpp - Warp-specialized Hopper attention -----*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Lowers a tiledattn.sdpa whose schedule says producer = tma straight to a
+// warp-specialized gpu.func (FlashAttention-3's arrangement):
+//
+//   warpgroup 0 (producer): setmaxnreg.dec, then one thread issues TMA loads
+//     of Q once and of K and V into a ring of num_stages buffers, each stage
+//     guarded by a "full" mbarrier (TMA transaction count) and an "empty"
+//     one (consumers arrive when the stage's wgmmas have read it);
+//   warpgroups 1..C (consumers): setmaxnreg.inc, 64 query rows each;
+//     S = Q.K^T by wgmma with both operands in shared memory, the online
+//     softmax in registers (exp2 with the scale folded in), then O += P.V by
+//     wgmma with P straight from registers (the accumulator layout of S is
+//     the A-fragment layout, so no shared-memory round trip).
+//
+// All shared tiles use TMA's 128-byte swizzle in 64-column atoms
+// ([atom][rows][64] elements), which is what wgmma's 128B-swizzled
+// descriptors read: K-major for Q and K, MN-major (transposed B) for V.
+// The tensor maps arrive as grid-constant kernel parameters built by the
+// runtime (see tiledattn.tensor_maps on the kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Conversion/Passes.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <limits>
+
+namespace mlir::tiledattn {
+#define GEN_PASS_DEF_CONVERTSDPATOHOPPERPASS
+#include "tiledattn/Conversion/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+namespace {
+using Regs = SmallVector<Value>;
+
+/// Row statistics of the online softmax for the two rows a thread holds.
+struct RowState {
+  Value max[2], sum[2];
+};
+
+class HopperKernelEmitter {
+public:
+  HopperKernelEmitter(OpBuilder &b, SdpaOp op, gpu::GPUFuncOp kernel)
+      : b(b), op(op), kernel(kernel), schedule(op.getSchedule()),
+        elementType(op.getQ().getType().getElementType()),
+        headDim(op.getQ().getType().getShape()[3]),
+        blockM(schedule.getBlockM()), blockN(schedule.getBlockN()),
+        stages(schedule.getNumStages()),
+        consumers(schedule.getConsumerWarpgroups()), atoms(headDim / 64),
+        causal(op.getCausal()) {}
+
+  /// Bytes of dynamic shared memory the kernel needs (pad included).
+  int64_t dynamicSmemBytes() const {
+    return kSwizzleAlignmentBytes + qBytes() + 2 * stages * kvBytes();
+  }
+
+  void emit();
+
+private:
+  OpBuilder &b;
+  SdpaOp op;
+  gpu::GPUFuncOp kernel;
+  ScheduleAttr schedule;
+  Type elementType;
+  int64_t headDim, blockM, blockN, stages, consumers, atoms;
+  bool causal;
+  Location loc = op.getLoc();
+
+  // Kernel values set up by emit().
+  Value q, k, v, o, lse, scale, qMap, kMap, vMap;
+  Value smem, smemAddress, pad, barriers;
+  Value tid, qBlock, head, headKV, batch, seqQ, seqK, qRow0, numBlocks;
+
+  int64_t qBytes() const { return blockM * headDim * 2; }
+  int64_t kvBytes() const { return blockN * headDim * 2; }
+  int64_t qOffset() const { return 0; }
+
+  // Barrier indices: Q full, then per stage K full, V full, K empty, V empty.
+  Value qFull() { return idx(0); }
+  Value kFull(Value s) { return add(s, 1); }
+  Value vFull(Value s) { return add(s, 1 + stages); }
+  Value kEmpty(Value s) { return add(s, 1 + 2 * stages); }
+  Value vEmpty(Value s) { return add(s, 1 + 3 * stages); }
+  int64_t numBarriers() const { return 1 + 4 * stages; }
+
+  //===------------------------------------------------------------------===//
+  // Small builders
+  //===------------------------------------------------------------------===//
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value f32(double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat(static_cast<float>(v)));
+  }
+  Value add(Value a, int64_t c) {
+    return c == 0 ? a : arith::AddIOp::create(b, loc, a, idx(c)).getResult();
+  }
+  Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
+  Value mul(Value a, int64_t c) {
+    return arith::MulIOp::create(b, loc, a, idx(c));
+  }
+  Value div(Value a, int64_t c) {
+    return arith::DivUIOp::create(b, loc, a, idx(c));
+  }
+  Value rem(Value a, int64_t c) {
+    return arith::RemUIOp::create(b, loc, a, idx(c));
+  }
+  Value cmp(arith::CmpIPredicate p, Value a, Value c) {
+    return arith::CmpIOp::create(b, loc, p, a, c);
+  }
+  Value fmax(Value a, Value c) {
+    return arith::MaximumFOp::create(b, loc, a, c);
+  }
+  Value fmul(Value a, Value c) { return arith::MulFOp::create(b, loc, a, c); }
+  Value fadd(Value a, Value c) { return arith::AddFOp::create(b, loc, a, c); }
+  Value fsub(Value a, Value c) { return arith::SubFOp::create(b, loc, a, c); }
+  Value fma(Value a, Value c, Value d) {
+    return math::FmaOp::create(b, loc, a, c, d);
+  }
+  /// 2^x and log2(x) by the MUFU approximations, as the mma_sync path does.
+  Value approx(StringRef intrinsic, Value x) {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(intrinsic), x)
+        .getResult(0);
+  }
+  Value exp2(Value x) { return approx("llvm.nvvm.ex2.approx.f32", x); }
+  Value log2(Value x) { return approx("llvm.nvvm.lg2.approx.f", x); }
+
+  /// Runs `body` when `cond` holds.
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+
+  //===------------------------------------------------------------------===//
+  // Shared memory: the pad to 1 KiB, Q, the K ring, the V ring.
+  //===------------------------------------------------------------------===//
+  Value kStageOffset(Value s) { return add(mul(s, kvBytes()), qBytes()); }
+  Value vStageOffset(Value s) {
+    return add(mul(s, kvBytes()), qBytes() + stages * kvBytes());
+  }
+  /// The [1, 1, rows, 64] box of one 64-column atom at `byteOffset` past the
+  /// pad, as the destination of a TMA load.
+  Value atomView(Value byteOffset, int64_t rows) {
+    auto type = MemRefType::get(
+        {1, 1, rows, 64}, elementType, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    return memref::ViewOp::create(b, loc, type, smem, add(pad, byteOffset),
+                                  ValueRange{});
+  }
+  nvgpu::TensorMapDescriptorType mapType(int64_t rows) {
+    auto tensor =
+        MemRefType::get({1, 1, rows, 64}, elementType,
+                        MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+    return nvgpu::TensorMapDescriptorType::get(
+        b.getContext(), tensor, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  }
+
+  /// A wgmma shared-memory descriptor: start address >> 4, leading and
+  /// stride byte offsets >> 4, 128-byte swizzle (PTX ISA, "Matrix Descriptor
+  /// Format"). `byteOffset` is past the pad.
+  Value descriptor(Value byteOffset, int64_t leading, int64_t stride) {
+    Value addr = add(smemAddress, add(pad, byteOffset));
+    Value a64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
+    auto c64 = [&](int64_t x) -> Value {
+      return arith::ConstantIntOp::create(b, loc, x, 64);
+    };
+    Value start = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, a64, c64(0x3FFFF)), c64(4));
+    int64_t fields =
+        ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
+    return arith::OrIOp::create(b, loc, start, c64(fields));
+  }
+
+  //===------------------------------------------------------------------===//
+  // mbarriers
+  //===------------------------------------------------------------------===//
+  void waitParity(Value barrier, Value parity) {
+    nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
+                                           idx(10000000), barrier);
+  }
+  void arrive(Value barrier) {
+    nvgpu::MBarrierArriveOp::create(
+        b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+        barrier);
+  }
+  /// Stage and phase parity of K/V block `it` of the ring.
+  std::pair<Value, Value> stageOf(Value it) {
+    Value round = div(it, stages);
+    Value parity = arith::TruncIOp::create(
+        b, loc, b.getI1Type(),
+        arith::IndexCastUIOp::create(b, loc, b.getI32Type(), round));
+    return {rem(it, stages), parity};
+  }
+
+  void emitProducer();
+  void emitConsumer(Value consumer);
+  void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
+                Value headIndex, Value barrier, int64_t bytes);
+
+  //===------------------------------------------------------------------===//
+  // Consumer pieces
+  //===------------------------------------------------------------------===//
+  Value issueQK(Value consumer, Value s);
+  Value issuePV(ArrayRef<Value> acc, ArrayRef<Value> probs, Value s);
+  Regs retire(Value accStruct);
+  void softmax(Regs &scores, RowState &st, Value it, Value rowBase, bool mask,
+               Value (&rescale)[2]);
+  Regs pack(ArrayRef<Value> probs);
+  void scaleAcc(Regs &acc, Value (&rescale)[2]);
+  void emitBlock(Value it, Value consumer, Value rowBase, Regs &acc,
+                 RowState &st, bool mask);
+  void emitOverlappedBlock(Value it, Value consumer, Value rowBase, Regs &acc,
+                           Regs &probs, RowState &st, bool mask);
+  void emitStore(Value rowBase, Regs &acc, RowState &st);
+
+  Value lane, group, quad, warpRow;
+  Value scaleLog2;
+};
+
+void HopperKernelEmitter::loadTile(Value map, int64_t rows, Value byteOffset,
+                                   Value row, Value headIndex, Value barrier,
+                                   int64_t bytes) {
+  nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes), barrier,
+                                          Value());
+  for (int64_t a = 0; a < atoms; ++a)
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, atomView(add(byteOffset, a * rows * 128), rows), barriers, map,
+        ValueRange{idx(64 * a), row, headIndex, batch}, barrier, Value(),
+        Value());
+}
+
+void HopperKernelEmitter::emitProducer() {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(schedule.getProducerRegs()),
+      NVVM::SetMaxRegisterActionAttr::get(
+          b.getContext(), NVVM::SetMaxRegisterAction::decrease));
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+    loadTile(qMap, blockM, idx(qOffset()), qRow0, head, qFull(), qBytes());
+    auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value it = loop.getInductionVar();
+    auto [s, parity] = stageOf(it);
+    // A fresh barrier counts as having completed the phase before phase 0,
+    // so the first round waits on parity 1 and passes at once.
+    Value emptyParity = arith::XOrIOp::create(
+        b, loc, parity, arith::ConstantIntOp::create(b, loc, 1, 1));
+    Value row = mul(it, blockN);
+    waitParity(kEmpty(s), emptyParity);
+    loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s), kvBytes());
+    waitParity(vEmpty(s), emptyParity);
+    loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s), kvBytes());
+  });
+}
+
+/// Issues S = Q.K^T for this consumer's 64 rows and commits the group:
+/// head_dim / 16 wgmma.m64nNk16 with N = block_n, Q and K both K-major in
+/// shared memory. Returns the accumulator struct, valid after a wait.
+Value HopperKernelEmitter::issueQK(Value consumer, Value s) {
+  SmallVector<Type> f32s(blockN / 2, b.getF32Type());
+  auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
+  Value acc = LLVM::UndefOp::create(b, loc, structTy);
+  auto type =
+      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  Value qBase = add(mul(consumer, 64 * 128), qOffset());
+  Value kBase = kStageOffset(s);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+    int64_t atom = kk / 4, within = 32 * (kk % 4);
+    Value descA = descriptor(add(qBase, atom * blockM * 128 + within),
+                             /*leading=*/16, /*stride=*/1024);
+    Value descB = descriptor(add(kBase, atom * blockN * 128 + within),
+                             /*leading=*/16, /*stride=*/1024);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structTy, acc, descA, descB,
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, blockN, 16),
+        NVVM::WGMMATypesAttr::get(b.getContext(), type),
+        NVVM::WGMMATypesAttr::get(b.getContext(), type),
+        NVVM::WGMMATypesAttr::get(b.getContext(), NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(b.getContext(),
+                                     kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                             : NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
+        NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
+}
+
+/// Issues O += P.V and commits the group: block_n / 16 wgmma.m64nNk16
+/// (N = head dim) with P from registers (four packed pairs per k-step) and V
+/// MN-major in shared memory. nvvm.wgmma.mma_async takes A from shared
+/// memory only, hence inline PTX. Returns the accumulator struct.
+Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
+                                   Value s) {
+  int64_t n = headDim / 2;
+  SmallVector<Type> f32s(n, b.getF32Type());
+  auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
+  std::string ty = elementType.isBF16() ? "bf16" : "f16";
+  std::string asmText;
+  llvm::raw_string_ostream os(asmText);
+  // scale-d = 1 (accumulate) as an immediate: a register holding it would
+  // be set between wgmmas, which makes ptxas serialize them (C7513).
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+     << "wgmma.mma_async.sync.aligned.m64n" << headDim << "k16.f32." << ty
+     << "." << ty << " {";
+  for (int64_t i = 0; i < n; ++i)
+    os << (i ? ", $" : "$") << i;
+  os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
+     << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, 1;\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += "r,r,r,r,l";
+
+  Regs acc(accIn.begin(), accIn.end());
+  Value result;
+  Value vBase = vStageOffset(s);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kk = 0; kk < blockN / 16; ++kk) {
+    // V rows kk*16 .. kk*16+15 start 16 * 128 bytes further into every
+    // atom; the atoms (64 head-dim columns each) are block_n * 128 apart.
+    Value desc = descriptor(add(vBase, kk * 2048), /*leading=*/blockN * 128,
+                            /*stride=*/1024);
+    SmallVector<Value> operands(acc.begin(), acc.end());
+    for (int64_t j = 0; j < 4; ++j)
+      operands.push_back(probs[4 * kk + j]);
+    operands.push_back(desc);
+    result =
+        LLVM::InlineAsmOp::create(
+            b, loc, structTy, operands, asmText, constraints,
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            ArrayAttr())
+            .getResult(0);
+    if (kk + 1 < blockN / 16)
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return result;
+}
+
+/// The registers of an accumulator struct once `wgmma.wait_group` has
+/// retired it. The values pass through an empty volatile asm after the
+/// wait: without that data dependence LLVM may read the registers before
+/// the wait, while the wgmma still writes them.
+Regs HopperKernelEmitter::retire(Value accStruct) {
+  auto structTy = cast<LLVM::LLVMStructType>(accStruct.getType());
+  int64_t n = structTy.getBody().size();
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, accStruct, i));
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
+  Value fenced =
+      LLVM::InlineAsmOp::create(
+          b, loc, structTy, values, "", constraints, /*has_side_effects=*/true,
+          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr())
+          .getResult(0);
+  Regs out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
+  return out;
+}
+
+/// Mask and online softmax of one block of scores, in place: `scores`
+/// becomes P (f32); sets `rescale`, the factor the accumulator must take.
+/// Thread registers follow the wgmma accumulator layout: register 4i + h (h =
+/// 0..3) of an m64nN result holds row warpRow + group (+ 8 for h >= 2) and
+/// column 8i + 2 * quad (+ 1 for odd h).
+void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
+                                  Value rowBase, bool mask,
+                                  Value (&rescale)[2]) {
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  int64_t chunks = blockN / 8;
+  if (mask) {
+    // Keys past the end of the sequence and, when causal, right of the
+    // query row see -inf.
+    Value key0 = add(mul(it, blockN), mul(quad, 2));
+    Value rows[2] = {rowBase, add(rowBase, 8)};
+    for (int64_t i = 0; i < chunks; ++i)
+      for (int64_t h = 0; h < 4; ++h) {
+        Value key = add(key0, 8 * i + (h % 2));
+        Value bad = cmp(arith::CmpIPredicate::uge, key, seqK);
+        if (causal)
+          bad = arith::OrIOp::create(
+              b, loc, bad, cmp(arith::CmpIPredicate::ugt, key, rows[h / 2]));
+        scores[4 * i + h] =
+            arith::SelectOp::create(b, loc, bad, negInf, scores[4 * i + h]);
+      }
+  }
+
+  // Row maxima over this block: the thread's own values, then the four
+  // threads of the row (quads differ in the low two lane bits).
+  Value blockMax[2] = {negInf, negInf};
+  for (int64_t i = 0; i < chunks; ++i)
+    for (int64_t h = 0; h < 4; ++h)
+      blockMax[h / 2] = fmax(blockMax[h / 2], scores[4 * i + h]);
+  Value offset[2];
+  for (int r = 0; r < 2; ++r) {
+    for (int64_t x : {1, 2})
+      blockMax[r] = fmax(blockMax[r],
+                         gpu::ShuffleOp::create(b, loc, blockMax[r], i32(x),
+                                                i32(32), gpu::ShuffleMode::XOR)
+                             .getShuffleResult());
+    Value newMax = fmax(st.max[r], blockMax[r]);
+    // A row with every key masked so far keeps max -inf; subtract 0 then,
+    // not -inf, so its probabilities are exp2(-inf) = 0 instead of NaN.
+    Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        newMax, negInf);
+    Value scaledMax = arith::SelectOp::create(b, loc, isInf, f32(0.0),
+                                              fmul(newMax, scaleLog2));
+    rescale[r] = exp2(fsub(fmul(st.max[r], scaleLog2), scaledMax));
+    offset[r] = arith::NegFOp::create(b, loc, scaledMax);
+    st.max[r] = newMax;
+  }
+  // P = exp2(S * scale * log2(e) - max * scale * log2(e)): one FMA and one
+  // MUFU op per score. Row sums stay per thread until the end.
+  Value blockSum[2] = {f32(0.0), f32(0.0)};
+  for (int64_t i = 0; i < chunks; ++i)
+    for (int64_t h = 0; h < 4; ++h) {
+      Value &x = scores[4 * i + h];
+      x = exp2(fma(x, scaleLog2, offset[h / 2]));
+      blockSum[h / 2] = fadd(blockSum[h / 2], x);
+    }
+  for (int r = 0; r < 2; ++r)
+    st.sum[r] = fma(st.sum[r], rescale[r], blockSum[r]);
+}
+
+/// P packed into 16-bit pairs: k-step kk takes chunks 2kk and 2kk + 1, rows
+/// (g, g + 8) each, which is the A-fragment order of wgmma.
+Regs HopperKernelEmitter::pack(ArrayRef<Value> probs) {
+  auto pairType = VectorType::get({2}, elementType);
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  Regs packed;
+  for (int64_t i = 0, e = probs.size(); i < e; i += 2) {
+    Value lo = arith::TruncFOp::create(b, loc, elementType, probs[i]);
+    Value hi = arith::TruncFOp::create(b, loc, elementType, probs[i + 1]);
+    Value pair =
+        vector::FromElementsOp::create(b, loc, pairType, ValueRange{lo, hi});
+    Value word = vector::BitCastOp::create(b, loc, wordType, pair);
+    packed.push_back(
+        vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+  }
+  return packed;
+}
+
+void HopperKernelEmitter::scaleAcc(Regs &acc, Value (&rescale)[2]) {
+  for (int64_t i = 0, e = acc.size(); i < e; ++i)
+    acc[i] = fmul(acc[i], rescale[(i % 4) / 2]);
+}
+
+/// One K/V block, in order: S, softmax, O = O * rescale + P.V.
+void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
+                                    Regs &acc, RowState &st, bool mask) {
+  auto [s, parity] = stageOf(it);
+  waitParity(kFull(s), parity);
+  Value sStruct = issueQK(consumer, s);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  Regs scores = retire(sStruct);
+  arrive(kEmpty(s));
+  Value rescale[2];
+  softmax(scores, st, it, rowBase, mask, rescale);
+  Regs probs = pack(scores);
+  scaleAcc(acc, rescale);
+  waitParity(vFull(s), parity);
+  Value oStruct = issuePV(acc, probs, s);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  acc = retire(oStruct);
+  arrive(vEmpty(s));
+}
+
+/// One K/V block with the softmax overlapped (overlap_softmax): issue S for
+/// block `it`, issue O += P.V for block it - 1 (P from the previous
+/// iteration), and run block it's softmax while the tensor cores work on
+/// both. O is rescaled once the P.V group has retired.
+void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
+                                              Value rowBase, Regs &acc,
+                                              Regs &probs, RowState &st,
+                                              bool mask) {
+  auto [s, parity] = stageOf(it);
+  auto [prev, prevParity] = stageOf(arith::SubIOp::create(b, loc, it, idx(1)));
+  waitParity(kFull(s), parity);
+  Value sStruct = issueQK(consumer, s);
+  waitParity(vFull(prev), prevParity);
+  Value oStruct = issuePV(acc, probs, prev);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1); // S is done, P.V may run
+  Regs scores = retire(sStruct);
+  arrive(kEmpty(s));
+  Value rescale[2];
+  softmax(scores, st, it, rowBase, mask, rescale);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  acc = retire(oStruct);
+  arrive(vEmpty(prev));
+  scaleAcc(acc, rescale);
+  // Only now: the P.V in flight read the previous P's registers, and
+  // writing new A-operand registers under it makes ptxas serialize (C7513).
+  probs = pack(scores);
+}
+
+void HopperKernelEmitter::emitStore(Value rowBase, Regs &acc, RowState &st) {
+  auto pairType = VectorType::get({2}, elementType);
+  Value ln2 = f32(0.69314718055994530942);
+  for (int r = 0; r < 2; ++r) {
+    Value sum = st.sum[r];
+    for (int64_t x : {1, 2})
+      sum = fadd(sum, gpu::ShuffleOp::create(b, loc, sum, i32(x), i32(32),
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
+    Value inv = arith::DivFOp::create(b, loc, f32(1.0), sum);
+    Value row = add(rowBase, r * 8);
+    Value inside = cmp(arith::CmpIPredicate::ult, row, seqQ);
+    Value lseValue = fmul(fadd(fmul(st.max[r], scaleLog2), log2(sum)), ln2);
+    SmallVector<Value> pairs;
+    for (int64_t i = 0; i < headDim / 8; ++i) {
+      Value lo = arith::TruncFOp::create(b, loc, elementType,
+                                         fmul(acc[4 * i + 2 * r], inv));
+      Value hi = arith::TruncFOp::create(b, loc, elementType,
+                                         fmul(acc[4 * i + 2 * r + 1], inv));
+      pairs.push_back(
+          vector::FromElementsOp::create(b, loc, pairType, ValueRange{lo, hi}));
+    }
+    ifThen(inside, [&] {
+      Value col0 = mul(quad, 2);
+      for (int64_t i = 0; i < headDim / 8; ++i)
+        vector::StoreOp::create(b, loc, pairs[i], o,
+                                ValueRange{batch, head, row, add(col0, 8 * i)});
+      ifThen(cmp(arith::CmpIPredicate::eq, quad, idx(0)), [&] {
+        memref::StoreOp::create(b, loc, lseValue, lse,
+                                ValueRange{batch, head, row});
+      });
+    });
+  }
+}
+
+void HopperKernelEmitter::emitConsumer(Value consumer) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(schedule.getConsumerRegs()),
+      NVVM::SetMaxRegisterActionAttr::get(
+          b.getContext(), NVVM::SetMaxRegisterAction::increase));
+  Value local = rem(tid, 128);
+  lane = rem(local, 32);
+  group = div(lane, 4);
+  quad = rem(lane, 4);
+  warpRow = mul(div(local, 32), 16);
+  Value rowBase = add(add(qRow0, mul(consumer, 64)), add(warpRow, group));
+  scaleLog2 = fmul(scale, f32(1.4426950408889634));
+
+  RowState st;
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  for (int r = 0; r < 2; ++r) {
+    st.max[r] = negInf;
+    st.sum[r] = f32(0.0);
+  }
+  Regs acc(headDim / 2, f32(0.0));
+  waitParity(qFull(), arith::ConstantIntOp::create(b, loc, 0, 1));
+
+  // Blocks that need no mask (inside the sequence and, when causal, left of
+  // the block's first row) run in a loop without one; the rest are masked.
+  Value unmaskedEnd = idx(0);
+  if (schedule.getSplitKvLoop()) {
+    Value full = div(seqK, blockN);
+    if (causal)
+      full = arith::MinUIOp::create(b, loc, full, div(add(qRow0, 1), blockN));
+    unmaskedEnd = arith::MinUIOp::create(b, loc, full, numBlocks);
+  }
+  bool overlap = schedule.getOverlapSoftmax();
+  Regs probs;
+  Value first = idx(0);
+  if (overlap) {
+    // Block 0 alone (masked: it may be the diagonal or the ragged end), so
+    // that every loop iteration has a P from the block before.
+    auto [s, parity] = stageOf(first);
+    waitParity(kFull(s), parity);
+    Value sStruct = issueQK(consumer, s);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    Regs scores = retire(sStruct);
+    arrive(kEmpty(s));
+    Value rescale[2];
+    softmax(scores, st, first, rowBase, /*mask=*/true, rescale);
+    probs = pack(scores);
+    first = idx(1);
+    unmaskedEnd = arith::MaxUIOp::create(b, loc, unmaskedEnd, first);
+  }
+  // Loop state: O, then (with overlap) the packed P, then max and sum of
+  // the two rows.
+  auto emitLoop = [&](Value begin, Value end, bool mask) {
+    SmallVector<Value> inits(acc.begin(), acc.end());
+    inits.append(probs.begin(), probs.end());
+    for (int r = 0; r < 2; ++r)
+      inits.append({st.max[r], st.sum[r]});
+    auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), inits);
+    int64_t nAcc = acc.size(), nProbs = probs.size();
+    auto unpack = [&](ValueRange values, Regs &a, Regs &p, RowState &rs) {
+      a.assign(values.begin(), values.begin() + nAcc);
+      p.assign(values.begin() + nAcc, values.begin() + nAcc + nProbs);
+      for (int r = 0; r < 2; ++r) {
+        rs.max[r] = values[nAcc + nProbs + 2 * r];
+        rs.sum[r] = values[nAcc + nProbs + 2 * r + 1];
+      }
+    };
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Regs a, p;
+      RowState rs;
+      unpack(loop.getRegionIterArgs(), a, p, rs);
+      if (overlap)
+        emitOverlappedBlock(loop.getInductionVar(), consumer, rowBase, a, p, rs,
+                            mask);
+      else
+        emitBlock(loop.getInductionVar(), consumer, rowBase, a, rs, mask);
+      SmallVector<Value> yields(a.begin(), a.end());
+      yields.append(p.begin(), p.end());
+      for (int r = 0; r < 2; ++r)
+        yields.append({rs.max[r], rs.sum[r]});
+      scf::YieldOp::create(b, loc, yields);
+    }
+    unpack(loop.getResults(), acc, probs, st);
+  };
+  emitLoop(first, unmaskedEnd, /*mask=*/false);
+  emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
+  if (overlap) {
+    // The last block's P.V.
+    auto [s, parity] =
+        stageOf(arith::SubIOp::create(b, loc, numBlocks, idx(1)));
+    waitParity(vFull(s), parity);
+    Value oStruct = issuePV(acc, probs, s);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    acc = retire(oStruct);
+    arrive(vEmpty(s));
+  }
+  emitStore(rowBase, acc, st);
+}
+
+void HopperKernelEmitter::emit() {
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  q = entry.getArgument(0);
+  k = entry.getArgument(1);
+  v = entry.getArgument(2);
+  o = entry.getArgument(3);
+  lse = entry.getArgument(4);
+  scale = entry.getArgument(5);
+  qMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockM),
+                                            entry.getArgument(6))
+             .getResult(0);
+  kMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
+                                            entry.getArgument(7))
+             .getResult(0);
+  vMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
+                                            entry.getArgument(8))
+             .getResult(0);
+
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (causal) // Longest rows first, so short blocks fill the tail.
+    qBlock = arith::SubIOp::create(
+        b, loc,
+        arith::SubIOp::create(
+            b, loc, gpu::GridDimOp::create(b, loc, gpu::Dimension::x), idx(1)),
+        qBlock);
+  head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  seqQ = memref::DimOp::create(b, loc, q, 2);
+  seqK = memref::DimOp::create(b, loc, k, 2);
+  Value headsQ = memref::DimOp::create(b, loc, q, 1);
+  Value headsKV = memref::DimOp::create(b, loc, k, 1);
+  headKV = arith::DivUIOp::create(
+      b, loc, head, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  qRow0 = mul(qBlock, blockM);
+  Value kvEnd = seqK;
+  if (causal)
+    kvEnd = arith::MinUIOp::create(b, loc, seqK, add(qRow0, blockM));
+  numBlocks = div(add(kvEnd, blockN - 1), blockN);
+
+  smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
+  smemAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  pad = rem(arith::SubIOp::create(b, loc, idx(kSwizzleAlignmentBytes),
+                                  rem(smemAddress, kSwizzleAlignmentBytes)),
+            kSwizzleAlignmentBytes);
+
+  auto groupType = nvgpu::MBarrierGroupType::get(
+      b.getContext(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup),
+      numBarriers());
+  barriers = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+    for (int64_t i = 0; i < numBarriers(); ++i) {
+      // Full barriers complete on the producer's arrive plus the TMA bytes;
+      // empty ones when every consumer thread has arrived.
+      bool empty = i >= 1 + 2 * stages;
+      nvgpu::MBarrierInitOp::create(
+          b, loc, barriers, idx(empty ? 128 * consumers : 1), idx(i), Value());
+    }
+    for (Value map : {qMap, kMap, vMap})
+      nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
+    NVVM::FenceProxyOp::create(
+        b, loc,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  });
+  gpu::BarrierOp::create(b, loc);
+
+  Value warpgroup = div(tid, 128);
+  Value isProducer = cmp(arith::CmpIPredicate::eq, warpgroup, idx(0));
+  auto roles = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    emitProducer();
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    emitConsumer(arith::SubIOp::create(b, loc, warpgroup, idx(1)));
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
+  if (func.getFunctionType().getNumResults() != 0)
+    return func.emitOpError("a kernel function must return nothing");
+  for (Operation &other : func.getBody().getOps())
+    if (!isa<SdpaOp, func::ReturnOp>(other) && !isMemoryEffectFree(&other))
+      return other.emitOpError(
+          "has side effects, but a kernel function holds only one "
+          "tiledattn.sdpa and side-effect-free ops (it runs once per thread "
+          "block)");
+  // The kernel reads its operands from the function's arguments.
+  Value operands[] = {op.getQ(), op.getK(),   op.getV(),
+                      op.getO(), op.getLse(), op.getScale()};
+  for (auto [i, value] : llvm::enumerate(operands)) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &func.getBody().front() ||
+        arg.getArgNumber() != i)
+      return op.emitOpError("with producer = tma expects its operands to be "
+                            "the function's arguments in order (q, k, v, o, "
+                            "lse, scale), but operand #")
+             << i << " is not argument #" << i;
+  }
+  if (func.getNumArguments() != 6)
+    return func.emitOpError("with producer = tma expects 6 arguments (q, k, "
+                            "v, o, lse, scale), but got ")
+           << func.getNumArguments();
+
+  ScheduleAttr schedule = op.getSchedule();
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, func.getLoc(), func.getName());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  SmallVector<Type> inputs(func.getFunctionType().getInputs());
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  inputs.append({ptr, ptr, ptr});
+  auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
+                                       b.getFunctionType(inputs, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(schedule.getNumThreads()), 1, 1}));
+  kernel->setAttr(kScheduleAttrName, schedule);
+
+  OpBuilder inner(module.getContext());
+  HopperKernelEmitter emitter(inner, op, kernel);
+  emitter.emit();
+  kernel->setAttr("tiledattn.dynamic_smem_bytes",
+                  b.getI64IntegerAttr(emitter.dynamicSmemBytes()));
+  // What the runtime must build: one tensor map per operand, in parameter
+  // order, boxes of 64 columns (128 bytes, the swizzle span) by rows.
+  auto map = [&](StringRef operand, int64_t rows) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr("operand", b.getStringAttr(operand)),
+         b.getNamedAttr("box_rows", b.getI64IntegerAttr(rows)),
+         b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
+         b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
+  };
+  kernel->setAttr(kTensorMapsAttrName,
+                  b.getArrayAttr({map("q", schedule.getBlockM()),
+                                  map("k", schedule.getBlockN()),
+                                  map("v", schedule.getBlockN())}));
+  func.erase();
+  return success();
+}
+
+class ConvertSdpaToHopperPass
+    : public tiledattn::impl::ConvertSdpaToHopperPassBase<
+          ConvertSdpaToHopperPass> {
+public:
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, SdpaOp>> work;
+    module.walk([&](SdpaOp op) {
+      if (!op.getSchedule().isWarpSpecialized())
+        return;
+      if (auto func = dyn_cast<func::FuncOp>(op->getParentOp()))
+        work.push_back({func, op});
+    });
+    if (work.empty())
+      return;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+    for (auto [func, op] : work) {
+      if (llvm::count_if(func.getBody().getOps(),
+                         [](Operation &o) { return isa<SdpaOp>(o); }) > 1)
+        return (void)(op.emitOpError("expected one tiledattn.sdpa per "
+                                     "function (the function becomes the "
+                                     "kernel)"),
+                      signalPassFailure());
+      if (failed(lowerSdpa(func, op, module)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes schedule files for the warp-specialized Hopper kernel
+(producer = tma, mma = wgmma), one per dtype x head dim x mask, with the
+schedule fields given on the command line. The shipped defaults in
+python/tiledattn/schedules/ were written by this script with the values the
+sweep picked (docs/Schedules.md); a sweep writes its candidates elsewhere.
+
+Usage: gen-hopper-schedules.py OUT_DIR [--head-dims 64,128,256]
+           [--block-n 128] [--stages 2] [--consumers 2] [--prefix sdpa_fwd]
+           [--dtypes bf16,f16] [--causal 0,1] [--extra 'pingpong = true']
+"""
+
+import argparse
+import pathlib
+
+TEMPLATE = """\
+// {what}
+// Copy, edit the schedule fields and compile with
+//   tiledattn-compile {name}.mlir -o {name}
+// docs/Schedules.md describes every field.
+!head = memref<?x?x?x{d}x{dtype}, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @{name}(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                 %scale: f32) {{
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse{causal}
+      schedule(#tiledattn.schedule<block_m = {block_m}, block_n = {block_n}, num_stages = {stages},
+                                   warps = {warps}, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = {consumers}{extra}>)
+      : !head, !head, !head, !head, !lse
+  return
+}}
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("out", type=pathlib.Path)
+    ap.add_argument("--head-dims", default="64,128,256")
+    ap.add_argument("--dtypes", default="bf16,f16")
+    ap.add_argument("--causal", default="0,1")
+    ap.add_argument("--block-n", default="", help="per head dim, e.g. 64:128,128:128,256:64")
+    ap.add_argument("--stages", default="", help="per head dim, e.g. 64:3,128:2,256:2")
+    ap.add_argument("--consumers", type=int, default=2)
+    ap.add_argument("--prefix", default="sdpa_fwd")
+    ap.add_argument("--extra", default="", help="more schedule fields, e.g. 'pingpong = true'")
+    args = ap.parse_args()
+
+    def per_dim(spec, default):
+        table = dict(default)
+        for item in filter(None, spec.split(",")):
+            d, value = item.split(":")
+            table[int(d)] = int(value)
+        return table
+
+    block_n = per_dim(args.block_n, {64: 128, 128: 128, 256: 64})
+    stages = per_dim(args.stages, {64: 2, 128: 2, 256: 2})
+    args.out.mkdir(parents=True, exist_ok=True)
+    for dtype in args.dtypes.split(","):
+        for d in map(int, args.head_dims.split(",")):
+            for causal in map(int, args.causal.split(",")):
+                name = f"{args.prefix}_{dtype}_d{d}" + ("_causal" if causal else "")
+                what = f"Hopper schedule: {dtype}, head dim {d}, " + (
+                    "causal." if causal else "no mask."
+                )
+                text = TEMPLATE.format(
+                    what=what,
+                    name=name,
+                    d=d,
+                    dtype=dtype,
+                    causal=" causal" if causal else "",
+                    block_m=64 * args.consumers,
+                    block_n=block_n[d],
+                    stages=stages[d],
+                    warps=4 * (args.consumers + 1),
+                    consumers=args.consumers,
+                    extra=(", " + args.extra) if args.extra else "",
+                )
+                (args.out / f"{name}.mlir").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
