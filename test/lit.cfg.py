@@ -29,7 +29,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tiledattn_tools_dir, config.llvm_tools_dir]
-tools = ["tiledattn-opt", "tiledattn-compile"]
+tools = ["tiledattn-opt", "tiledattn-compile", "tiledattn-manifest-writer"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU tests need a CUDA device; they are gated by `REQUIRES: cuda`.

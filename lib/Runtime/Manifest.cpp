@@ -175,6 +175,83 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
     reader.mismatch("params", "[" + expectedText + "]", "[" + foundText + "]");
 }
 
+/// The optional "tensor_maps" array: one TMA tensor map per entry, each
+/// {"operand": "q"|"k"|"v", "box": [cols, rows], "swizzle": 0|32|64|128}.
+void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
+  const json::Value *maps = reader.root.find("tensor_maps");
+  if (!maps)
+    return;
+  if (maps->kind != json::Value::Kind::Array)
+    reader.mismatch("tensor_maps", "an array of tensor maps",
+                    FieldReader::describe(*maps));
+  if (static_cast<int64_t>(maps->array.size()) > kMaxTensorMaps)
+    reader.mismatch("tensor_maps",
+                    "at most " + std::to_string(kMaxTensorMaps) +
+                        " tensor maps",
+                    std::to_string(maps->array.size()));
+  // Both dtypes are 16-bit.
+  constexpr int64_t kElementBytes = 2;
+  for (size_t i = 0; i < maps->array.size(); ++i) {
+    const json::Value &map = maps->array[i];
+    std::string path = "tensor_maps[" + std::to_string(i) + "]";
+    if (map.kind != json::Value::Kind::Object)
+      reader.mismatch(path, "an object with operand, box and swizzle",
+                      FieldReader::describe(map));
+    for (const auto &[key, value] : map.object)
+      if (key != "operand" && key != "box" && key != "swizzle")
+        reader.mismatch(path,
+                        "only the keys \"operand\", \"box\" and "
+                        "\"swizzle\"",
+                        "key " + json::quote(key));
+    TensorMapSpec t;
+    t.operand = reader.stringIn(map, "operand", path + ".operand");
+    if (t.operand != "q" && t.operand != "k" && t.operand != "v")
+      reader.mismatch(path + ".operand", oneOf({"q", "k", "v"}),
+                      json::quote(t.operand));
+
+    const json::Value &box = reader.get("box", map, path + ".box");
+    if (box.kind != json::Value::Kind::Array || box.array.size() != 2)
+      reader.mismatch(path + ".box",
+                      "an array [box_cols, box_rows] of two integers",
+                      FieldReader::describe(box));
+    int64_t *extents[] = {&t.boxCols, &t.boxRows};
+    for (size_t d = 0; d < 2; ++d) {
+      const json::Value &extent = box.array[d];
+      std::string at = path + ".box[" + std::to_string(d) + "]";
+      if (extent.kind != json::Value::Kind::Number || !extent.isInteger)
+        reader.mismatch(at, "an integer in [1, 256]",
+                        FieldReader::describe(extent));
+      if (extent.integer < 1 || extent.integer > 256)
+        reader.mismatch(at, "an integer in [1, 256] (the TMA box limit)",
+                        std::to_string(extent.integer));
+      *extents[d] = extent.integer;
+    }
+
+    t.swizzle = reader.integerIn(map, "swizzle", path + ".swizzle", 0);
+    if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 &&
+        t.swizzle != 128)
+      reader.mismatch(path + ".swizzle", "0, 32, 64 or 128 (bytes)",
+                      std::to_string(t.swizzle));
+    // The kernel's shared-memory tiles are rows of exactly one swizzle span;
+    // without swizzling TMA needs whole 16-byte chunks.
+    int64_t innerBytes = t.boxCols * kElementBytes;
+    std::string inner = "box[0] = " + std::to_string(t.boxCols) + " " +
+                        spec.dtype +
+                        " elements = " + std::to_string(innerBytes) + " bytes";
+    if (t.swizzle > 0 && innerBytes != t.swizzle)
+      reader.mismatch(path + ".box[0]",
+                      "an inner box of " + std::to_string(t.swizzle) +
+                          " bytes (the swizzle span, " +
+                          std::to_string(t.swizzle / kElementBytes) + " " +
+                          spec.dtype + " elements)",
+                      inner);
+    if (t.swizzle == 0 && innerBytes % 16 != 0)
+      reader.mismatch(path + ".box[0]",
+                      "an inner box that is a multiple of 16 bytes", inner);
+    spec.tensorMaps.push_back(std::move(t));
+  }
+}
+
 /// A file name inside the bundle directory.
 std::string bundleFile(const FieldReader &reader, const std::string &field) {
   std::string name = reader.string(field);
@@ -401,10 +478,17 @@ KernelSpec tiledattn::runtime::parseManifest(std::string_view text,
   spec.blockM = reader.integer("block_m", 1);
   spec.blockN = reader.integer("block_n", 1);
   spec.threads = reader.integer("threads", 1);
-  if (spec.threads > 1024)
-    reader.mismatch("threads", "at most 1024 threads per block",
+  if (spec.threads > kMaxThreadsPerBlock)
+    reader.mismatch("threads",
+                    "at most " + std::to_string(kMaxThreadsPerBlock) +
+                        " threads per block",
                     std::to_string(spec.threads));
   spec.dynamicSmemBytes = reader.integer("dynamic_smem_bytes", 0);
+  if (spec.dynamicSmemBytes > kMaxSharedMemoryPerBlock)
+    reader.mismatch("dynamic_smem_bytes",
+                    "at most " + std::to_string(kMaxSharedMemoryPerBlock) +
+                        " bytes (227 KiB, the sm_90 limit per block)",
+                    std::to_string(spec.dynamicSmemBytes));
   spec.alignmentBytes = reader.integer("alignment_bytes", 1);
   if ((spec.alignmentBytes & (spec.alignmentBytes - 1)) != 0 ||
       spec.alignmentBytes > 256)
@@ -427,6 +511,7 @@ KernelSpec tiledattn::runtime::parseManifest(std::string_view text,
   }
 
   parseParams(reader, spec);
+  parseTensorMaps(reader, spec);
   spec.schedule = reader.optionalString("schedule");
   spec.compiler = reader.optionalString("compiler");
   spec.cubin = bundleFile(reader, "cubin");
@@ -531,6 +616,16 @@ std::string tiledattn::runtime::toJson(const KernelSpec &spec) {
     os << "}";
   }
   os << "], ";
+  if (!spec.tensorMaps.empty()) {
+    os << "\"tensor_maps\": [";
+    for (size_t i = 0; i < spec.tensorMaps.size(); ++i) {
+      const TensorMapSpec &t = spec.tensorMaps[i];
+      os << (i ? ", " : "") << "{\"operand\": " << json::quote(t.operand)
+         << ", \"box\": [" << t.boxCols << ", " << t.boxRows
+         << "], \"swizzle\": " << t.swizzle << "}";
+    }
+    os << "], ";
+  }
   str("schedule", spec.schedule);
   str("compiler", spec.compiler);
   str("cubin", spec.cubin);

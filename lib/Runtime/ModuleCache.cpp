@@ -43,7 +43,9 @@ int deviceAttribute(CUdevice device, CUdevice_attribute attribute,
   return value;
 }
 
-void checkDevice(const KernelSpec &spec, CUdevice device, int ordinal) {
+/// Checks the device can run the kernel; returns its opt-in shared memory
+/// limit per block.
+int checkDevice(const KernelSpec &spec, CUdevice device, int ordinal) {
   int major = deviceAttribute(
       device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, spec.kernel);
   int minor = deviceAttribute(
@@ -61,6 +63,7 @@ void checkDevice(const KernelSpec &spec, CUdevice device, int ordinal) {
               "' needs ", spec.dynamicSmemBytes,
               " bytes of dynamic shared memory but cuda:", ordinal,
               " allows at most ", optin, " per block");
+  return optin;
 }
 
 CUmodule loadModule(const Bundle &bundle, bool &fromPtx) {
@@ -134,7 +137,7 @@ const LoadedKernel &tiledattn::runtime::getKernel(const std::string &dir,
 
   CUdevice cuDevice;
   TILEDATTN_CU_CHECK(cuDeviceGet(&cuDevice, device), spec.kernel);
-  checkDevice(spec, cuDevice, device);
+  int smemOptin = checkDevice(spec, cuDevice, device);
   // torch runs every device in its primary context; retain it so that it
   // outlives our modules even if torch has not touched the device yet.
   TILEDATTN_CU_CHECK(cuDevicePrimaryCtxRetain(&loaded.context, cuDevice),
@@ -167,6 +170,11 @@ const LoadedKernel &tiledattn::runtime::getKernel(const std::string &dir,
                                         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                         loaded.function),
                      spec.kernel);
+  TORCH_CHECK(staticSmem + spec.dynamicSmemBytes <= smemOptin,
+              "tiledattn: kernel '", spec.name, "' needs ", staticSmem,
+              " bytes of static and ", spec.dynamicSmemBytes,
+              " bytes of dynamic shared memory but cuda:", device,
+              " allows at most ", smemOptin, " in all per block");
   if (staticSmem + spec.dynamicSmemBytes > 48 * 1024)
     TILEDATTN_CU_CHECK(
         cuFuncSetAttribute(loaded.function,

@@ -13,6 +13,7 @@
 
 #include "tiledattn/Runtime/Error.h"
 #include "tiledattn/Runtime/ModuleCache.h"
+#include "tiledattn/Runtime/TensorMap.h"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -124,10 +125,46 @@ void checkInputs(const Bundle &bundle, const at::Tensor &q, const at::Tensor &k,
   }
 }
 
+/// The operand a tensor map describes, as TMA sees it.
+OperandView operandView(const std::string &name, const at::Tensor &t) {
+  OperandView view;
+  view.name = name;
+  view.address = reinterpret_cast<uintptr_t>(t.data_ptr());
+  for (int d = 0; d < 4; ++d) {
+    view.sizes[d] = t.size(d);
+    view.strides[d] = t.stride(d);
+  }
+  view.elementSize = t.element_size();
+  return view;
+}
+
+/// Checks q, k and v against what the bundle's tensor maps need and computes
+/// each map's encoding, in kernel-parameter order; needs no GPU.
+std::vector<TensorMapParams> tensorMapParams(const KernelSpec &spec,
+                                             const at::Tensor &q,
+                                             const at::Tensor &k,
+                                             const at::Tensor &v) {
+  std::vector<TensorMapParams> params;
+  for (const TensorMapSpec &map : spec.tensorMaps) {
+    const at::Tensor &t = map.operand == "q" ? q : map.operand == "k" ? k : v;
+    params.push_back(tensorMapParams(spec, map, operandView(map.operand, t)));
+  }
+  return params;
+}
+
 /// Kernel parameters in launch order: each memref expands to (allocated,
-/// aligned, offset, sizes..., strides...), as MLIR's memref descriptor does.
+/// aligned, offset, sizes..., strides...), as MLIR's memref descriptor does;
+/// tensor maps come last, each passed by value (kernelParams points at a
+/// 64-byte aligned CUtensorMap).
 class KernelArgs {
 public:
+  void addTensorMap(const TensorMapParams &params, const KernelSpec &spec) {
+    TORCH_CHECK(numTensorMaps < tensorMaps.size(), kOp, ": kernel '", spec.name,
+                "' takes more than ", tensorMaps.size(), " tensor maps");
+    CUtensorMap &map = tensorMaps[numTensorMaps++];
+    encodeTensorMap(params, spec, map);
+    args.push_back(&map);
+  }
   void addMemref(const at::Tensor &t) {
     void *&ptr = pointers[numPointers++];
     ptr = t.data_ptr();
@@ -155,7 +192,8 @@ private:
   std::array<void *, 8> pointers{};
   std::array<int64_t, 48> ints{};
   std::array<float, 2> floats{};
-  size_t numPointers = 0, numInts = 0, numFloats = 0;
+  std::array<CUtensorMap, kMaxTensorMaps> tensorMaps{};
+  size_t numPointers = 0, numInts = 0, numFloats = 0, numTensorMaps = 0;
   std::vector<void *> args;
 };
 
@@ -173,6 +211,8 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   std::shared_ptr<const Bundle> bundle = getBundle(dir);
   checkInputs(*bundle, q, k, v, isCausal, scale);
   const KernelSpec &spec = bundle->spec;
+  // Checked before the driver is touched, like everything above.
+  std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v);
 
   c10::cuda::CUDAGuard guard(q.device());
   const LoadedKernel &kernel = getKernel(dir, q.device().index());
@@ -206,6 +246,9 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
        std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
     args.addMemref(*t);
   args.addFloat(static_cast<float>(scale));
+  // Encoding needs the current context, made current above.
+  for (const TensorMapParams &map : maps)
+    args.addTensorMap(map, spec);
   CUstream stream =
       c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
   TILEDATTN_CU_CHECK(
@@ -244,6 +287,22 @@ sdpaFwdMeta(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
 std::string bundleInfo(c10::string_view bundleDir) {
   return toJson(getBundle(std::string(bundleDir))->spec);
 }
+
+/// The cuTensorMapEncodeTiled arguments sdpa_fwd would use for these inputs,
+/// as a JSON array, after the same checks; on any device, without a GPU.
+std::string tensorMapInfo(const at::Tensor &q, const at::Tensor &k,
+                          const at::Tensor &v, c10::string_view bundleDir) {
+  for (const NamedTensor &t :
+       {NamedTensor{"q", q}, NamedTensor{"k", k}, NamedTensor{"v", v}})
+    checkRank(t);
+  std::shared_ptr<const Bundle> bundle = getBundle(std::string(bundleDir));
+  const KernelSpec &spec = bundle->spec;
+  checkInputs(*bundle, q, k, v, spec.causal, 1.0);
+  std::string out = "[";
+  for (const TensorMapParams &map : tensorMapParams(spec, q, k, v))
+    out += (out.size() > 1 ? ", " : "") + toJson(map);
+  return out + "]";
+}
 } // namespace
 
 TORCH_LIBRARY(tiledattn, m) {
@@ -251,6 +310,8 @@ TORCH_LIBRARY(tiledattn, m) {
         "str bundle) -> (Tensor out, Tensor lse)",
         {at::Tag::pt2_compliant_tag});
   m.def("bundle_info(str bundle) -> str", &bundleInfo);
+  m.def("tensor_map_info(Tensor q, Tensor k, Tensor v, str bundle) -> str",
+        &tensorMapInfo);
 }
 
 TORCH_LIBRARY_IMPL(tiledattn, CUDA, m) { m.impl("sdpa_fwd", &sdpaFwdCUDA); }

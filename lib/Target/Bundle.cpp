@@ -51,6 +51,75 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   return k;
 }
 
+/// Reads the tensor maps the lowering attached to `func`, checking what the
+/// runtime will check of the manifest (docs/Runtime.md), so that a bad
+/// attribute fails here, at its source, rather than at load.
+static LogicalResult readTensorMaps(gpu::GPUFuncOp func,
+                                    KernelDescription &kernel) {
+  Attribute attr = func->getAttr(kTensorMapsAttrName);
+  if (!attr)
+    return success();
+  auto maps = dyn_cast<ArrayAttr>(attr);
+  if (!maps)
+    return func.emitOpError("expected ")
+           << kTensorMapsAttrName << " to be an array of dictionaries, but got "
+           << attr;
+  if (maps.size() > 8)
+    return func.emitOpError("expected at most 8 entries in ")
+           << kTensorMapsAttrName << ", but got " << maps.size();
+  // Both dtypes are 16-bit.
+  constexpr int64_t elementBytes = 2;
+  for (auto [i, entry] : llvm::enumerate(maps)) {
+    auto map = dyn_cast<DictionaryAttr>(entry);
+    auto fail = [&, i = i]() {
+      return func.emitOpError()
+             << kTensorMapsAttrName << "[" << i << "]: expected ";
+    };
+    if (!map)
+      return fail() << "a dictionary, but got " << entry;
+    // "but got ..." for a key of the entry, or "but it has none".
+    auto got = [&](StringRef key) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      if (Attribute value = map.get(key))
+        os << "but got " << value;
+      else
+        os << "but the entry has no " << key;
+      return text;
+    };
+    TensorMapDescription t;
+    auto operand = map.getAs<StringAttr>("operand");
+    if (!operand || !llvm::is_contained({"q", "k", "v"}, operand.getValue()))
+      return fail() << "operand = \"q\", \"k\" or \"v\", " << got("operand");
+    t.operand = operand.getValue().str();
+    for (auto [key, value, max] : {std::tuple<StringRef, int64_t *, int64_t>{
+                                       "box_rows", &t.boxRows, 256},
+                                   {"box_cols", &t.boxCols, 256},
+                                   {"swizzle", &t.swizzle, 128}}) {
+      auto integer = map.getAs<IntegerAttr>(key);
+      if (!integer || integer.getInt() < (key == "swizzle" ? 0 : 1) ||
+          integer.getInt() > max)
+        return fail() << key << " to be an integer in ["
+                      << (key == "swizzle" ? 0 : 1) << ", " << max << "], "
+                      << got(key);
+      *value = integer.getInt();
+    }
+    if (!llvm::is_contained({0, 32, 64, 128}, t.swizzle))
+      return fail() << "swizzle = 0, 32, 64 or 128, but got " << t.swizzle;
+    int64_t innerBytes = t.boxCols * elementBytes;
+    if (t.swizzle > 0 && innerBytes != t.swizzle)
+      return fail() << "box_cols * 2 bytes to equal the swizzle span "
+                    << t.swizzle << ", but got box_cols = " << t.boxCols << " ("
+                    << innerBytes << " bytes)";
+    if (t.swizzle == 0 && innerBytes % 16 != 0)
+      return fail() << "box_cols * 2 bytes to be a multiple of 16, but got "
+                       "box_cols = "
+                    << t.boxCols;
+    kernel.tensorMaps.push_back(std::move(t));
+  }
+  return success();
+}
+
 LogicalResult mlir::tiledattn::readLaunchContract(ModuleOp module,
                                                   KernelDescription &kernel) {
   gpu::GPUFuncOp func;
@@ -67,7 +136,7 @@ LogicalResult mlir::tiledattn::readLaunchContract(ModuleOp module,
            << kDynamicSmemAttrName
            << " attribute from convert-tiledattn-to-nvgpu";
   kernel.dynamicSmemBytes = smem.getInt();
-  return success();
+  return readTensorMaps(func, kernel);
 }
 
 FailureOr<std::string> mlir::tiledattn::extractPTX(ModuleOp module,
@@ -155,8 +224,9 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
       {"block_n", k.blockN},
       {"threads", k.threads},
       {"dynamic_smem_bytes", k.dynamicSmemBytes},
-      // Fragment loads and stores move element pairs (4 bytes).
-      {"alignment_bytes", 4},
+      // Fragment loads and stores move element pairs (4 bytes); TMA needs
+      // 16-byte aligned addresses and strides.
+      {"alignment_bytes", k.tensorMaps.empty() ? 4 : 16},
       {"grid", Object{{"x", "ceil_div(seqlen_q, block_m)"},
                       {"y", "heads_q"},
                       {"z", "batch"}}},
@@ -174,6 +244,14 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
                            {"spill_loads", report.spillLoads},
                            {"stack_bytes", report.stackBytes},
                            {"static_smem_bytes", report.staticSmemBytes}}}};
+  if (!k.tensorMaps.empty()) {
+    Array maps;
+    for (const TensorMapDescription &t : k.tensorMaps)
+      maps.push_back(Object{{"operand", t.operand},
+                            {"box", Array{t.boxCols, t.boxRows}},
+                            {"swizzle", t.swizzle}});
+    manifest["tensor_maps"] = std::move(maps);
+  }
   SmallString<128> path(dir);
   llvm::sys::path::append(path, "manifest.json");
   std::error_code ec;

@@ -40,6 +40,25 @@ def manifest(dtype="f16", head_dim=64, causal=False, **overrides) -> dict:
     return m
 
 
+def tma_manifest(dtype="bf16", head_dim=128, causal=False, **overrides) -> dict:
+    """A manifest of a Hopper kernel taking TMA tensor maps of q, k and v
+    (3 warpgroups, ~200 KiB of dynamic shared memory)."""
+    fields = {
+        "block_m": 128,
+        "block_n": 176 if head_dim <= 128 else 80,
+        "threads": 384,
+        "dynamic_smem_bytes": 204800,
+        "alignment_bytes": 16,
+        "tensor_maps": [
+            {"operand": "q", "box": [64, 128], "swizzle": 128},
+            {"operand": "k", "box": [64, 176 if head_dim <= 128 else 80], "swizzle": 128},
+            {"operand": "v", "box": [64, 176 if head_dim <= 128 else 80], "swizzle": 128},
+        ],
+    }
+    fields.update(overrides)
+    return manifest(dtype, head_dim, causal, **fields)
+
+
 def fake_cubin(kernel: str) -> bytes:
     """A 64-bit little-endian EM_CUDA ELF header and a string table naming
     `kernel`: passes the runtime's header check, holds no code."""
@@ -62,10 +81,12 @@ def make_bundle(
     *,
     cubin: "bytes | None" = None,
     manifest_text: "str | None" = None,
+    tma: bool = False,
     **overrides,
 ) -> Path:
-    """Writes a bundle under `directory` and returns its path."""
-    m = manifest(dtype, head_dim, causal, **overrides)
+    """Writes a bundle under `directory` and returns its path; `tma` writes a
+    Hopper kernel's manifest (tma_manifest)."""
+    m = (tma_manifest if tma else manifest)(dtype, head_dim, causal, **overrides)
     bundle = Path(directory) / m["name"]
     bundle.mkdir(parents=True, exist_ok=True)
     (bundle / "manifest.json").write_text(

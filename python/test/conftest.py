@@ -34,6 +34,17 @@ def fake_kernel_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def hopper_kernel_dir(fake_kernel_dir):
+    """fake_kernel_dir plus head dim 256 Hopper bundles (TMA tensor maps,
+    384 threads, 200 KiB of shared memory, 16-byte alignment)."""
+    for dtype in ("f16", "bf16"):
+        for causal in (False, True):
+            bundles.make_bundle(fake_kernel_dir, dtype, 256, causal, tma=True)
+    registry.refresh()
+    return fake_kernel_dir
+
+
+@pytest.fixture
 def runtime():
     """The runtime library, loaded; skips when it has not been built."""
     path = _runtime.library_path()

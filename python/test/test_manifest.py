@@ -178,3 +178,127 @@ def test_failed_bundle_is_not_cached(tmp_path):
     rejects(bundle, r"sm_80")
     bundles.make_bundle(tmp_path)
     assert info(bundle)["target"] == "sm_90a"
+
+
+# Hopper kernels: TMA tensor maps, 384 threads, ~200 KiB of shared memory.
+
+
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+def test_tma_bundle_round_trips(tmp_path, head_dim):
+    bundle = bundles.make_bundle(tmp_path, "bf16", head_dim, False, tma=True)
+    spec = info(bundle)
+    expected = bundles.tma_manifest("bf16", head_dim, False)
+    del expected["resources"]
+    assert spec == expected
+    assert spec["threads"] == 384 and spec["dynamic_smem_bytes"] == 204800
+
+
+def test_limits_are_the_hardware_limits(tmp_path):
+    spec = info(bundles.make_bundle(tmp_path, threads=1024, dynamic_smem_bytes=232448))
+    assert (spec["threads"], spec["dynamic_smem_bytes"]) == (1024, 232448)
+
+
+def test_empty_tensor_maps_means_none(tmp_path):
+    assert "tensor_maps" not in info(bundles.make_bundle(tmp_path, tensor_maps=[]))
+
+
+def tensor_maps(*maps):
+    """tensor_maps with the entries given as (operand, box, swizzle)."""
+    return [{"operand": o, "box": b, "swizzle": s} for o, b, s in maps]
+
+
+@pytest.mark.parametrize(
+    "override, pattern",
+    [
+        (
+            {"dynamic_smem_bytes": 232449},
+            r"field 'dynamic_smem_bytes': expected at most 232448 bytes \(227 KiB, "
+            r"the sm_90 limit per block\) but found 232449",
+        ),
+        (
+            {"tensor_maps": {"operand": "q"}},
+            r"field 'tensor_maps': expected an array of tensor maps but found an object",
+        ),
+        (
+            {"tensor_maps": tensor_maps(*[("q", [64, 128], 128)] * 9)},
+            r"field 'tensor_maps': expected at most 8 tensor maps but found 9",
+        ),
+        (
+            {"tensor_maps": ["q"]},
+            r"field 'tensor_maps\[0\]': expected an object with operand, box and "
+            r"swizzle but found string \"q\"",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("q", [64, 128], 128), ("o", [64, 128], 128))},
+            r"field 'tensor_maps\[1\]\.operand': expected \"q\", \"k\" or \"v\" but found \"o\"",
+        ),
+        (
+            {"tensor_maps": [{"operand": 1, "box": [64, 128], "swizzle": 128}]},
+            r"field 'tensor_maps\[0\]\.operand': expected a string but found integer 1",
+        ),
+        (
+            {"tensor_maps": [{"operand": "q", "swizzle": 128}]},
+            r"missing required field 'tensor_maps\[0\]\.box'",
+        ),
+        (
+            {"tensor_maps": [{"operand": "q", "box": [64, 128]}]},
+            r"missing required field 'tensor_maps\[0\]\.swizzle'",
+        ),
+        (
+            {"tensor_maps": [{"operand": "q", "box": [64, 128], "swizzle": 128, "rows": 1}]},
+            r"field 'tensor_maps\[0\]': expected only the keys \"operand\", \"box\" and "
+            r"\"swizzle\" but found key \"rows\"",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("k", [64, 128, 1], 128))},
+            r"field 'tensor_maps\[0\]\.box': expected an array \[box_cols, box_rows\] of "
+            r"two integers but found an array of 3 elements",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("k", [64, "128"], 128))},
+            r"field 'tensor_maps\[0\]\.box\[1\]': expected an integer in \[1, 256\] but "
+            r"found string \"128\"",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("k", [64, 512], 128))},
+            r"field 'tensor_maps\[0\]\.box\[1\]': expected an integer in \[1, 256\] \(the "
+            r"TMA box limit\) but found 512",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("v", [0, 128], 0))},
+            r"field 'tensor_maps\[0\]\.box\[0\]': expected an integer in \[1, 256\] .* but found 0",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("q", [64, 128], 96))},
+            r"field 'tensor_maps\[0\]\.swizzle': expected 0, 32, 64 or 128 \(bytes\) but found 96",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("q", [64, 128], -128))},
+            r"field 'tensor_maps\[0\]\.swizzle': expected a non-negative integer but found -128",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("q", [128, 128], 128))},
+            r"field 'tensor_maps\[0\]\.box\[0\]': expected an inner box of 128 bytes \(the "
+            r"swizzle span, 64 f16 elements\) but found box\[0\] = 128 f16 elements = 256 bytes",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("q", [64, 128], 128), ("k", [16, 128], 64))},
+            r"field 'tensor_maps\[1\]\.box\[0\]': expected an inner box of 64 bytes \(the "
+            r"swizzle span, 32 f16 elements\) but found box\[0\] = 16 f16 elements = 32 bytes",
+        ),
+        (
+            {"tensor_maps": tensor_maps(("q", [12, 128], 0))},
+            r"field 'tensor_maps\[0\]\.box\[0\]': expected an inner box that is a multiple "
+            r"of 16 bytes but found box\[0\] = 12 f16 elements = 24 bytes",
+        ),
+    ],
+)
+def test_bad_tensor_maps(tmp_path, override, pattern):
+    bundle = bundles.make_bundle(tmp_path, **override)
+    rejects(bundle, r"manifest\.json: " + pattern)
+
+
+@pytest.mark.parametrize("swizzle, cols", [(0, 8), (0, 256), (32, 16), (64, 32), (128, 64)])
+def test_good_swizzles(tmp_path, swizzle, cols):
+    maps = tensor_maps(("q", [cols, 64], swizzle))
+    assert info(bundles.make_bundle(tmp_path, tensor_maps=maps))["tensor_maps"] == maps

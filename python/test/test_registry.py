@@ -83,3 +83,41 @@ def test_read_bundle_names_file_and_field(tmp_path):
     (bundle / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(tiledattn.InvalidInputError, match=r"missing required field 'causal'"):
         registry.read_bundle(bundle)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_select_head_dim_256(hopper_kernel_dir, dtype, causal):
+    entry = registry.select(dtype, 256, causal)
+    assert entry.name == f"sdpa_fwd_{dtype}_d256" + ("_causal" if causal else "")
+    assert [t["operand"] for t in entry.tensor_maps] == ["q", "k", "v"]
+    assert entry.required_alignment == 16
+    assert entry.manifest["threads"] == 384
+    assert registry.supported_head_dims(dtype, causal) == [64, 128, 256]
+
+
+def test_unsupported_head_dim_lists_the_supported_ones(hopper_kernel_dir):
+    with pytest.raises(
+        UnsupportedInputError,
+        match=r"no kernel bundle for dtype=bf16 head_dim=96 head_dim_v=96 causal=True in .*; "
+        r"supported head dims for dtype=bf16 causal=True: 64, 128, 256 \(available: ",
+    ):
+        registry.select("bf16", 96, True)
+
+
+def test_supported_head_dims_follow_the_kernel_dir(fake_kernel_dir):
+    assert registry.supported_head_dims("f16", False) == [64, 128]
+    with pytest.raises(UnsupportedInputError, match=r"supported head dims .*: 64, 128 \("):
+        registry.select("f16", 256, False)
+
+
+def test_required_alignment(tmp_path):
+    # TMA needs 16 bytes even if a manifest asks for less.
+    entry = registry.read_bundle(bundles.make_bundle(tmp_path, tma=True, alignment_bytes=4))
+    assert (entry.alignment_bytes, entry.required_alignment) == (4, 16)
+    plain = registry.read_bundle(bundles.make_bundle(tmp_path / "plain"))
+    assert (plain.tensor_maps, plain.required_alignment) == ([], 4)
+
+
+def test_explain_names_tma(hopper_kernel_dir):
+    assert "threads=384 tma=q,k,v" in registry.explain("f16", 256, False)

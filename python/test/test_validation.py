@@ -216,3 +216,72 @@ def test_fallback_keeps_invalid_inputs_errors():
     q, k, v = qkv(device="cpu")
     with raises(InvalidInputError, r"same dtype"):
         sdpa(q, k, v.float(), fallback=True)
+
+
+# Head dim 256: Hopper bundles with TMA tensor maps (16-byte alignment).
+
+
+@pytest.fixture
+def d256(hopper_kernel_dir):
+    return hopper_kernel_dir
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_head_dim_256_is_supported(d256, dtype):
+    # Shapes, dtype and bundle are fine, so only the device remains.
+    with raises(UnsupportedInputError, r"to be CUDA tensors but got tensors on cpu"):
+        sdpa(*qkv(d=256, dtype=dtype, device="cpu"), is_causal=True)
+
+
+def test_head_dim_256_traces_on_meta(d256, runtime):
+    q, k, v = qkv(d=256)
+    assert sdpa(q, k, v).shape == (2, 4, 128, 256)
+
+
+def test_head_dim_256_without_bundle():
+    # The shipped set: 256 is listed only where a bundle exists.
+    with raises(
+        UnsupportedInputError,
+        r"head_dim=256 .*supported head dims for dtype=f16 causal=False: 64, 128 \(",
+    ):
+        sdpa(*qkv(d=256))
+
+
+def test_unsupported_head_dim_lists_256(d256):
+    with raises(
+        UnsupportedInputError,
+        r"no kernel bundle for dtype=f16 head_dim=96 .*supported head dims for "
+        r"dtype=f16 causal=False: 64, 128, 256",
+    ):
+        sdpa(*qkv(d=96))
+
+
+def test_head_dim_256_needs_16_byte_strides(d256):
+    # 4 elements (8 bytes) would do for the mma.sync bundles; TMA needs 8.
+    q, k, _ = qkv(d=256)
+    v = meta(2, 4, 128, 260)[..., :256]
+    with raises(
+        UnsupportedInputError,
+        r"strides of 'value' to be multiples of 8 elements \(16-byte alignment\) "
+        r"but got \(133120, 33280, 260, 1\)",
+    ):
+        sdpa(q, k, v)
+
+
+def test_head_dim_256_needs_16_byte_pointers(d256):
+    q, k, v = qkv(d=256, device="cpu")
+    flat = torch.empty(2 * 4 * 128 * 256 + 8, dtype=torch.float16)
+    offset = next(i for i in range(1, 8) if (flat.data_ptr() + 2 * i) % 16 == 8)
+    q = flat[offset : offset + q.numel()].view(q.shape)  # 8 bytes off 16
+    with raises(
+        UnsupportedInputError,
+        r"'query' to be 16-byte aligned but its data pointer is 0x[0-9a-f]+ \(storage offset ",
+    ):
+        sdpa(q, k, v)
+
+
+def test_head_dim_256_fallback(d256):
+    q, k, v = (torch.randn(1, 2, 16, 256, dtype=torch.float32) for _ in range(3))
+    with pytest.warns(UserWarning, match=r"falling back"):
+        out = sdpa(q, k, v, fallback=True)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))

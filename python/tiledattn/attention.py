@@ -32,9 +32,10 @@ def _ensure_runtime() -> bool:
 
 @torch.compiler.assume_constant_result
 def _select_bundle(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> "tuple[str, int]":
-    """The selected bundle's directory and alignment_bytes."""
+    """The selected bundle's directory and the alignment its inputs need
+    (alignment_bytes, at least 16 bytes for TMA kernels)."""
     entry = registry.select(dtype, head_dim, causal, head_dim_v=head_dim_v)
-    return str(entry.path), entry.alignment_bytes
+    return str(entry.path), entry.required_alignment
 
 
 def _unsupported(message: str, reason: str) -> UnsupportedInputError:
@@ -221,7 +222,7 @@ def _prepare(
                 f"is_causal) = {compiled} but got {given}",
                 "bundle",
             )
-        bundle, alignment = str(entry.path), entry.alignment_bytes
+        bundle, alignment = str(entry.path), entry.required_alignment
 
     per_element = max(1, alignment // query.element_size())
     for name, t in zip(_NAMES, (q, k, v)):

@@ -18,6 +18,8 @@ from tiledattn import _runtime
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
 
 FORMAT_VERSION = 1
+# TMA (cuTensorMapEncodeTiled) needs 16-byte aligned addresses and strides.
+TMA_ALIGNMENT_BYTES = 16
 
 _DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16"}
 _DTYPE_NAMES = {"f16": "f16", "float16": "f16", "bf16": "bf16", "bfloat16": "bf16"}
@@ -48,13 +50,28 @@ class KernelEntry:
     alignment_bytes: int
     manifest: dict = field(compare=False, repr=False)
 
+    @property
+    def tensor_maps(self) -> list:
+        """The TMA tensor maps the kernel takes ([] for most kernels)."""
+        maps = self.manifest.get("tensor_maps")
+        return maps if isinstance(maps, list) else []
+
+    @property
+    def required_alignment(self) -> int:
+        """The alignment in bytes the inputs' data pointers and strides need:
+        alignment_bytes, and at least 16 bytes when the kernel uses TMA."""
+        if self.tensor_maps:
+            return max(self.alignment_bytes, TMA_ALIGNMENT_BYTES)
+        return self.alignment_bytes
+
     def describe(self) -> str:
         m = self.manifest
+        tma = ",".join(str(t.get("operand")) for t in self.tensor_maps if isinstance(t, dict))
         return (
             f"{self.name} ({self.path}): dtype={self.dtype} head_dim={self.head_dim} "
             f"head_dim_v={self.head_dim_v} causal={self.causal} "
             f"block_m={m.get('block_m')} block_n={m.get('block_n')} "
-            f"threads={m.get('threads')}"
+            f"threads={m.get('threads')}" + (f" tma={tma}" if tma else "")
         )
 
 
@@ -195,12 +212,38 @@ def select(
     have = ", ".join(
         f"{e.dtype}/d{e.head_dim}{'/causal' if e.causal else ''}" for e in scan.entries
     )
+    # Head dims are whatever the kernel dir has bundles for (64, 128, 256
+    # ship); say which, for this dtype and mask.
+    dims = supported_head_dims(dtype, causal, kernel_dir=kernel_dir)
+    if dims:
+        listed = ", ".join(str(d) for d in dims)
+        supported = f"supported head dims for dtype={dtype} causal={bool(causal)}: {listed}"
+    else:
+        supported = f"no bundle for dtype={dtype} causal={bool(causal)} at all"
     raise UnsupportedInputError(
         f"tiledattn: no kernel bundle for dtype={dtype} head_dim={head_dim} "
-        f"head_dim_v={head_dim_v} causal={bool(causal)} in {directory} "
-        f"(available: {have or 'none'}; set TILEDATTN_KERNEL_DIR or build the "
-        "kernels)",
+        f"head_dim_v={head_dim_v} causal={bool(causal)} in {directory}; "
+        f"{supported} (available: {have or 'none'}; set TILEDATTN_KERNEL_DIR or "
+        "build the kernels)",
         "head_dim",
+    )
+
+
+def supported_head_dims(
+    dtype: "torch.dtype | str",
+    causal: bool,
+    *,
+    kernel_dir: "str | os.PathLike[str] | None" = None,
+) -> "list[int]":
+    """The head dims with a bundle for this dtype and mask, ascending (those
+    whose value head dim equals the query/key head dim)."""
+    dtype = dtype_name(dtype)
+    return sorted(
+        {
+            e.head_dim
+            for e in _scan(kernel_dir).entries
+            if e.dtype == dtype and e.causal == bool(causal) and e.head_dim_v == e.head_dim
+        }
     )
 
 

@@ -31,6 +31,7 @@ namespace tiledattn::runtime {
   X(cuFuncGetAttribute)                                                        \
   X(cuFuncSetAttribute)                                                        \
   X(cuLaunchKernel)                                                            \
+  X(cuTensorMapEncodeTiled)                                                    \
   X(cuThreadExchangeStreamCaptureMode)
 
 /// Entry points of the driver. The members are declared with the types from

@@ -26,6 +26,12 @@ constexpr const char *kTargetSm90a = "sm_90a";
 constexpr const char *kManifestFile = "manifest.json";
 constexpr const char *kMaskNone = "none";
 constexpr const char *kMaskCausalTopLeft = "causal_top_left";
+/// sm_90 limits the manifest is checked against: threads per block, and
+/// shared memory (static + dynamic) per block with the opt-in (227 KiB).
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+constexpr int64_t kMaxSharedMemoryPerBlock = 232448;
+/// At most this many TMA tensor maps per kernel (q, k and v need three).
+constexpr int64_t kMaxTensorMaps = 8;
 
 /// One kernel parameter as the manifest lists it. A memref parameter expands
 /// to `allocated, aligned, offset, sizes[rank], strides[rank]` at launch.
@@ -34,6 +40,18 @@ struct ParamSpec {
   std::string kind;  // "memref" or a scalar type ("f32")
   int64_t rank = 0;  // memrefs only
   std::string dtype; // memrefs only
+};
+
+/// A TMA tensor map the kernel takes as a 128-byte by-value parameter after
+/// `scale`. It describes operand `operand` ("q", "k" or "v", [B, H, S, D]) as
+/// a 4-D tiled map, dims innermost first (D, S, H, B), with box
+/// (boxCols, boxRows, 1, 1) and the given swizzle span in bytes (0, 32, 64 or
+/// 128). The manifest writes the box innermost first: [boxCols, boxRows].
+struct TensorMapSpec {
+  std::string operand;
+  int64_t boxCols = 0;
+  int64_t boxRows = 0;
+  int64_t swizzle = 0;
 };
 
 struct KernelSpec {
@@ -56,6 +74,9 @@ struct KernelSpec {
   /// block_m and block_n.
   std::string gridX, gridY, gridZ;
   std::vector<ParamSpec> params;
+  /// Kernel parameters after `params`, in order; empty for kernels that do
+  /// not use TMA (the manifest then has no "tensor_maps" key).
+  std::vector<TensorMapSpec> tensorMaps;
   std::string schedule; // informational
   std::string compiler; // informational
   std::string cubin;    // file name inside the bundle directory

@@ -15,11 +15,25 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::tiledattn {
 constexpr int kBundleFormatVersion = 1;
+
+/// The discardable attribute of a lowered gpu.func that takes TMA tensor maps:
+/// an array of {operand = "q", box_rows = 128 : i64, box_cols = 64 : i64,
+/// swizzle = 128 : i64} in kernel-parameter order (after `scale`).
+constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
+
+/// One TMA tensor map parameter of the kernel.
+struct TensorMapDescription {
+  std::string operand; // "q" | "k" | "v"
+  int64_t boxRows = 0, boxCols = 0;
+  int64_t swizzle = 0; // bytes: 0, 32, 64 or 128
+};
 
 /// What the manifest says about the kernel, read off tiledattn.sdpa before
 /// lowering.
@@ -31,6 +45,7 @@ struct KernelDescription {
   int64_t blockM = 0, blockN = 0, threads = 0;
   /// Set from the lowered gpu.func by readLaunchContract.
   int64_t dynamicSmemBytes = 0;
+  std::vector<TensorMapDescription> tensorMaps;
   std::string schedule; // printed #tiledattn.schedule
 };
 
@@ -45,7 +60,8 @@ struct PtxasReport {
 FailureOr<KernelDescription> describeKernel(ModuleOp module);
 
 /// Reads what the lowered gpu.func says about its launch (dynamic shared
-/// memory) into `kernel`; call after convert-tiledattn-to-nvgpu.
+/// memory, TMA tensor maps) into `kernel`; call after
+/// convert-tiledattn-to-nvgpu.
 LogicalResult readLaunchContract(ModuleOp module, KernelDescription &kernel);
 
 /// Returns the PTX held by the gpu.binary named `name` after lowering.
