@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
@@ -22,11 +23,6 @@
 
 namespace mlir::tiledattn {
 constexpr int kBundleFormatVersion = 1;
-
-/// The discardable attribute of a lowered gpu.func that takes TMA tensor maps:
-/// an array of {operand = "q", box_rows = 128 : i64, box_cols = 64 : i64,
-/// swizzle = 128 : i64} in kernel-parameter order (after `scale`).
-constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
 
 /// One TMA tensor map parameter of the kernel.
 struct TensorMapDescription {
