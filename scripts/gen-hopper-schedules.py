@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--consumers", type=int, default=2)
     ap.add_argument("--prefix", default="sdpa_fwd")
     ap.add_argument("--extra", default="", help="more schedule fields, e.g. 'pingpong = true'")
+    ap.add_argument("--shipped", action="store_true", help="say 'shipped default' in the header")
     args = ap.parse_args()
 
     def per_dim(spec, default):
@@ -62,9 +63,9 @@ def main():
         for d in map(int, args.head_dims.split(",")):
             for causal in map(int, args.causal.split(",")):
                 name = f"{args.prefix}_{dtype}_d{d}" + ("_causal" if causal else "")
-                what = f"Hopper schedule: {dtype}, head dim {d}, " + (
-                    "causal." if causal else "no mask."
-                )
+                kind = "Shipped default schedule" if args.shipped else "Hopper schedule"
+                mask = "causal (top-left)." if causal else "no mask."
+                what = f"{kind}: {dtype}, head dim {d}, {mask} Warp-specialized TMA + wgmma."
                 text = TEMPLATE.format(
                     what=what,
                     name=name,
@@ -76,7 +77,7 @@ def main():
                     stages=stages[d],
                     warps=4 * (args.consumers + 1),
                     consumers=args.consumers,
-                    extra=(", " + args.extra) if args.extra else "",
+                    extra=(",\n" + " " * 35 + args.extra) if args.extra else "",
                 )
                 (args.out / f"{name}.mlir").write_text(text)
 

@@ -1,13 +1,28 @@
 // REQUIRES: ptxas
-// Every shipped schedule lowers, and ptxas assembles it without spilling.
+// Every shipped schedule (warp-specialized TMA + wgmma, 3 warpgroups) lowers,
+// and ptxas assembles it without spilling; so do the mma_sync examples kept
+// in schedules/mma_sync (one warpgroup, no TMA).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t/1 | FileCheck %s -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal.mlir -o %t/2 | FileCheck %s -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128.mlir -o %t/3 | FileCheck %s -DNAME=sdpa_fwd_f16_d128
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal.mlir -o %t/4 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal
-// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t/5 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64
-// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir -o %t/6 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64_causal
-// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/7 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
-// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256.mlir -o %t/5 | FileCheck %s -DNAME=sdpa_fwd_f16_d256
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal.mlir -o %t/6 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t/7 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/9 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/10 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal.mlir -o %t/12 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128_causal.mlir -o %t/mma4 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128_causal
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d64.mlir -o %t/mma5 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d64
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d64_causal.mlir -o %t/mma6 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d64_causal
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d128.mlir -o %t/mma7 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d128
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d128_causal.mlir -o %t/mma8 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d128_causal
 
-// CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=128 -> {{.*}}
+// CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=384 -> {{.*}}
+// MMA: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=128 -> {{.*}}

@@ -9,9 +9,11 @@
 // tiledattn-compile writes a kernel bundle: manifest.json, kernel.ptx,
 // kernel.cubin, and a one-line summary of what ptxas reported.
 
-// The ring is 3 stages x (K + V) x 64 rows x 128 x 2 bytes = 98304; upstream's
-// dynamic-shared-memory symbol adds one static byte to what ptxas reports.
-// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=98305 threads=128 -> {{.*}}
+// Dynamic: 1024 (alignment pad) + Q 128 x 128 x 2 + 2 stages x (K + V) x
+// 128 x 128 x 2 = 164864. Static: the 9 mbarriers (1 + 4 x stages, 8 bytes
+// each) and upstream's dynamic-shared-memory symbol, 80 bytes as ptxas
+// counts them.
+// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=164944 threads=384 -> {{.*}}
 
 // CHECK-DAG: "format_version": 1
 // CHECK-DAG: "name": "sdpa_fwd_bf16_d128_causal"
@@ -21,10 +23,12 @@
 // CHECK-DAG: "head_dim": 128
 // CHECK-DAG: "causal": true
 // CHECK-DAG: "mask": "causal_top_left"
-// CHECK-DAG: "block_m": 64
-// CHECK-DAG: "block_n": 64
-// CHECK-DAG: "threads": 128
-// CHECK-DAG: "dynamic_smem_bytes": 98304
+// CHECK-DAG: "block_m": 128
+// CHECK-DAG: "block_n": 128
+// CHECK-DAG: "threads": 384
+// CHECK-DAG: "dynamic_smem_bytes": 164864
+// CHECK-DAG: "alignment_bytes": 16
+// CHECK-DAG: "tensor_maps": [
 // CHECK-DAG: "cubin": "kernel.cubin"
 // CHECK-DAG: "ptx": "kernel.ptx"
 // CHECK-DAG: "resources": {
@@ -32,11 +36,14 @@
 // CHECK-DAG: "spill_stores": 0
 // CHECK-DAG: "spill_loads": 0
 // CHECK-DAG: "stack_bytes": 0
-// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, split_kv_loop = false>"
+// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true>"
 
 // PTX: .target sm_90a
 // PTX: .visible .entry sdpa_fwd_bf16_d128_causal(
-// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: setmaxnreg.inc.sync.aligned.u32 240
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: setmaxnreg.dec.sync.aligned.u32 24
+// PTX: cp.async.bulk.tensor.4d
 // PTX-NOT: __nv_
 
 // QUIET-DAG: "dtype": "f16"

@@ -32,7 +32,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
@@ -127,22 +126,28 @@ private:
   Value cmp(arith::CmpIPredicate p, Value a, Value c) {
     return arith::CmpIOp::create(b, loc, p, a, c);
   }
+  // maxnum (max.f32), not maximumf (max.NaN.f32): scores hold no NaN, and
+  // the NaN-propagating form costs extra instructions per score.
   Value fmax(Value a, Value c) {
-    return arith::MaximumFOp::create(b, loc, a, c);
+    return arith::MaxNumFOp::create(b, loc, a, c);
   }
   Value fmul(Value a, Value c) { return arith::MulFOp::create(b, loc, a, c); }
   Value fadd(Value a, Value c) { return arith::AddFOp::create(b, loc, a, c); }
   Value fsub(Value a, Value c) { return arith::SubFOp::create(b, loc, a, c); }
+  // llvm.intr.fma, not math.fma: the latter becomes a libdevice call
+  // (__nv_fmaf), and bundles must build without libdevice.
   Value fma(Value a, Value c, Value d) {
-    return math::FmaOp::create(b, loc, a, c, d);
+    return LLVM::FMAOp::create(b, loc, a, c, d);
   }
-  /// 2^x and log2(x) by the MUFU approximations, as the mma_sync path does.
+  /// 2^x and log2(x) by the MUFU approximations. ex2 flushes subnormal
+  /// results to zero (.ftz): without it ptxas wraps every MUFU.EX2 in a
+  /// range fix-up, and P below 2^-126 rounds to 0 in bf16/f16 anyway.
   Value approx(StringRef intrinsic, Value x) {
     return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
                                          b.getStringAttr(intrinsic), x)
         .getResult(0);
   }
-  Value exp2(Value x) { return approx("llvm.nvvm.ex2.approx.f32", x); }
+  Value exp2(Value x) { return approx("llvm.nvvm.ex2.approx.ftz.f32", x); }
   Value log2(Value x) { return approx("llvm.nvvm.lg2.approx.f", x); }
 
   /// Runs `body` when `cond` holds.
@@ -204,10 +209,14 @@ private:
     nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
                                            idx(10000000), barrier);
   }
-  void arrive(Value barrier) {
-    nvgpu::MBarrierArriveOp::create(
-        b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
-        barrier);
+  /// A consumer's "done with this stage": one arrive per warp (lane 0),
+  /// after the warp's wgmma.wait_group has retired the reads.
+  void release(Value barrier) {
+    ifThen(cmp(arith::CmpIPredicate::eq, lane, idx(0)), [&] {
+      nvgpu::MBarrierArriveOp::create(
+          b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+          barrier);
+    });
   }
   /// Stage and phase parity of K/V block `it` of the ring.
   std::pair<Value, Value> stageOf(Value it) {
@@ -216,6 +225,33 @@ private:
         b, loc, b.getI1Type(),
         arith::IndexCastUIOp::create(b, loc, b.getI32Type(), round));
     return {rem(it, stages), parity};
+  }
+
+  //===------------------------------------------------------------------===//
+  // Ping-pong: the two consumer warpgroups take turns issuing their wgmmas,
+  // so one's softmax runs while the other's mmas hold the tensor cores.
+  // Consumer c may issue once named barrier kTurnBarrier + c completes: it
+  // syncs there (128 threads) and the other consumer arrives (128 more)
+  // when its own turn ends. Barrier 0 is gpu.barrier's.
+  //===------------------------------------------------------------------===//
+  static constexpr int64_t kTurnBarrier = 1;
+  Value consumerIndex;
+  void turnBegin() {
+    if (!schedule.getPingpong())
+      return;
+    Value id = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                            add(consumerIndex, kTurnBarrier));
+    NVVM::BarrierOp::create(b, loc, Type(), id, i32(256),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+  void turnEnd() {
+    if (!schedule.getPingpong())
+      return;
+    Value other =
+        arith::SubIOp::create(b, loc, idx(1 + kTurnBarrier), consumerIndex);
+    NVVM::BarrierArriveOp::create(
+        b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), other),
+        i32(256));
   }
 
   void emitProducer();
@@ -492,20 +528,24 @@ void HopperKernelEmitter::scaleAcc(Regs &acc, Value (&rescale)[2]) {
 void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
                                     Regs &acc, RowState &st, bool mask) {
   auto [s, parity] = stageOf(it);
+  turnBegin();
   waitParity(kFull(s), parity);
   Value sStruct = issueQK(consumer, s);
+  turnEnd();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   Regs scores = retire(sStruct);
-  arrive(kEmpty(s));
+  release(kEmpty(s));
   Value rescale[2];
   softmax(scores, st, it, rowBase, mask, rescale);
   Regs probs = pack(scores);
   scaleAcc(acc, rescale);
+  turnBegin();
   waitParity(vFull(s), parity);
   Value oStruct = issuePV(acc, probs, s);
+  turnEnd();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStruct);
-  arrive(vEmpty(s));
+  release(vEmpty(s));
 }
 
 /// One K/V block with the softmax overlapped (overlap_softmax): issue S for
@@ -518,18 +558,20 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
                                               bool mask) {
   auto [s, parity] = stageOf(it);
   auto [prev, prevParity] = stageOf(arith::SubIOp::create(b, loc, it, idx(1)));
+  turnBegin();
   waitParity(kFull(s), parity);
   Value sStruct = issueQK(consumer, s);
   waitParity(vFull(prev), prevParity);
   Value oStruct = issuePV(acc, probs, prev);
+  turnEnd();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1); // S is done, P.V may run
   Regs scores = retire(sStruct);
-  arrive(kEmpty(s));
+  release(kEmpty(s));
   Value rescale[2];
   softmax(scores, st, it, rowBase, mask, rescale);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStruct);
-  arrive(vEmpty(prev));
+  release(vEmpty(prev));
   scaleAcc(acc, rescale);
   // Only now: the P.V in flight read the previous P's registers, and
   // writing new A-operand registers under it makes ptxas serialize (C7513).
@@ -592,6 +634,11 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   }
   Regs acc(headDim / 2, f32(0.0));
   waitParity(qFull(), arith::ConstantIntOp::create(b, loc, 0, 1));
+  consumerIndex = consumer;
+  if (schedule.getPingpong()) // Consumer 0 takes the first turn.
+    ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(1)), [&] {
+      NVVM::BarrierArriveOp::create(b, loc, i32(kTurnBarrier), i32(256));
+    });
 
   // Blocks that need no mask (inside the sequence and, when causal, left of
   // the block's first row) run in a loop without one; the rest are masked.
@@ -609,11 +656,13 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     // Block 0 alone (masked: it may be the diagonal or the ragged end), so
     // that every loop iteration has a P from the block before.
     auto [s, parity] = stageOf(first);
+    turnBegin();
     waitParity(kFull(s), parity);
     Value sStruct = issueQK(consumer, s);
+    turnEnd();
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     Regs scores = retire(sStruct);
-    arrive(kEmpty(s));
+    release(kEmpty(s));
     Value rescale[2];
     softmax(scores, st, first, rowBase, /*mask=*/true, rescale);
     probs = pack(scores);
@@ -662,11 +711,13 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     // The last block's P.V.
     auto [s, parity] =
         stageOf(arith::SubIOp::create(b, loc, numBlocks, idx(1)));
+    turnBegin();
     waitParity(vFull(s), parity);
     Value oStruct = issuePV(acc, probs, s);
+    turnEnd();
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     acc = retire(oStruct);
-    arrive(vEmpty(s));
+    release(vEmpty(s));
   }
   emitStore(rowBase, acc, st);
 }
@@ -731,10 +782,10 @@ void HopperKernelEmitter::emit() {
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     for (int64_t i = 0; i < numBarriers(); ++i) {
       // Full barriers complete on the producer's arrive plus the TMA bytes;
-      // empty ones when every consumer thread has arrived.
+      // empty ones when every consumer warp has released the stage.
       bool empty = i >= 1 + 2 * stages;
       nvgpu::MBarrierInitOp::create(
-          b, loc, barriers, idx(empty ? 128 * consumers : 1), idx(i), Value());
+          b, loc, barriers, idx(empty ? 4 * consumers : 1), idx(i), Value());
     }
     for (Value map : {qMap, kMap, vMap})
       nvgpu::TmaPrefetchOp::create(b, loc, map, Value());

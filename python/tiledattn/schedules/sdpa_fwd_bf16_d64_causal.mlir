@@ -1,4 +1,4 @@
-// Shipped default schedule: bf16, head dim 64, causal (top-left).
+// Shipped default schedule: bf16, head dim 64, causal (top-left). Warp-specialized TMA + wgmma.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
 // docs/Schedules.md describes every field.
@@ -8,9 +8,10 @@
 func.func @sdpa_fwd_bf16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
-      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2,
-                                   warps = 4, mma = mma_sync, producer = cp_async,
-                                   swizzle = 128>)
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -1,4 +1,4 @@
-// Shipped default schedule: f16, head dim 128, no mask.
+// Shipped default schedule: f16, head dim 128, no mask. Warp-specialized TMA + wgmma.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d128.mlir -o sdpa_fwd_f16_d128
 // docs/Schedules.md describes every field.
@@ -8,9 +8,10 @@
 func.func @sdpa_fwd_f16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
-      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3,
-                                   warps = 4, mma = mma_sync, producer = cp_async,
-                                   swizzle = 128, split_kv_loop = false>)
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -1,0 +1,16 @@
+// Shipped default schedule: bf16, head dim 64, causal (top-left).
+// Copy, edit the schedule fields and compile with
+//   tiledattn-compile sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
+// docs/Schedules.md describes every field.
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @sdpa_fwd_bf16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                 %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2,
+                                   warps = 4, mma = mma_sync, producer = cp_async,
+                                   swizzle = 128>)
+      : !head, !head, !head, !head, !lse
+  return
+}

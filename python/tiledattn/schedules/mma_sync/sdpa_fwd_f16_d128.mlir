@@ -1,0 +1,16 @@
+// Shipped default schedule: f16, head dim 128, no mask.
+// Copy, edit the schedule fields and compile with
+//   tiledattn-compile sdpa_fwd_f16_d128.mlir -o sdpa_fwd_f16_d128
+// docs/Schedules.md describes every field.
+!head = memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @sdpa_fwd_f16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                 %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3,
+                                   warps = 4, mma = mma_sync, producer = cp_async,
+                                   swizzle = 128, split_kv_loop = false>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -1,0 +1,17 @@
+// Shipped default schedule: f16, head dim 256, causal (top-left). Warp-specialized TMA + wgmma.
+// Copy, edit the schedule fields and compile with
+//   tiledattn-compile sdpa_fwd_f16_d256_causal.mlir -o sdpa_fwd_f16_d256_causal
+// docs/Schedules.md describes every field.
+!head = memref<?x?x?x256xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @sdpa_fwd_f16_d256_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                 %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
