@@ -19,7 +19,7 @@ from tiledattn import registry
 sdpa = tiledattn.scaled_dot_product_attention
 
 DTYPES = [torch.float16, torch.bfloat16]
-HEAD_DIMS = [64, 128]
+HEAD_DIMS = [64, 128, 256]
 CHUNK = 1024  # query rows per reference block, to bound float64 memory
 
 

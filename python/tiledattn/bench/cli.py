@@ -22,13 +22,13 @@ PRESETS = {
     },
     "paper": {
         "seqlens": [512, 1024, 2048, 4096, 8192, 16384],
-        "head_dims": [64, 128],
+        "head_dims": [64, 128, 256],
         "dtypes": ["bf16", "fp16"],  # bf16 first: it matters most
         "causal": [False, True],
     },
     "full": {
         "seqlens": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
-        "head_dims": [64, 128],  # + 256 when a tiledattn kernel exists
+        "head_dims": [64, 128, 256],
         "dtypes": ["bf16", "fp16"],
         "causal": [False, True],
     },
