@@ -20,6 +20,9 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%ptxas", config.ptxas))
+# The CUDA toolkit ptxas belongs to; gpu-module-to-binary links libdevice
+# from the toolkit named by CUDA_HOME, which lit does not pass through.
+config.substitutions.append(("%cuda_home", os.path.dirname(os.path.dirname(config.ptxas))))
 config.substitutions.append(("%kernels", config.tiledattn_kernel_dir))
 config.substitutions.append(
     ("%schedules", os.path.join(config.tiledattn_src_root, "python", "tiledattn", "schedules"))

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -17,6 +18,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -190,13 +192,53 @@ mlir::tiledattn::runPtxas(StringRef ptxas, StringRef chip, StringRef ptxPath,
       error = "ptxas exited with code " + std::to_string(rc);
     return failure();
   }
-  StringRef log = report.log;
+  std::string log = std::move(report.log);
+  return parsePtxasLog(log);
+}
+
+PtxasReport mlir::tiledattn::parsePtxasLog(StringRef log) {
+  PtxasReport report;
+  report.log = log.str();
   report.registers = capture(log, "Used ([0-9]+) registers");
   report.stackBytes = capture(log, "([0-9]+) bytes stack frame");
   report.spillStores = capture(log, "([0-9]+) bytes spill stores");
   report.spillLoads = capture(log, "([0-9]+) bytes spill loads");
   report.staticSmemBytes = capture(log, "([0-9]+) bytes smem");
+  // "ptxas info : (C7513) Potential Performance Loss: wgmma.mma_async
+  // instructions are serialized due to ...". The code names the reason
+  // (C7511 registers, C7515 accumulators defined by other instructions, ...)
+  // and any of them costs the same: every wgmma waits for the one before.
+  llvm::Regex serialized("\\((C[0-9]+)\\).*wgmma\\.mma_async instructions "
+                         "are serialized");
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  for (StringRef line : lines) {
+    SmallVector<StringRef> groups;
+    if (serialized.match(line, &groups) &&
+        !llvm::is_contained(report.wgmmaSerialized, groups[1]))
+      report.wgmmaSerialized.push_back(groups[1].str());
+  }
   return report;
+}
+
+void mlir::tiledattn::warnAboutPtxasReport(raw_ostream &os, StringRef tool,
+                                           StringRef kernel,
+                                           const PtxasReport &report) {
+  // Spills go to local memory on every loop iteration: the bundle works but
+  // is slow, which a schedule author wants to hear about at once.
+  if (report.spillStores || report.spillLoads)
+    llvm::WithColor::warning(os, tool)
+        << kernel << " spills " << report.spillStores
+        << " bytes to local memory and reloads " << report.spillLoads
+        << " (registers " << report.registers
+        << "); a smaller block_n or block_m usually removes the spills\n";
+  // Serialized wgmmas wait for each other instead of filling the tensor
+  // cores' pipeline, which can halve the kernel's speed.
+  if (!report.wgmmaSerialized.empty())
+    llvm::WithColor::warning(os, tool)
+        << kernel << ": ptxas serializes the wgmma instructions ("
+        << llvm::join(report.wgmmaSerialized, ", ")
+        << "), which costs much of their speed; see ptxas -v output\n";
 }
 
 LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
@@ -239,11 +281,13 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
        "tiledattn " TILEDATTN_VERSION " (LLVM " LLVM_VERSION_STRING ")"},
       {"cubin", "kernel.cubin"},
       {"ptx", "kernel.ptx"},
-      {"resources", Object{{"registers", report.registers},
-                           {"spill_stores", report.spillStores},
-                           {"spill_loads", report.spillLoads},
-                           {"stack_bytes", report.stackBytes},
-                           {"static_smem_bytes", report.staticSmemBytes}}}};
+      {"resources",
+       Object{{"registers", report.registers},
+              {"spill_stores", report.spillStores},
+              {"spill_loads", report.spillLoads},
+              {"stack_bytes", report.stackBytes},
+              {"static_smem_bytes", report.staticSmemBytes},
+              {"wgmma_serialized", !report.wgmmaSerialized.empty()}}}};
   if (!k.tensorMaps.empty()) {
     Array maps;
     for (const TensorMapDescription &t : k.tensorMaps)

@@ -9,7 +9,9 @@
 // contract reader and writes the manifest that tiledattn-compile would, so
 // that test/Target can check both without a lowering that produces every
 // attribute. With --verify-diagnostics and --split-input-file it checks the
-// reader's errors, as tiledattn-opt does for verifiers.
+// reader's errors, as tiledattn-opt does for verifiers. With --ptxas-log it
+// parses a captured `ptxas -v` log into the manifest's resources and prints
+// the warnings tiledattn-compile would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,9 @@ static cl::opt<std::string> outputDir("o", cl::desc("directory to write to"),
                                       cl::value_desc("dir"));
 static cl::opt<std::string> kernelName("kernel", cl::desc("gpu.func name"),
                                        cl::init("sdpa_fwd_bf16_d128"));
+static cl::opt<std::string>
+    ptxasLog("ptxas-log", cl::desc("captured ptxas -v output to report"),
+             cl::value_desc("file"));
 static cl::opt<bool> verifyDiagnostics("verify-diagnostics");
 static cl::opt<bool> splitInputFile("split-input-file");
 
@@ -67,8 +72,19 @@ static LogicalResult process(std::unique_ptr<llvm::MemoryBuffer> buffer,
     result = readLaunchContract(*module, kernel);
     if (succeeded(result) && !outputDir.empty()) {
       std::string error;
-      if (failed(writeManifest(outputDir, kernel, PtxasReport(), "sm_90a",
-                               error))) {
+      PtxasReport report;
+      if (!ptxasLog.empty()) {
+        std::unique_ptr<llvm::MemoryBuffer> log =
+            openInputFile(ptxasLog, &error);
+        if (!log) {
+          llvm::errs() << error << "\n";
+          return failure();
+        }
+        report = parsePtxasLog(log->getBuffer());
+        warnAboutPtxasReport(llvm::errs(), "tiledattn-compile", kernel.name,
+                             report);
+      }
+      if (failed(writeManifest(outputDir, kernel, report, "sm_90a", error))) {
         llvm::errs() << error << "\n";
         return failure();
       }

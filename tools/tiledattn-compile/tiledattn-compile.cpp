@@ -134,13 +134,7 @@ int main(int argc, char **argv) {
         report->spillLoads, report->stackBytes,
         report->staticSmemBytes + kernel->dynamicSmemBytes, kernel->threads,
         outputDir);
-  // Spills go to local memory on every loop iteration: the bundle works but
-  // is slow, which a schedule author wants to hear about at once.
-  if (report->spillStores || report->spillLoads)
-    llvm::WithColor::warning(llvm::errs(), "tiledattn-compile")
-        << kernel->name << " spills " << report->spillStores
-        << " bytes to local memory and reloads " << report->spillLoads
-        << " (registers " << report->registers
-        << "); a smaller block_n or block_m usually removes the spills\n";
+  warnAboutPtxasReport(llvm::errs(), "tiledattn-compile", kernel->name,
+                       *report);
   return 0;
 }

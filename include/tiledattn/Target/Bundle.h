@@ -49,8 +49,19 @@ struct KernelDescription {
 struct PtxasReport {
   int64_t registers = 0, stackBytes = 0, spillStores = 0, spillLoads = 0,
           staticSmemBytes = 0;
+  /// The codes (e.g. "C7513") of ptxas's "wgmma.mma_async instructions are
+  /// serialized" notes, in log order; empty when the wgmmas pipeline.
+  std::vector<std::string> wgmmaSerialized;
   std::string log;
 };
+
+/// Parses the output of `ptxas -v` for one kernel into a report.
+PtxasReport parsePtxasLog(StringRef log);
+
+/// Warns on `os`, as `tool`, about what in `report` makes the kernel slow
+/// although it works: spills to local memory and serialized wgmmas.
+void warnAboutPtxasReport(raw_ostream &os, StringRef tool, StringRef kernel,
+                          const PtxasReport &report);
 
 /// Finds the single tiledattn.sdpa in `module` and describes its kernel.
 FailureOr<KernelDescription> describeKernel(ModuleOp module);

@@ -137,6 +137,11 @@ func.func private @schedule_tma_three_consumers() attributes {s = #tiledattn.sch
 
 // -----
 
+// expected-error @+1 {{schedule field consumer_warpgroups: expected 1 or 2, but got 0}}
+func.func private @schedule_tma_no_consumers() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 0>}
+
+// -----
+
 // expected-error @+1 {{schedule field warps: producer = tma runs one producer warpgroup and consumer_warpgroups = 2 consumer warpgroups, so expected warps = 12, but got 8}}
 func.func private @schedule_tma_warps() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>}
 
@@ -174,6 +179,12 @@ func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledat
 
 // expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong and overlap_softmax shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
+
+// -----
+
+// Each Hopper-only field alone: a register budget without producer = tma.
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong and overlap_softmax shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
+func.func private @schedule_consumer_regs_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, consumer_regs = 232>}
 
 // -----
 

@@ -1,0 +1,351 @@
+// RUN: tiledattn-opt %s -split-input-file --convert-sdpa-to-hopper | FileCheck %s
+
+// convert-sdpa-to-hopper turns a function holding a producer = tma sdpa into
+// a warp-specialized gpu.func. The checks pin what follows from the schedule
+// (barrier count, byte counts, TMA atoms, wgmma shapes, register budgets,
+// shared memory) and the order of the synchronization, not SSA names or the
+// arithmetic in between. Integer constants are matched by the name the
+// printer derives from their value (%c256, %c32768_12, ...).
+
+//===----------------------------------------------------------------------===//
+// D = 128, bf16, two consumer warpgroups: block_m 128, block_n 128, 2 stages.
+//===----------------------------------------------------------------------===//
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// The function becomes a kernel of the same name in its own gpu.module.
+// CHECK: module attributes {gpu.container_module}
+// CHECK-NOT: func.func
+// CHECK-LABEL: gpu.module @bf16_d128
+
+// The six arguments, then the q, k, v tensor maps as pointers.
+// CHECK: gpu.func @bf16_d128(%[[Q:[^:]*]]: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[V:[^:]*]]: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %[[O:[^:]*]]: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+// CHECK-SAME: %[[LSE:[^:]*]]: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %[[SCALE:[^:]*]]: f32,
+// CHECK-SAME: %[[QPTR:[^:]*]]: !llvm.ptr, %[[KPTR:[^:]*]]: !llvm.ptr, %[[VPTR:[^:]*]]: !llvm.ptr) kernel
+// 12 warps.
+// CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
+// The 1 KiB swizzle pad + Q (128 x 128 x 2) + 2 stages of K and V (128 x 128 x 2 each).
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 164864 : i64
+// Boxes of 64 columns (128 bytes) by block_m rows for q, block_n rows for k and v.
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, operand = "q", swizzle = 128 : i64},
+// CHECK-SAME:   {box_cols = 64 : i64, box_rows = 128 : i64, operand = "k", swizzle = 128 : i64},
+// CHECK-SAME:   {box_cols = 64 : i64, box_rows = 128 : i64, operand = "v", swizzle = 128 : i64}]
+// CHECK: %[[QMAP:.*]] = builtin.unrealized_conversion_cast %[[QPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, {{.*}}, oob = zero, {{.*}}>
+// CHECK: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %[[KPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, {{.*}}, oob = zero, {{.*}}>
+// CHECK: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %[[VPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, {{.*}}, oob = zero, {{.*}}>
+// CHECK: %[[HEAD:.*]] = gpu.block_id y
+// CHECK: %[[BATCH:.*]] = gpu.block_id z
+// CHECK: %[[SEQK:.*]] = memref.dim %[[K]], %c2{{(_[0-9]+)?}}
+// GQA: K and V are read at head / (heads_q / heads_kv).
+// CHECK: %[[KVHEAD:.*]] = arith.divui %[[HEAD]], %{{.*}} : index
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
+// CHECK: memref.extract_aligned_pointer_as_index %[[SMEM]]
+
+// 1 + 4 * num_stages barriers: Q full, K full, V full, K empty, V empty.
+// Full barriers take the producer's one arrive (plus the TMA bytes); empty
+// ones all 128 threads of each of the 2 consumer warpgroups.
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
+// CHECK: scf.if
+// CHECK-COUNT-5: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c1{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c256{{(_[0-9]+)?}} :
+// CHECK-NOT: nvgpu.mbarrier.init
+// CHECK: nvgpu.tma.prefetch.descriptor %[[QMAP]]
+// CHECK: nvgpu.tma.prefetch.descriptor %[[KMAP]]
+// CHECK: nvgpu.tma.prefetch.descriptor %[[VMAP]]
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+
+// Warpgroup 0 is the producer: it gives registers away, then one thread
+// loads Q (block_m x 128 bf16 = 32768 bytes, two 64-column atoms) and the
+// K/V ring.
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[QFULL:.*]]], %c32768{{(_[0-9]+)?}} :
+// CHECK: nvgpu.tma.async.load %[[QMAP]][%c0{{(_[0-9]+)?}}, %[[QROW:.*]], %[[HEAD]], %[[BATCH]]], %[[BAR]][%[[QFULL]]] to %{{.*}} : {{.*}} -> memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %[[QMAP]][%c64{{(_[0-9]+)?}}, %[[QROW]], %[[HEAD]], %[[BATCH]]], %[[BAR]][%[[QFULL]]] to
+// CHECK-NOT: nvgpu.tma.async.load %[[QMAP]]
+// CHECK: scf.for %[[IT:.*]] = %{{.*}} to %[[NBLOCKS:.*]] step
+// CHECK: %[[STAGE:.*]] = arith.remui %[[IT]], %c2{{(_[0-9]+)?}} : index
+// Wait for the consumers to free the stage (K empty = 1 + 2 * stages + s),
+// then fill it (K full = 1 + s).
+// CHECK: %[[KEMPTY:.*]] = arith.addi %[[STAGE]], %c5{{(_[0-9]+)?}} : index
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[KEMPTY]]]
+// CHECK: %[[KFULL:.*]] = arith.addi %[[STAGE]], %c1{{(_[0-9]+)?}} : index
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[KFULL]]], %c32768{{(_[0-9]+)?}} :
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[KMAP]][%{{.*}}, %{{.*}}, %[[KVHEAD]], %[[BATCH]]], %[[BAR]][%[[KFULL]]] to
+// CHECK-NOT: nvgpu.tma.async.load %[[KMAP]]
+// V empty = 1 + 3 * stages + s, V full = 1 + stages + s.
+// CHECK: %[[VEMPTY:.*]] = arith.addi %[[STAGE]], %c7{{(_[0-9]+)?}} : index
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[VEMPTY]]]
+// CHECK: %[[VFULL:.*]] = arith.addi %[[STAGE]], %c3{{(_[0-9]+)?}} : index
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[VFULL]]], %c32768{{(_[0-9]+)?}} :
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[VMAP]][%{{.*}}, %{{.*}}, %[[KVHEAD]], %[[BATCH]]], %[[BAR]][%[[VFULL]]] to
+// CHECK-NOT: nvgpu.tma.async.load
+
+// The consumers take the registers, wait for Q (phase 0) and run two loops
+// over the K/V blocks: without the mask, then with it.
+// CHECK: } else {
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c0{{(_[0-9]+)?}}], %false
+// 64 S + 4 statistics (no P carried without overlap_softmax).
+// CHECK: scf.for {{.*}} -> (f32, f32,
+// S = Q.K^T: head_dim / 16 = 8 wgmma m64n128k16, the first one overwriting.
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: arith.addi
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-7: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// The scores leave through an empty asm after the wait, then K's stage is
+// released.
+// CHECK-NEXT: llvm.extractvalue
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,){64}0}},
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]]
+// No mask in this loop.
+// CHECK-NOT: arith.cmpi uge
+// Row max and row sum across the 4 threads of a row.
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// O += P.V: block_n / 16 = 8 wgmma m64n128k16 with P in 4 registers and V
+// transposed (MN-major), after V's stage is full.
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]]
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 1;\0A}", "{{(=f,){64}([0-9]+,){64}r}},r,r,r,l"
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,){64}0}},
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]]
+// CHECK: scf.yield
+// The masked loop: keys past seqlen_k are -inf.
+// CHECK: scf.for
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK: arith.cmpi uge, %{{.*}}, %[[SEQK]] : index
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: scf.yield
+// The two rows of each thread: head_dim / 8 = 16 pairs into o, and lse.
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[O]][%[[BATCH]], %[[HEAD]], %{{.*}}, %{{.*}}] : memref<?x?x?x128xbf16, {{.*}}>, vector<2xbf16>
+// CHECK: memref.store %{{.*}}, %[[LSE]][%[[BATCH]], %[[HEAD]], %{{.*}}] : memref<?x?x?xf32, {{.*}}>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[O]]
+// CHECK: memref.store %{{.*}}, %[[LSE]]
+// CHECK: gpu.return
+// Without overlap_softmax every group is waited for at once.
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: tiledattn.sdpa
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// D = 64, f16, causal, one consumer warpgroup: block_m 64, block_n 128.
+//===----------------------------------------------------------------------===//
+
+!head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 128, num_stages = 2, warps = 8, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 1>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// CHECK-LABEL: gpu.module @f16_d64_causal
+// CHECK: gpu.func @f16_d64_causal({{.*}}, %{{[^:]*}}: f32, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// 1024 + 64 x 64 x 2 + 2 x 2 x 128 x 64 x 2.
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 74752 : i64
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 64 : i64, operand = "q", swizzle = 128 : i64},
+// CHECK-SAME:   {box_cols = 64 : i64, box_rows = 128 : i64, operand = "k", swizzle = 128 : i64},
+// CHECK-SAME:   {box_cols = 64 : i64, box_rows = 128 : i64, operand = "v", swizzle = 128 : i64}]
+// CHECK: builtin.unrealized_conversion_cast {{.*}} to !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xf16, 3>
+// CHECK: builtin.unrealized_conversion_cast {{.*}} to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xf16, 3>
+// CHECK: builtin.unrealized_conversion_cast {{.*}} to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xf16, 3>
+// Causal: the longest rows (last query block) go first.
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[GX:.*]] = gpu.grid_dim x
+// CHECK: %[[LAST:.*]] = arith.subi %[[GX]], %c1
+// CHECK: arith.subi %[[LAST]], %[[BX]]
+// Causal: no K/V block right of the query block's last row.
+// CHECK: arith.minui
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
+// Empty barriers count the 128 threads of the one consumer.
+// CHECK-COUNT-5: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c1{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c128{{(_[0-9]+)?}} :
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// Q: 64 x 64 x 2 bytes, one atom; K, V: 128 x 64 x 2 bytes, one atom each.
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c8192{{(_[0-9]+)?}} :
+// CHECK-COUNT-1: nvgpu.tma.async.load {{.*}} -> memref<1x1x64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c16384{{(_[0-9]+)?}} :
+// CHECK-COUNT-1: nvgpu.tma.async.load {{.*}} -> memref<1x1x128x64xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c16384{{(_[0-9]+)?}} :
+// CHECK-COUNT-1: nvgpu.tma.async.load {{.*}} -> memref<1x1x128x64xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// The unmasked loop ends at the first block that reaches the diagonal.
+// CHECK: arith.minui
+// CHECK: scf.for
+// S: 64 / 16 = 4 wgmma m64n128k16 (block_n wide).
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <{{zero|one}}>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// P.V: 128 / 16 = 8 wgmma m64n64k16 (head-dim wide), 32 accumulators.
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+// CHECK: scf.yield
+// The masked loop: past seqlen_k or right of the row.
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: arith.cmpi uge
+// CHECK-NEXT: arith.cmpi ugt
+// CHECK-NEXT: arith.ori
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.store %{{.*}} : memref<?x?x?x64xf16, {{.*}}>, vector<2xf16>
+// CHECK: gpu.return
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// overlap_softmax: S of block j and P.V of block j - 1 in flight together.
+//===----------------------------------------------------------------------===//
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @bf16_d128_overlap(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   overlap_softmax = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// CHECK-LABEL: gpu.module @bf16_d128_overlap
+// CHECK: gpu.func @bf16_d128_overlap
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 164864 : i64
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// Block 0 alone: its S, waited for at once, and its softmax.
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: wgmma.mma_async
+// The loops carry O (64), the packed P (128 / 4 = 32) and 4 statistics.
+// CHECK: scf.for %{{.*}} = %c1{{(_[0-9]+)?}} to
+// CHECK-SAME: -> ({{(f32, ){64}(i32, ){32}(f32, ){3}f}}32)
+// S of this block, then P.V of the one before, then wait until only the
+// newer group (P.V) is in flight.
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// The softmax runs while P.V does.
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+// The masked loop does the same.
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+// The last block's P.V after the loops.
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: vector.store
+// CHECK: gpu.return
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// D = 256, bf16, block_n 64: four atoms per tile, P.V is m64n256k16.
+//===----------------------------------------------------------------------===//
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @bf16_d256(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// CHECK-LABEL: gpu.module @bf16_d256
+// CHECK: gpu.func @bf16_d256
+// 1024 + 128 x 256 x 2 + 2 x 2 x 64 x 256 x 2.
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 197632 : i64
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, operand = "q", swizzle = 128 : i64},
+// CHECK-SAME:   {box_cols = 64 : i64, box_rows = 64 : i64, operand = "k", swizzle = 128 : i64},
+// CHECK-SAME:   {box_cols = 64 : i64, box_rows = 64 : i64, operand = "v", swizzle = 128 : i64}]
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// Q: 128 x 256 x 2 bytes in four atoms at columns 0, 64, 128, 192.
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c65536{{(_[0-9]+)?}} :
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0{{(_[0-9]+)?}}, {{.*}} -> memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c64{{(_[0-9]+)?}}, {{.*}} -> memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c128{{(_[0-9]+)?}}, {{.*}} -> memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c192{{(_[0-9]+)?}}, {{.*}} -> memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.tma.async.load
+// K and V: 64 x 256 x 2 bytes, four atoms each.
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.tma.async.load {{.*}} -> memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.tma.async.load {{.*}} -> memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// S: 256 / 16 = 16 wgmma m64n64k16.
+// CHECK: scf.for
+// CHECK-COUNT-16: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// P.V: 64 / 16 = 4 wgmma m64n256k16 with 128 accumulators.
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {$0, {{.*}}, $127}, {$256, $257, $258, $259}, $260, p, 1, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: scf.yield
+// CHECK: gpu.return
+
+// -----
+
+// Other producers are left for tiledattn-tile-sdpa, and the module is not
+// made a GPU container.
+
+!head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-NOT: gpu.container_module
+// CHECK-LABEL: func.func @cp_async_untouched
+// CHECK: tiledattn.sdpa
+// CHECK-NOT: gpu.module
+func.func @cp_async_untouched(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync,
+                                   producer = cp_async, swizzle = 128>)
+      : !head, !head, !head, !head, !lse
+  return
+}
