@@ -24,7 +24,7 @@ from tiledattn.bench.progress import SimpleBar, progress_bar
 # --- arguments and presets ---------------------------------------------------
 
 
-def test_paper_preset_is_the_fa_grid():
+def test_paper_preset_is_the_fa_grid(fake_kernel_dir):  # no D=256 kernel there
     args = cli.parse_args(["--preset", "paper"])
     cases = cli.make_cases(args)
     assert args.seqlens == [512, 1024, 2048, 4096, 8192, 16384]
@@ -104,13 +104,14 @@ def test_bad_arguments_exit(argv, capsys):
         cli.parse_args(argv)
 
 
-def test_full_preset_adds_d256_only_with_a_kernel(fake_kernel_dir):
-    assert 256 not in cli.parse_args(["--preset", "full"]).head_dims
+@pytest.mark.parametrize("preset", ["paper", "full"])
+def test_presets_add_d256_only_with_a_kernel(fake_kernel_dir, preset):
+    assert 256 not in cli.parse_args(["--preset", preset]).head_dims
     bundles.make_bundle(fake_kernel_dir, "bf16", 256, False)
     registry.refresh()
-    args = cli.parse_args(["--preset", "full"])
+    args = cli.parse_args(["--preset", preset])
     assert args.head_dims == [64, 128, 256]
-    assert 32768 in args.seqlens
+    assert (32768 in args.seqlens) == (preset == "full")
 
 
 def test_dry_run_lists_cases_without_a_gpu(capsys):

@@ -53,11 +53,11 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 
 // 1 + 4 * num_stages barriers: Q full, K full, V full, K empty, V empty.
 // Full barriers take the producer's one arrive (plus the TMA bytes); empty
-// ones all 128 threads of each of the 2 consumer warpgroups.
+// ones one arrive per consumer warp: 4 warps x 2 consumer warpgroups.
 // CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
 // CHECK: scf.if
 // CHECK-COUNT-5: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c1{{(_[0-9]+)?}} :
-// CHECK-COUNT-4: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c256{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c8{{(_[0-9]+)?}} :
 // CHECK-NOT: nvgpu.mbarrier.init
 // CHECK: nvgpu.tma.prefetch.descriptor %[[QMAP]]
 // CHECK: nvgpu.tma.prefetch.descriptor %[[KMAP]]
@@ -119,7 +119,7 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // Row max and row sum across the 4 threads of a row.
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // O += P.V: block_n / 16 = 8 wgmma m64n128k16 with P in 4 registers and V
 // transposed (MN-major), after V's stage is full.
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]]
@@ -183,9 +183,9 @@ func.func @f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // Causal: no K/V block right of the query block's last row.
 // CHECK: arith.minui
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
-// Empty barriers count the 128 threads of the one consumer.
+// Empty barriers count the 4 warps of the one consumer.
 // CHECK-COUNT-5: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c1{{(_[0-9]+)?}} :
-// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c128{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c4{{(_[0-9]+)?}} :
 // CHECK: nvvm.setmaxregister {{ *}}decrease 24
 // Q: 64 x 64 x 2 bytes, one atom; K, V: 128 x 64 x 2 bytes, one atom each.
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c8192{{(_[0-9]+)?}} :
@@ -261,7 +261,7 @@ func.func @bf16_d128_overlap(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // The softmax runs while P.V does.
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: scf.yield
 // The masked loop does the same.
@@ -349,3 +349,39 @@ func.func @cp_async_untouched(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// pingpong = true: consumer 1 opens consumer 0's first turn (named barrier
+// 1, 256 threads); each turn is a bar.sync on the consumer's own barrier
+// (1 + consumer), the wgmma issue, and a bar.arrive on the other's
+// (2 - consumer), before the wait that retires the group.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_pingpong(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, pingpong = true,
+                                   overlap_softmax = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_pingpong
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: %[[C1:.*]] = arith.constant 1 : i32
+// CHECK: nvvm.barrier.arrive id = %[[C1]] number_of_threads = %{{.*}}
+// Block 0's turn, then the loop's.
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.for
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK-COUNT-8: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
