@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The benchmark half of a GPU round (after scripts/device-round.sh): the
+# harness on the paper grid (B x S = 16k, H x D = 2048; head dim 256 joins
+# when its kernel exists) against the PyTorch SDPA backends in the same run,
+# then one ncu profile of the head-dim-128 kernel. Plots are drawn on the
+# build machine from results.json (python -m tiledattn.bench --from-json).
+#   there: scripts/device-bench.sh   (carry build/kernels, build/runtime)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+OUTDIR=${OUT:-build/device-bench}
+mkdir -p "$OUTDIR"
+export PYTHONUNBUFFERED=1 PYTHONPATH=python
+export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
+export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
+timeout "${BENCH_TIMEOUT:-300}" python3 -m tiledattn.bench --preset paper \
+  --backends tiledattn cudnn flash efficient --no-plots --out "$OUTDIR/bench" 2>&1 |
+  grep -v '%|' | tail -n 60
+if command -v ncu >/dev/null && [ "${PROFILE:-1}" = 1 ]; then
+  timeout "${NCU_TIMEOUT:-150}" ncu --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis \
+    python3 scripts/profile_bundle.py "$TILEDATTN_KERNEL_DIR/sdpa_fwd_bf16_d128" 8192 \
+    >"$OUTDIR/ncu.txt" 2>&1
+  grep -E "Duration|Throughput|Stall|Issue|Pipe|Warp Cycles|Eligible|Active Warps" "$OUTDIR/ncu.txt" | head -n 40
+fi
