@@ -16,7 +16,7 @@ timeout "${BENCH_TIMEOUT:-300}" python3 -m tiledattn.bench --preset paper \
   --backends tiledattn cudnn flash efficient --no-plots --out "$OUTDIR/bench" 2>&1 |
   grep -v '%|' | tail -n 60
 if command -v ncu >/dev/null && [ "${PROFILE:-1}" = 1 ]; then
-  timeout "${NCU_TIMEOUT:-150}" ncu --launch-skip 2 --launch-count 1 \
+  timeout "${NCU_TIMEOUT:-150}" ncu --kernel-name regex:sdpa_fwd --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis \
     python3 scripts/profile_bundle.py "$TILEDATTN_KERNEL_DIR/sdpa_fwd_bf16_d128" 8192 \
     >"$OUTDIR/ncu.txt" 2>&1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Launches one bundle a few times on one shape, for a profiler to catch:
-    ncu --launch-skip 2 --launch-count 1 --section SpeedOfLight \\
+    ncu --kernel-name regex:sdpa_fwd --launch-skip 2 --launch-count 1 --section SpeedOfLight \\
         python3 scripts/profile_bundle.py BUNDLE_DIR [SEQLEN]
 Shapes follow the paper preset: B x S = 16k tokens, H x D = 2048.
 """

@@ -334,7 +334,7 @@ def test_runtime_checks_at_the_op_boundary():
         torch.ops.tiledattn.sdpa_fwd(q, q.bfloat16(), q, False, 0.1, bundle)
     flat = torch.empty(2 * 64 * 128 + 1, dtype=torch.float16, device="cuda")
     odd = flat[1:].view(1, 2, 64, 128)
-    with pytest.raises(RuntimeError, match=r"expected 'q' to be 4-byte aligned"):
+    with pytest.raises(RuntimeError, match=r"expected 'q' to be 16-byte aligned"):
         torch.ops.tiledattn.sdpa_fwd(odd, q, q, False, 0.1, bundle)
     with pytest.raises(
         RuntimeError, match=r"expected 'v' to be a CUDA tensor but got a tensor on cpu"

@@ -201,6 +201,16 @@ private:
         ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
     return arith::OrIOp::create(b, loc, start, c64(fields));
   }
+  /// The descriptor `bytes` further on: the start address field holds
+  /// address >> 4 in its low 14 bits and shared memory ends below 256 KiB,
+  /// so adding bytes >> 4 to the whole descriptor never carries out of it.
+  /// One 64-bit add per k-step instead of rebuilding the fields.
+  Value advance(Value desc, int64_t bytes) {
+    if (bytes == 0)
+      return desc;
+    return arith::AddIOp::create(
+        b, loc, desc, arith::ConstantIntOp::create(b, loc, bytes >> 4, 64));
+  }
 
   //===------------------------------------------------------------------===//
   // mbarriers
@@ -326,13 +336,13 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s) {
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   Value qBase = add(mul(consumer, 64 * 128), qOffset());
   Value kBase = kStageOffset(s);
+  Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
+  Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
     int64_t atom = kk / 4, within = 32 * (kk % 4);
-    Value descA = descriptor(add(qBase, atom * blockM * 128 + within),
-                             /*leading=*/16, /*stride=*/1024);
-    Value descB = descriptor(add(kBase, atom * blockN * 128 + within),
-                             /*leading=*/16, /*stride=*/1024);
+    Value descA = advance(qDesc, atom * blockM * 128 + within);
+    Value descB = advance(kDesc, atom * blockN * 128 + within);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, structTy, acc, descA, descB,
         NVVM::MMAShapeAttr::get(b.getContext(), 64, blockN, 16),
@@ -382,13 +392,13 @@ Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
 
   Regs acc(accIn.begin(), accIn.end());
   Value result;
-  Value vBase = vStageOffset(s);
+  Value vDesc = descriptor(vStageOffset(s), /*leading=*/blockN * 128,
+                           /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < blockN / 16; ++kk) {
     // V rows kk*16 .. kk*16+15 start 16 * 128 bytes further into every
     // atom; the atoms (64 head-dim columns each) are block_n * 128 apart.
-    Value desc = descriptor(add(vBase, kk * 2048), /*leading=*/blockN * 128,
-                            /*stride=*/1024);
+    Value desc = advance(vDesc, kk * 2048);
     SmallVector<Value> operands(acc.begin(), acc.end());
     for (int64_t j = 0; j < 4; ++j)
       operands.push_back(probs[4 * kk + j]);
