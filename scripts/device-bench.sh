@@ -4,11 +4,16 @@
 # when its kernel exists) against the PyTorch SDPA backends in the same run,
 # then one ncu profile of the head-dim-128 kernel. Plots are drawn on the
 # build machine from results.json (python -m tiledattn.bench --from-json).
-#   there: scripts/device-bench.sh   (carry build/kernels, build/runtime)
+#   there: TILEDATTN_GIT_COMMIT=<hash> scripts/device-bench.sh
+#          (carry build/kernels, build/runtime; the device's copy of the tree
+#          has no current .git, so the commit must be passed in)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 OUTDIR=${OUT:-build/device-bench}
 mkdir -p "$OUTDIR"
+if [ -z "${TILEDATTN_GIT_COMMIT:-}" ]; then
+  echo "warning: TILEDATTN_GIT_COMMIT is not set; results.json may name the wrong commit"
+fi
 export PYTHONUNBUFFERED=1 PYTHONPATH=python
 export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
 export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
