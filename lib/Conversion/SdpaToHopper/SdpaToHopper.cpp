@@ -880,6 +880,14 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(schedule.getNumThreads()), 1, 1}));
   kernel->setAttr(kScheduleAttrName, schedule);
+  if (int64_t entry = schedule.getEntryRegs()) {
+    // Several blocks per multiprocessor: a fixed register count at entry
+    // (which setmaxnreg then moves per role) and the occupancy to plan for.
+    kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                    b.getI32IntegerAttr(entry));
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(schedule.getCtasPerSm()));
+  }
 
   OpBuilder inner(module.getContext());
   HopperKernelEmitter emitter(inner, op, kernel);

@@ -386,3 +386,25 @@ func.func @bf16_d128_pingpong(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
 // CHECK-NOT: nvvm.wgmma.wait.group
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+
+// -----
+
+// ctas_per_sm = 2 with one consumer (256 threads): the kernel starts with
+// 65536 / (2 x 256) = 128 registers per thread (.maxnreg) and asks for two
+// blocks per multiprocessor; the roles move from 128 to 24 and 232.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_two_ctas(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2,
+                                   warps = 8, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_regs = 232, ctas_per_sm = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_two_ctas
+// CHECK: gpu.func @bf16_d128_two_ctas
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+// CHECK-SAME: nvvm.minctasm = 2 : i32
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK: nvvm.setmaxregister {{ *}}increase 232

@@ -177,13 +177,13 @@ func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledat
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong and overlap_softmax shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax and ctas_per_sm shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
 
 // -----
 
 // Each Hopper-only field alone: a register budget without producer = tma.
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong and overlap_softmax shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax and ctas_per_sm shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
 func.func private @schedule_consumer_regs_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, consumer_regs = 232>}
 
 // -----
@@ -744,6 +744,38 @@ func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
   // expected-error @+1 {{expected head dim 64, 128 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 192}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule field ctas_per_sm: expected 1 or 2, but got 3}}
+func.func private @schedule_tma_ctas_per_sm() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, ctas_per_sm = 3>}
+
+// -----
+
+// expected-error @+1 {{schedule fields producer_regs, consumer_regs: 128 * (producer_regs + consumer_warpgroups * consumer_regs) = 33792 registers per block, times ctas_per_sm = 2, but a multiprocessor has 65536}}
+func.func private @schedule_tma_two_ctas_registers() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, ctas_per_sm = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule fields producer_regs, consumer_regs: with ctas_per_sm = 2 a thread starts with 128 registers, so expected producer_regs <= 128 <= consumer_regs, but got 24 and 120}}
+func.func private @schedule_tma_two_ctas_entry() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, consumer_regs = 120, ctas_per_sm = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax and ctas_per_sm shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+func.func private @schedule_ctas_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, ctas_per_sm = 2>}
+
+// -----
+
+!head = memref<?x?x?x128xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_two_ctas_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs 148480 bytes of shared memory per block, and ctas_per_sm = 2 blocks of it (plus 1024 each) exceed the 233472 bytes of a multiprocessor}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 128, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, consumer_regs = 232, ctas_per_sm = 2>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -126,14 +126,12 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t blockM, int64_t blockN,
-                                   int64_t numStages, int64_t warps,
-                                   MmaKind mma, Producer producer,
-                                   int64_t swizzle, bool splitKvLoop,
-                                   int64_t consumerWarpgroups,
-                                   int64_t producerRegs, int64_t consumerRegs,
-                                   bool pingpong, bool overlapSoftmax) {
+LogicalResult ScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
+    int64_t blockN, int64_t numStages, int64_t warps, MmaKind mma,
+    Producer producer, int64_t swizzle, bool splitKvLoop,
+    int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
+    bool pingpong, bool overlapSoftmax, int64_t ctasPerSm) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -205,24 +203,46 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            << ": setmaxnreg takes a multiple of 8 in [24, "
                               "256], but got "
                            << regs;
+    if (ctasPerSm < 1 || ctasPerSm > 2)
+      return emitError() << "schedule field ctas_per_sm: expected 1 or 2, "
+                            "but got "
+                         << ctasPerSm;
     int64_t total = 128 * (producerRegs + consumerWarpgroups * consumerRegs);
-    if (total > 65536)
-      return emitError() << "schedule fields producer_regs, consumer_regs: "
-                            "128 * (producer_regs + consumer_warpgroups * "
-                            "consumer_regs) = "
-                         << total
-                         << " registers, but a multiprocessor has 65536";
+    if (total * ctasPerSm > 65536) {
+      InFlightDiagnostic diag = emitError();
+      diag << "schedule fields producer_regs, consumer_regs: 128 * "
+              "(producer_regs + consumer_warpgroups * consumer_regs) = "
+           << total << " registers";
+      if (ctasPerSm > 1)
+        diag << " per block, times ctas_per_sm = " << ctasPerSm;
+      return diag << ", but a multiprocessor has 65536";
+    }
+    if (ctasPerSm > 1) {
+      // setmaxnreg moves a warpgroup's registers down (producer) or up
+      // (consumers) from the count the kernel starts with.
+      int64_t entry = (65536 / (ctasPerSm * 32 * warps)) / 8 * 8;
+      if (producerRegs > entry || consumerRegs < entry)
+        return emitError()
+               << "schedule fields producer_regs, consumer_regs: with "
+                  "ctas_per_sm = "
+               << ctasPerSm << " a thread starts with " << entry
+               << " registers, so expected producer_regs <= " << entry
+               << " <= consumer_regs, but got " << producerRegs << " and "
+               << consumerRegs;
+    }
     if (pingpong && consumerWarpgroups != 2)
       return emitError() << "schedule field pingpong: takes turns between "
                             "two consumer warpgroups, so expected "
                             "consumer_warpgroups = 2, but got "
                          << consumerWarpgroups;
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
-             consumerRegs != 240 || pingpong || overlapSoftmax) {
+             consumerRegs != 240 || pingpong || overlapSoftmax ||
+             ctasPerSm != 1) {
     return emitError() << "schedule fields consumer_warpgroups, "
-                          "producer_regs, consumer_regs, pingpong and "
-                          "overlap_softmax shape the warp-specialized kernel "
-                          "and need producer = tma, but got producer = "
+                          "producer_regs, consumer_regs, pingpong, "
+                          "overlap_softmax and ctas_per_sm shape the "
+                          "warp-specialized kernel and need producer = tma, "
+                          "but got producer = "
                        << stringifyProducer(producer);
   }
   if (producer == Producer::direct) {
@@ -347,6 +367,15 @@ LogicalResult SdpaOp::verify() {
            << smem << " bytes of shared memory (block_m, block_n, "
            << "num_stages with head dim " << headDim << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
+  // Blocks sharing a multiprocessor share its 228 KiB; each also costs 1 KiB
+  // the system reserves.
+  if (schedule.getCtasPerSm() > 1 &&
+      schedule.getCtasPerSm() * (smem + 1024) > kSharedMemoryPerSmBytes)
+    return emitOpError("schedule needs ")
+           << smem << " bytes of shared memory per block, and ctas_per_sm = "
+           << schedule.getCtasPerSm() << " blocks of it (plus 1024 each) "
+           << "exceed the " << kSharedMemoryPerSmBytes
+           << " bytes of a multiprocessor";
   if (schedule.isWarpSpecialized()) {
     // Live f32 registers per consumer thread: the S and O accumulators
     // (m64nN: N / 2 each) and P as packed 16-bit pairs (block_n / 4), plus

@@ -62,6 +62,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       other's mma. Needs `consumer_warpgroups = 2`.
     - `overlap_softmax` (default `false`): issue the next block's Q.K^T
       before this block's softmax, so the tensor cores work through it.
+    - `ctas_per_sm` (default 1): thread blocks meant to share a
+      multiprocessor (1 or 2). With 2 the kernel is built with `.maxnreg`
+      and `.minnctapersm` for that, so one block's start and end overlap the
+      other's mmas (short sequences); registers and shared memory of both
+      must fit the multiprocessor.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -84,7 +89,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "24">:$producer_regs,
                         DefaultValuedParameter<"int64_t", "240">:$consumer_regs,
                         DefaultValuedParameter<"bool", "false">:$pingpong,
-                        DefaultValuedParameter<"bool", "false">:$overlap_softmax);
+                        DefaultValuedParameter<"bool", "false">:$overlap_softmax,
+                        DefaultValuedParameter<"int64_t", "1">:$ctas_per_sm);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -93,6 +99,13 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     /// True for the warp-specialized TMA + wgmma path.
     bool isWarpSpecialized() const {
       return getProducer() == ::mlir::tiledattn::Producer::tma;
+    }
+    /// Registers per thread at kernel entry when several blocks share a
+    /// multiprocessor (the .maxnreg the kernel is built with), else 0.
+    int64_t getEntryRegs() const {
+      if (getCtasPerSm() <= 1)
+        return 0;
+      return (65536 / (getCtasPerSm() * getNumThreads())) / 8 * 8;
     }
     /// Bytes of shared memory the schedule needs for a head dim and element
     /// width (Q tile plus the K/V ring; 0 when nothing is staged).

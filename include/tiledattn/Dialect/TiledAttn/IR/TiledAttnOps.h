@@ -27,6 +27,8 @@
 namespace mlir::tiledattn {
 /// Shared memory a block may use on sm_90 (227 KiB).
 constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
+/// Shared memory of one sm_90 multiprocessor, shared by its blocks.
+constexpr int64_t kSharedMemoryPerSmBytes = 228 * 1024;
 /// The 128-byte swizzle repeats every 1024 bytes; TMA and wgmma derive it
 /// from the address, so swizzled tiles start on a 1024-byte boundary.
 constexpr int64_t kSwizzleAlignmentBytes = 1024;
