@@ -200,6 +200,9 @@ def main():
             (1, 4, 1, 1000, 1000),
             (1, 2, 2, 4097, 4097),
             (2, 4, 4, 239, 64),
+            # Many waves of blocks (768 at block_m 64): faults that need
+            # several resident blocks per multiprocessor show only here.
+            (4, 16, 4, 1536, 1536),
         ]:
             q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=dtype)
             k = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
