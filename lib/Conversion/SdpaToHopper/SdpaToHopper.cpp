@@ -299,6 +299,8 @@ private:
     return values.front();
   }
   void scaleAcc(Regs &acc, Value (&rescale)[2]);
+  Regs scoresOf(Value it, Value consumer);
+  void accumulatePV(Value it, Regs &acc, ArrayRef<Value> probs);
   void emitBlock(Value it, Value consumer, Value rowBase, Regs &acc,
                  RowState &st, bool mask);
   void emitOverlappedBlock(Value it, Value consumer, Value rowBase, Regs &acc,
@@ -554,9 +556,8 @@ void HopperKernelEmitter::scaleAcc(Regs &acc, Value (&rescale)[2]) {
     acc[i] = fmul(acc[i], rescale[(i % 4) / 2]);
 }
 
-/// One K/V block, in order: S, softmax, O = O * rescale + P.V.
-void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
-                                    Regs &acc, RowState &st, bool mask) {
+/// S of block `it` on its own: a turn to issue, the wait, K released.
+Regs HopperKernelEmitter::scoresOf(Value it, Value consumer) {
   auto [s, parity] = stageOf(it);
   turnBegin();
   waitParity(kFull(s), parity);
@@ -565,10 +566,14 @@ void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   Regs scores = retire(sStruct);
   release(kEmpty(s));
-  Value rescale[2];
-  softmax(scores, st, it, rowBase, mask, rescale);
-  Regs probs = pack(scores);
-  scaleAcc(acc, rescale);
+  return scores;
+}
+
+/// O += P.V of block `it` on its own: a turn to issue, the wait, V
+/// released.
+void HopperKernelEmitter::accumulatePV(Value it, Regs &acc,
+                                       ArrayRef<Value> probs) {
+  auto [s, parity] = stageOf(it);
   turnBegin();
   waitParity(vFull(s), parity);
   Value oStruct = issuePV(acc, probs, s);
@@ -576,6 +581,17 @@ void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStruct);
   release(vEmpty(s));
+}
+
+/// One K/V block, in order: S, softmax, O = O * rescale + P.V.
+void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
+                                    Regs &acc, RowState &st, bool mask) {
+  Regs scores = scoresOf(it, consumer);
+  Value rescale[2];
+  softmax(scores, st, it, rowBase, mask, rescale);
+  Regs probs = pack(scores);
+  scaleAcc(acc, rescale);
+  accumulatePV(it, acc, probs);
 }
 
 /// One K/V block with the softmax overlapped (overlap_softmax): issue S for
@@ -685,14 +701,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   if (overlap) {
     // Block 0 alone (masked: it may be the diagonal or the ragged end), so
     // that every loop iteration has a P from the block before.
-    auto [s, parity] = stageOf(first);
-    turnBegin();
-    waitParity(kFull(s), parity);
-    Value sStruct = issueQK(consumer, s);
-    turnEnd();
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    Regs scores = retire(sStruct);
-    release(kEmpty(s));
+    Regs scores = scoresOf(first, consumer);
     Value rescale[2];
     softmax(scores, st, first, rowBase, /*mask=*/true, rescale);
     probs = pack(scores);
@@ -739,15 +748,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
   if (overlap) {
     // The last block's P.V.
-    auto [s, parity] =
-        stageOf(arith::SubIOp::create(b, loc, numBlocks, idx(1)));
-    turnBegin();
-    waitParity(vFull(s), parity);
-    Value oStruct = issuePV(acc, probs, s);
-    turnEnd();
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    acc = retire(oStruct);
-    release(vEmpty(s));
+    accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs);
   }
   emitStore(rowBase, acc, st);
 }
