@@ -40,7 +40,12 @@
 
 // PTX: .target sm_90a
 // PTX: .visible .entry sdpa_fwd_bf16_d128_causal(
+// The three tensor maps (q, k, v), by value after `scale`.
+// PTX-COUNT-3: .param .align 64 .b8 sdpa_fwd_bf16_d128_causal_param_{{[0-9]+}}[128]
+// PTX: cvta.param.u64
+// PTX: mbarrier.init.shared.b64
 // PTX: setmaxnreg.inc.sync.aligned.u32 240
+// PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX: setmaxnreg.dec.sync.aligned.u32 24
 // PTX: cp.async.bulk.tensor.4d
