@@ -23,6 +23,11 @@
 // The tensor maps arrive as grid-constant kernel parameters built by the
 // runtime (see tiledattn.tensor_maps on the kernel).
 //
+// Schedule options: pingpong (two consumers take turns issuing wgmmas, on
+// named barriers), overlap_softmax (S of block j and P.V of block j-1 issued
+// together, block j's softmax under them), ctas_per_sm (.maxnreg and
+// .minnctapersm for two resident blocks).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiledattn/Conversion/Passes.h"
