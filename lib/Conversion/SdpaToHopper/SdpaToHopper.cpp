@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Conversion/Passes.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
@@ -147,13 +148,12 @@ private:
   /// 2^x and log2(x) by the MUFU approximations. ex2 flushes subnormal
   /// results to zero (.ftz): without it ptxas wraps every MUFU.EX2 in a
   /// range fix-up, and P below 2^-126 rounds to 0 in bf16/f16 anyway.
-  Value approx(StringRef intrinsic, Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr(intrinsic), x)
-        .getResult(0);
+  Value exp2(Value x) {
+    return callApproxIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", x);
   }
-  Value exp2(Value x) { return approx("llvm.nvvm.ex2.approx.ftz.f32", x); }
-  Value log2(Value x) { return approx("llvm.nvvm.lg2.approx.f", x); }
+  Value log2(Value x) {
+    return callApproxIntrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
+  }
 
   /// Runs `body` when `cond` holds.
   void ifThen(Value cond, function_ref<void()> body) {
@@ -191,20 +191,11 @@ private:
         nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
   }
 
-  /// A wgmma shared-memory descriptor: start address >> 4, leading and
-  /// stride byte offsets >> 4, 128-byte swizzle (PTX ISA, "Matrix Descriptor
-  /// Format"). `byteOffset` is past the pad.
+  /// A wgmma descriptor (128-byte swizzle) for the operand at `byteOffset`
+  /// past the pad.
   Value descriptor(Value byteOffset, int64_t leading, int64_t stride) {
-    Value addr = add(smemAddress, add(pad, byteOffset));
-    Value a64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
-    auto c64 = [&](int64_t x) -> Value {
-      return arith::ConstantIntOp::create(b, loc, x, 64);
-    };
-    Value start = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, a64, c64(0x3FFFF)), c64(4));
-    int64_t fields =
-        ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
-    return arith::OrIOp::create(b, loc, start, c64(fields));
+    return buildWgmmaDescriptor(b, loc, add(smemAddress, add(pad, byteOffset)),
+                                leading, stride);
   }
   /// The descriptor `bytes` further on: the start address field holds
   /// address >> 4 in its low 14 bits and shared memory ends below 256 KiB,
@@ -825,11 +816,7 @@ void HopperKernelEmitter::emit() {
     }
     for (Value map : {qMap, kMap, vMap})
       nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
-    NVVM::FenceProxyOp::create(
-        b, loc,
-        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceProxyAsyncShared(b, loc); // mbarrier init before TMA uses them
   });
   gpu::BarrierOp::create(b, loc);
 

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Conversion/Passes.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
@@ -265,20 +266,12 @@ private:
   Value add(Location loc, Value a, Value c) {
     return arith::AddIOp::create(b, loc, a, c);
   }
-  /// 2^x and log2(x) by the MUFU approximations (ex2.approx.f32,
-  /// lg2.approx.f32) called directly: math.exp2 would lower to libdevice's
-  /// __nv_exp2f, which links only where a CUDA toolkit is found at compile
-  /// time, and costs the same instruction.
-  Value approx(Location loc, StringRef intrinsic, Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr(intrinsic), x)
-        .getResult(0);
-  }
+  /// 2^x and log2(x) by the MUFU approximations (no libdevice).
   Value exp2(Location loc, Value x) {
-    return approx(loc, "llvm.nvvm.ex2.approx.f32", x);
+    return callApproxIntrinsic(b, loc, "llvm.nvvm.ex2.approx.f32", x);
   }
   Value log2(Location loc, Value x) {
-    return approx(loc, "llvm.nvvm.lg2.approx.f", x);
+    return callApproxIntrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
   }
 
   /// Reduces `v` across the four threads of a row group.
@@ -822,7 +815,7 @@ private:
         nvgpu::DeviceAsyncWaitOp::create(b, loc, lastGroup,
                                          b.getI32IntegerAttr(stages - 1));
         if (wgmmaPad) // wgmma reads through the async proxy.
-          fenceProxyAsync(loc);
+          fenceProxyAsyncShared(b, loc);
         gpu::BarrierOp::create(b, loc);
         Value stage = arith::RemUIOp::create(b, loc, iter, idx(loc, stages));
         for (LoadOp load : staged)
@@ -1102,22 +1095,13 @@ private:
   }
 
   /// A wgmma shared-memory descriptor for the tile at `byteOffset` (after
-  /// the pad): start address >> 4, leading and stride byte offsets >> 4,
-  /// 128-byte swizzle (PTX ISA, "Matrix Descriptor Format").
+  /// the pad).
   Value descriptor(Location loc, Value byteOffset, int64_t leading,
                    int64_t stride) {
     Value addr = arith::AddIOp::create(
         b, loc, baseAddress,
         arith::AddIOp::create(b, loc, wgmmaPad, byteOffset));
-    Value a64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), addr);
-    auto c64 = [&](int64_t v) -> Value {
-      return arith::ConstantIntOp::create(b, loc, v, 64);
-    };
-    Value start = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, a64, c64(0x3FFFF)), c64(4));
-    int64_t fields =
-        ((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t(1) << 62);
-    return arith::OrIOp::create(b, loc, start, c64(fields));
+    return buildWgmmaDescriptor(b, loc, addr, leading, stride);
   }
 
   LogicalResult emitWgmma(MmaOp op) {
@@ -1188,16 +1172,6 @@ private:
     return success();
   }
 
-  /// Orders this thread's generic-proxy writes to shared memory (stores,
-  /// cp.async) before later async-proxy reads (wgmma); a barrier follows.
-  void fenceProxyAsync(Location loc) {
-    NVVM::FenceProxyOp::create(
-        b, loc,
-        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
-  }
-
   /// Writes P (A fragments: per k-step rows g, g + 8 and column pairs 2t,
   /// 2t + 8) into its swizzled K-major shared-memory tile, then makes the
   /// stores visible to the async proxy that wgmma reads through.
@@ -1217,7 +1191,7 @@ private:
         st.setAlignmentAttr(b.getI64IntegerAttr(4));
       }
     }
-    fenceProxyAsync(loc);
+    fenceProxyAsyncShared(b, loc);
     gpu::BarrierOp::create(b, loc);
   }
   Value group, warpRow, twoT, isGroupLeader;
