@@ -41,7 +41,6 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <limits>
@@ -834,14 +833,8 @@ void HopperKernelEmitter::emit() {
 }
 
 LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
-  if (func.getFunctionType().getNumResults() != 0)
-    return func.emitOpError("a kernel function must return nothing");
-  for (Operation &other : func.getBody().getOps())
-    if (!isa<SdpaOp, func::ReturnOp>(other) && !isMemoryEffectFree(&other))
-      return other.emitOpError(
-          "has side effects, but a kernel function holds only one "
-          "tiledattn.sdpa and side-effect-free ops (it runs once per thread "
-          "block)");
+  if (failed(verifyKernelFunction(func)))
+    return failure();
   // The kernel reads its operands from the function's arguments.
   Value operands[] = {op.getQ(), op.getK(),   op.getV(),
                       op.getO(), op.getLse(), op.getScale()};
@@ -922,12 +915,6 @@ public:
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));
     for (auto [func, op] : work) {
-      if (llvm::count_if(func.getBody().getOps(),
-                         [](Operation &o) { return isa<SdpaOp>(o); }) > 1)
-        return (void)(op.emitOpError("expected one tiledattn.sdpa per "
-                                     "function (the function becomes the "
-                                     "kernel)"),
-                      signalPassFailure());
       if (failed(lowerSdpa(func, op, module)))
         return signalPassFailure();
     }

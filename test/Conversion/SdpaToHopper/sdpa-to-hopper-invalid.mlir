@@ -67,7 +67,7 @@ func.func @trailing_extra_argument(%q: !head, %k: !head, %v: !head, %o: !head, %
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
-// expected-error @below {{'func.func' op a kernel function must return nothing}}
+// expected-error @below {{'func.func' op a kernel function must return nothing, but it returns 1 values}}
 func.func @returns_a_value(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) -> f32 {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
@@ -98,11 +98,11 @@ func.func @store_beside_sdpa(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
 func.func @two_sdpa(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
-  // expected-error @below {{'tiledattn.sdpa' op expected one tiledattn.sdpa per function (the function becomes the kernel)}}
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
                                    producer = tma, swizzle = 128, consumer_warpgroups = 2>)
       : !head, !head, !head, !head, !lse
+  // expected-error @below {{'tiledattn.sdpa' op expected one tiledattn.sdpa per function (the function becomes the kernel), but found 2}}
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
                                    producer = tma, swizzle = 128, consumer_warpgroups = 2>)

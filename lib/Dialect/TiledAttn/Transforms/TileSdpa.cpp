@@ -25,6 +25,28 @@ namespace mlir::tiledattn {
 using namespace mlir;
 using namespace mlir::tiledattn;
 
+LogicalResult mlir::tiledattn::verifyKernelFunction(func::FuncOp func) {
+  SmallVector<SdpaOp> ops(func.getOps<SdpaOp>());
+  if (ops.size() > 1)
+    return ops[1].emitOpError("expected one tiledattn.sdpa per function (the "
+                              "function becomes the kernel), but found ")
+           << ops.size();
+  if (func.getFunctionType().getNumResults() != 0)
+    return func.emitOpError("a kernel function must return nothing, but it "
+                            "returns ")
+           << func.getFunctionType().getNumResults() << " values";
+  // Every thread block runs the whole function, so anything else with a
+  // side effect would run once per block.
+  for (Operation &other : func.getBody().getOps()) {
+    if (isa<SdpaOp, func::ReturnOp>(other) || isMemoryEffectFree(&other))
+      continue;
+    return other.emitOpError("has side effects, but a kernel function holds "
+                             "only one tiledattn.sdpa and side-effect-free "
+                             "ops (it runs once per thread block)");
+  }
+  return success();
+}
+
 namespace {
 /// Emits the tile program of `op` in place of it.
 void expandSdpa(SdpaOp op) {
@@ -163,28 +185,8 @@ public:
       SmallVector<SdpaOp> ops(func.getOps<SdpaOp>());
       if (ops.empty())
         return WalkResult::advance();
-      if (ops.size() > 1) {
-        ops[1].emitOpError("expected one tiledattn.sdpa per function (the "
-                           "function becomes the kernel), but found ")
-            << ops.size();
+      if (failed(verifyKernelFunction(func)))
         return WalkResult::interrupt();
-      }
-      if (func.getFunctionType().getNumResults() != 0) {
-        func.emitOpError("a kernel function must return nothing, but it "
-                         "returns ")
-            << func.getFunctionType().getNumResults() << " values";
-        return WalkResult::interrupt();
-      }
-      // Every thread block runs the whole function, so anything else with a
-      // side effect would run once per block.
-      for (Operation &other : func.getBody().getOps()) {
-        if (isa<SdpaOp, func::ReturnOp>(other) || isMemoryEffectFree(&other))
-          continue;
-        other.emitOpError("has side effects, but a kernel function holds "
-                          "only one tiledattn.sdpa and side-effect-free ops "
-                          "(it runs once per thread block)");
-        return WalkResult::interrupt();
-      }
       SdpaOp op = ops.front();
       func->setAttr(kScheduleAttrName, op.getSchedule());
       func->setAttr(kKernelAttrName, UnitAttr::get(func.getContext()));

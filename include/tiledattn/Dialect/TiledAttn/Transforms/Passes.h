@@ -7,6 +7,7 @@
 #ifndef TILEDATTN_DIALECT_TILEDATTN_TRANSFORMS_PASSES_H
 #define TILEDATTN_DIALECT_TILEDATTN_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
@@ -22,6 +23,11 @@ constexpr llvm::StringLiteral kDynamicSmemAttrName =
 /// runtime builds and passes, by value, after the other parameters (an
 /// array of {operand, box_rows, box_cols, swizzle} dictionaries).
 constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
+
+/// Checks that `func`, which holds a tiledattn.sdpa, can become its kernel:
+/// one sdpa, no results, nothing else with side effects. Both
+/// tiledattn-tile-sdpa and convert-sdpa-to-hopper require it.
+LogicalResult verifyKernelFunction(func::FuncOp func);
 
 #define GEN_PASS_DECL
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
