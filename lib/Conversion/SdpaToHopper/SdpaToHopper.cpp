@@ -56,6 +56,17 @@ using namespace mlir::tiledattn;
 namespace {
 using Regs = SmallVector<Value>;
 
+/// Inline-asm constraints for `n` f32 outputs each tied to the input of the
+/// same position ("=f,...,=f,0,...,n-1"): the wgmma accumulator in and out.
+std::string tiedF32Constraints(int64_t n) {
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
+  return constraints;
+}
+
 /// Row statistics of the online softmax for the two rows a thread holds.
 struct RowState {
   Value max[2], sum[2];
@@ -400,12 +411,7 @@ Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
     os << (i ? ", $" : "$") << i;
   os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
      << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, 1;\n}";
-  std::string constraints;
-  for (int64_t i = 0; i < n; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < n; ++i)
-    constraints += std::to_string(i) + ",";
-  constraints += "r,r,r,r,l";
+  std::string constraints = tiedF32Constraints(n) + ",r,r,r,r,l";
 
   Regs acc(accIn.begin(), accIn.end());
   Value result;
@@ -446,11 +452,7 @@ Regs HopperKernelEmitter::retire(Value accStruct) {
   SmallVector<Value> values;
   for (int64_t i = 0; i < n; ++i)
     values.push_back(LLVM::ExtractValueOp::create(b, loc, accStruct, i));
-  std::string constraints;
-  for (int64_t i = 0; i < n; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < n; ++i)
-    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
+  std::string constraints = tiedF32Constraints(n);
   Value fenced =
       LLVM::InlineAsmOp::create(
           b, loc, structTy, values, "", constraints, /*has_side_effects=*/true,
