@@ -15,6 +15,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -23,9 +24,9 @@
 using namespace tiledattn::runtime;
 
 namespace {
-constexpr const char *kGridVariables[] = {"batch",      "heads_q",  "heads_kv",
-                                          "seqlen_q",   "seqlen_k", "head_dim",
-                                          "head_dim_v", "block_m",  "block_n"};
+constexpr const char *kGridVariables[] = {
+    "batch",    "heads_q",    "heads_kv", "seqlen_q", "seqlen_k",
+    "head_dim", "head_dim_v", "block_m",  "block_n",  "multiprocessors"};
 
 std::string readFile(const std::string &path, const char *what) {
   std::ifstream in(path, std::ios::binary);
@@ -284,7 +285,7 @@ public:
   }
 
   // Step kinds, in GridExpr::Step::Kind order.
-  enum { Constant, Variable, Add, Mul, CeilDiv };
+  enum { Constant, Variable, Add, Mul, CeilDiv, Min };
 
 private:
   bool fail(const std::string &what) {
@@ -351,18 +352,18 @@ private:
     if (word.empty())
       return fail(pos < text.size() ? "unexpected '" + text.substr(pos) + "'"
                                     : "unexpected end of the rule");
-    if (word == "ceil_div") {
+    if (word == "ceil_div" || word == "min") {
       if (!eat('('))
-        return fail("expected '(' after ceil_div");
+        return fail("expected '(' after " + word);
       if (!parseExpr())
         return false;
       if (!eat(','))
-        return fail("expected ',' in ceil_div");
+        return fail("expected ',' in " + word);
       if (!parseExpr())
         return false;
       if (!eat(')'))
-        return fail("expected ')' after ceil_div arguments");
-      out.push_back({CeilDiv, 0});
+        return fail("expected ')' after " + word + " arguments");
+      out.push_back({word == "min" ? Min : CeilDiv, 0});
       return true;
     }
     for (size_t i = 0; i < std::size(kGridVariables); ++i) {
@@ -375,7 +376,7 @@ private:
     for (const char *name : kGridVariables)
       known += std::string(known.empty() ? "" : ", ") + name;
     return fail("unknown variable '" + word + "' (expected one of " + known +
-                ", an integer or ceil_div(a, b))");
+                ", an integer, ceil_div(a, b) or min(a, b))");
   }
 
   const std::string &text;
@@ -397,9 +398,10 @@ bool GridExpr::parse(const std::string &text, std::string &error) {
 }
 
 int64_t GridExpr::evaluate(const KernelSpec &spec, const GridVars &vars) const {
-  const int64_t values[] = {vars.batch,    vars.headsQ,  vars.headsKv,
-                            vars.seqlenQ,  vars.seqlenK, spec.headDim,
-                            spec.headDimV, spec.blockM,  spec.blockN};
+  const int64_t values[] = {vars.batch,          vars.headsQ,  vars.headsKv,
+                            vars.seqlenQ,        vars.seqlenK, spec.headDim,
+                            spec.headDimV,       spec.blockM,  spec.blockN,
+                            vars.multiprocessors};
   static_assert(std::size(values) == std::size(kGridVariables));
   std::vector<int64_t> stack;
   for (const Step &step : steps) {
@@ -418,6 +420,8 @@ int64_t GridExpr::evaluate(const KernelSpec &spec, const GridVars &vars) const {
       lhs += rhs;
     else if (step.kind == Step::Mul)
       lhs *= rhs;
+    else if (step.kind == Step::Min)
+      lhs = std::min(lhs, rhs);
     else {
       TORCH_CHECK(rhs > 0, "tiledattn: kernel '", spec.name, "': grid rule '",
                   source, "' divides by ", rhs);

@@ -138,6 +138,10 @@ const LoadedKernel &tiledattn::runtime::getKernel(const std::string &dir,
   CUdevice cuDevice;
   TILEDATTN_CU_CHECK(cuDeviceGet(&cuDevice, device), spec.kernel);
   int smemOptin = checkDevice(spec, cuDevice, device);
+  TILEDATTN_CU_CHECK(
+      cuDeviceGetAttribute(&loaded.multiprocessors,
+                           CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cuDevice),
+      spec.kernel);
   // torch runs every device in its primary context; retain it so that it
   // outlives our modules even if torch has not touched the device yet.
   TILEDATTN_CU_CHECK(cuDevicePrimaryCtxRetain(&loaded.context, cuDevice),

@@ -229,7 +229,8 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   at::Tensor lse =
       at::empty({batch, headsQ, seqlenQ}, q.options().dtype(at::kFloat));
 
-  GridVars vars{batch, headsQ, k.size(1), seqlenQ, k.size(2)};
+  GridVars vars{batch,   headsQ,    k.size(1),
+                seqlenQ, k.size(2), kernel.multiprocessors};
   int64_t grid[3];
   const int64_t limits[3] = {std::numeric_limits<int32_t>::max(), 65535, 65535};
   const char *axes[3] = {"x", "y", "z"};

@@ -35,6 +35,18 @@ def test_good_bundle_round_trips(tmp_path):
     assert spec == expected
 
 
+def test_persistent_grid_rule_round_trips(tmp_path):
+    # What a persistent kernel's manifest says (lib/Target/Bundle.cpp): one
+    # block per multiprocessor at most, looping over the tiles.
+    grid = {
+        "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors * 2)",
+        "y": "1",
+        "z": "1",
+    }
+    bundle = bundles.make_bundle(tmp_path, grid=grid)
+    assert info(bundle)["grid"] == grid
+
+
 @pytest.mark.parametrize(
     "override, pattern",
     [
@@ -77,6 +89,14 @@ def test_good_bundle_round_trips(tmp_path):
             r"field 'grid.x': expected a grid rule but found \"ceil_div\(seqlen_q, block_q\)\": unknown variable 'block_q'",
         ),
         ({"grid": {"x": "1", "y": "heads_q"}}, r"missing required field 'grid.z'"),
+        (
+            {"grid": {"x": "min(seqlen_q)", "y": "1", "z": "1"}},
+            r"field 'grid.x': expected a grid rule but found \"min\(seqlen_q\)\": expected ',' in min",
+        ),
+        (
+            {"grid": {"x": "max(batch, 1)", "y": "1", "z": "1"}},
+            r"field 'grid.x': expected a grid rule but found \"max\(batch, 1\)\": unknown variable 'max' \(expected one of .*multiprocessors, an integer, ceil_div\(a, b\) or min\(a, b\)\)",
+        ),
         (
             {"params": []},
             r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] but found \[\]",

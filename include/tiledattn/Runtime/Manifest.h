@@ -29,11 +29,13 @@ struct GridVars {
   int64_t headsKv = 0;
   int64_t seqlenQ = 0;
   int64_t seqlenK = 0;
+  int64_t multiprocessors = 0; // of the device the kernel launches on
 };
 
 /// A grid rule such as "ceil_div(seqlen_q, block_m)", compiled once at load:
 ///   expr := term ('+' term)*   term := atom ('*' atom)*
-///   atom := integer | variable | ceil_div(expr, expr) | '(' expr ')'
+///   atom := integer | variable | ceil_div(expr, expr) | min(expr, expr)
+///         | '(' expr ')'
 class GridExpr {
 public:
   /// Returns false and sets `error` when `text` is not a grid rule.
@@ -43,7 +45,7 @@ public:
 
 private:
   struct Step {
-    enum Kind { Constant, Variable, Add, Mul, CeilDiv } kind;
+    enum Kind { Constant, Variable, Add, Mul, CeilDiv, Min } kind;
     int64_t value; // the constant or the variable's index
   };
   std::vector<Step> steps; // postfix order

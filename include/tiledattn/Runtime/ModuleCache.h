@@ -26,7 +26,8 @@ struct LoadedKernel {
   std::shared_ptr<const Bundle> bundle;
   CUcontext context = nullptr; // the device's primary context
   CUfunction function = nullptr;
-  bool fromPtx = false; // the cubin was rejected and the PTX JIT-compiled
+  bool fromPtx = false;    // the cubin was rejected and the PTX JIT-compiled
+  int multiprocessors = 0; // of the device, for persistent grid rules
 };
 
 /// The validated bundle in `dir`, read on first use. Needs no GPU.
