@@ -48,6 +48,8 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   k.blockM = s.getBlockM();
   k.blockN = s.getBlockN();
   k.threads = s.getNumThreads();
+  k.persistent = s.getPersistent();
+  k.ctasPerSm = s.getCtasPerSm();
   llvm::raw_string_ostream os(k.schedule);
   os << Attribute(s);
   return k;
@@ -241,6 +243,18 @@ void mlir::tiledattn::warnAboutPtxasReport(raw_ostream &os, StringRef tool,
         << "), which costs much of their speed; see ptxas -v output\n";
 }
 
+std::array<std::string, 3>
+mlir::tiledattn::gridRules(const KernelDescription &k) {
+  if (!k.persistent)
+    return {"ceil_div(seqlen_q, block_m)", "heads_q", "batch"};
+  // One block per tile at most; the kernel strides over the tiles.
+  std::string blocks = "multiprocessors";
+  if (k.ctasPerSm > 1)
+    blocks += " * " + std::to_string(k.ctasPerSm);
+  return {"min(ceil_div(seqlen_q, block_m) * heads_q * batch, " + blocks + ")",
+          "1", "1"};
+}
+
 LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
                                              const KernelDescription &k,
                                              const PtxasReport &report,
@@ -252,6 +266,7 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
     return Object{
         {"name", name}, {"kind", "memref"}, {"rank", rank}, {"dtype", dtype}};
   };
+  std::array<std::string, 3> grid = gridRules(k);
   Object manifest{
       {"format_version", kBundleFormatVersion},
       {"name", k.name},
@@ -269,9 +284,7 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
       // Fragment loads and stores move element pairs (4 bytes); TMA needs
       // 16-byte aligned addresses and strides.
       {"alignment_bytes", k.tensorMaps.empty() ? 4 : 16},
-      {"grid", Object{{"x", "ceil_div(seqlen_q, block_m)"},
-                      {"y", "heads_q"},
-                      {"z", "batch"}}},
+      {"grid", Object{{"x", grid[0]}, {"y", grid[1]}, {"z", grid[2]}}},
       {"params", Array{memref("q", 4, k.dtype), memref("k", 4, k.dtype),
                        memref("v", 4, k.dtype), memref("o", 4, k.dtype),
                        memref("lse", 3, "f32"),

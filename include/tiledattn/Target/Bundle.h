@@ -17,6 +17,7 @@
 #include "mlir/Support/LLVM.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 #include "llvm/ADT/StringRef.h"
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,10 @@ struct KernelDescription {
   int64_t headDim = 0;
   bool causal = false;
   int64_t blockM = 0, blockN = 0, threads = 0;
+  /// Persistent kernels launch ctasPerSm blocks per multiprocessor (at most
+  /// one per tile) that loop over the tiles.
+  bool persistent = false;
+  int64_t ctasPerSm = 1;
   /// Set from the lowered gpu.func by readLaunchContract.
   int64_t dynamicSmemBytes = 0;
   std::vector<TensorMapDescription> tensorMaps;
@@ -79,6 +84,9 @@ FailureOr<std::string> extractPTX(ModuleOp module, StringRef name);
 FailureOr<PtxasReport> runPtxas(StringRef ptxas, StringRef chip,
                                 StringRef ptxPath, StringRef cubinPath,
                                 std::string &error);
+
+/// The grid rules (x, y, z) of the manifest for `kernel` (docs/Runtime.md).
+std::array<std::string, 3> gridRules(const KernelDescription &kernel);
 
 /// Writes manifest.json into `dir`.
 LogicalResult writeManifest(StringRef dir, const KernelDescription &kernel,

@@ -23,10 +23,13 @@
 // The tensor maps arrive as grid-constant kernel parameters built by the
 // runtime (see tiledattn.tensor_maps on the kernel).
 //
-// Schedule options: pingpong (two consumers take turns issuing wgmmas, on
+// Schedule options: pingpong (the consumers take turns issuing wgmmas, on
 // named barriers), overlap_softmax (S of block j and P.V of block j-1 issued
 // together, block j's softmax under them), ctas_per_sm (.maxnreg and
-// .minnctapersm for two resident blocks).
+// .minnctapersm for two resident blocks), persistent (one block per
+// multiprocessor loops over the tiles; a "Q empty" mbarrier lets the
+// producer load the next tile's Q once the consumers' last Q.K^T of this
+// one has read it, and the K/V ring runs on across tiles).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,19 +106,29 @@ private:
   // Kernel values set up by emit().
   Value q, k, v, o, lse, scale, qMap, kMap, vMap;
   Value smem, smemAddress, pad, barriers;
-  Value tid, qBlock, head, headKV, batch, seqQ, seqK, qRow0, numBlocks;
+  Value tid, seqQ, seqK, headsQ, headsKV, batches;
+  // The current tile, set by forEachTile: its coordinates, K/V block count,
+  // the ring position of its first K/V block and the phase of its Q.
+  Value qBlock, head, headKV, batch, qRow0, numBlocks;
+  Value ringBase, tileParity;
 
   int64_t qBytes() const { return blockM * headDim * 2; }
   int64_t kvBytes() const { return blockN * headDim * 2; }
   int64_t qOffset() const { return 0; }
 
-  // Barrier indices: Q full, then per stage K full, V full, K empty, V empty.
+  // Barrier indices: Q full, then per stage K full, V full, K empty, V
+  // empty, then (persistent only) Q empty.
   Value qFull() { return idx(0); }
   Value kFull(Value s) { return add(s, 1); }
   Value vFull(Value s) { return add(s, 1 + stages); }
   Value kEmpty(Value s) { return add(s, 1 + 2 * stages); }
   Value vEmpty(Value s) { return add(s, 1 + 3 * stages); }
-  int64_t numBarriers() const { return 1 + 4 * stages; }
+  Value qEmpty() { return idx(1 + 4 * stages); }
+  int64_t numBarriers() const {
+    return 1 + 4 * stages + (schedule.getPersistent() ? 1 : 0);
+  }
+  /// Barriers that complete when every consumer warp has arrived.
+  bool isEmptyBarrier(int64_t i) const { return i >= 1 + 2 * stages; }
 
   //===------------------------------------------------------------------===//
   // Small builders
@@ -130,6 +143,12 @@ private:
     return c == 0 ? a : arith::AddIOp::create(b, loc, a, idx(c)).getResult();
   }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  }
+  Value toIndex(Value i32) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);
+  }
   Value mul(Value a, int64_t c) {
     return arith::MulIOp::create(b, loc, a, idx(c));
   }
@@ -234,8 +253,11 @@ private:
           barrier);
     });
   }
-  /// Stage and phase parity of K/V block `it` of the ring.
+  /// Stage and phase parity of K/V block `it` of the current tile.
   std::pair<Value, Value> stageOf(Value it) {
+    // A persistent block's ring runs on from the tiles before.
+    if (schedule.getPersistent())
+      it = add(ringBase, it);
     Value round = div(it, stages);
     Value parity = arith::TruncIOp::create(
         b, loc, b.getI1Type(),
@@ -244,11 +266,13 @@ private:
   }
 
   //===------------------------------------------------------------------===//
-  // Ping-pong: the two consumer warpgroups take turns issuing their wgmmas,
-  // so one's softmax runs while the other's mmas hold the tensor cores.
-  // Consumer c may issue once named barrier kTurnBarrier + c completes: it
-  // syncs there (128 threads) and the other consumer arrives (128 more)
-  // when its own turn ends. Barrier 0 is gpu.barrier's.
+  // Ping-pong: the consumer warpgroups take turns issuing their wgmmas in a
+  // fixed rotation (0, 1, .., C-1, 0, ..), so one's softmax runs while the
+  // others' mmas hold the tensor cores. Consumer c may issue once named
+  // barrier kTurnBarrier + c completes: it syncs there (128 threads) and
+  // consumer c - 1 arrives (128 more) when its own turn ends. Every consumer
+  // takes the same number of turns per tile, so the rotation also holds
+  // across the tiles of a persistent block. Barrier 0 is gpu.barrier's.
   //===------------------------------------------------------------------===//
   static constexpr int64_t kTurnBarrier = 1;
   Value consumerIndex;
@@ -263,15 +287,24 @@ private:
   void turnEnd() {
     if (!schedule.getPingpong())
       return;
-    Value other =
-        arith::SubIOp::create(b, loc, idx(1 + kTurnBarrier), consumerIndex);
+    Value next = add(rem(add(consumerIndex, 1), consumers), kTurnBarrier);
     NVVM::BarrierArriveOp::create(
-        b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), other),
+        b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), next),
         i32(256));
   }
 
+  //===------------------------------------------------------------------===//
+  // Tiles: a block runs one (query block, head, batch) tile, or with
+  // `persistent` loops over tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+  //===------------------------------------------------------------------===//
+  void setTile(Value qBlockIndex, Value headIndex, Value batchIndex);
+  void setTileOfRank(Value rank);
+  void setTileOfBlock();
+  void forEachTile(function_ref<void()> body);
+
   void emitProducer();
   void emitConsumer(Value consumer);
+  void consumeTile(Value consumer);
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
                 Value headIndex, Value barrier, int64_t bytes);
 
@@ -334,23 +367,131 @@ void HopperKernelEmitter::emitProducer() {
       b, loc, b.getI32IntegerAttr(schedule.getProducerRegs()),
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::decrease));
+  // A fresh barrier counts as having completed the phase before phase 0,
+  // so the first wait on an "empty" barrier is for parity 1 and passes.
+  auto flip = [&](Value parity) -> Value {
+    return arith::XOrIOp::create(b, loc, parity,
+                                 arith::ConstantIntOp::create(b, loc, 1, 1));
+  };
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
-    loadTile(qMap, blockM, idx(qOffset()), qRow0, head, qFull(), qBytes());
-    auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value it = loop.getInductionVar();
-    auto [s, parity] = stageOf(it);
-    // A fresh barrier counts as having completed the phase before phase 0,
-    // so the first round waits on parity 1 and passes at once.
-    Value emptyParity = arith::XOrIOp::create(
-        b, loc, parity, arith::ConstantIntOp::create(b, loc, 1, 1));
-    Value row = mul(it, blockN);
-    waitParity(kEmpty(s), emptyParity);
-    loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s), kvBytes());
-    waitParity(vEmpty(s), emptyParity);
-    loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s), kvBytes());
+    forEachTile([&] {
+      if (schedule.getPersistent()) // The last tile's Q.K^T are done.
+        waitParity(qEmpty(), flip(tileParity));
+      loadTile(qMap, blockM, idx(qOffset()), qRow0, head, qFull(), qBytes());
+      auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value it = loop.getInductionVar();
+      auto [s, parity] = stageOf(it);
+      Value row = mul(it, blockN);
+      waitParity(kEmpty(s), flip(parity));
+      loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s), kvBytes());
+      waitParity(vEmpty(s), flip(parity));
+      loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s), kvBytes());
+    });
   });
+}
+
+void HopperKernelEmitter::setTile(Value qBlockIndex, Value headIndex,
+                                  Value batchIndex) {
+  qBlock = qBlockIndex;
+  head = headIndex;
+  batch = batchIndex;
+  // GQA: query head h reads key/value head h / (heads_q / heads_kv).
+  headKV = arith::DivUIOp::create(
+      b, loc, head, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  qRow0 = mul(qBlock, blockM);
+  Value kvEnd = seqK;
+  if (causal)
+    kvEnd = arith::MinUIOp::create(b, loc, seqK, add(qRow0, blockM));
+  numBlocks = div(add(kvEnd, blockN - 1), blockN);
+}
+
+/// Tile `rank` (i32) of the persistent order. Causal: longest first
+/// (query blocks from the last, heads and batches fastest), so the short
+/// tiles fill the end. Otherwise query blocks fastest, so the blocks running
+/// at the same time share one head's K and V in L2. The arithmetic is 32-bit:
+/// 64-bit divisions cost the producer registers it has given away.
+void HopperKernelEmitter::setTileOfRank(Value rank) {
+  Value qBlocks = toI32(div(add(seqQ, blockM - 1), blockM));
+  Value heads = toI32(headsQ);
+  Value qIndex, headBatch;
+  if (causal) {
+    Value headsTimesBatch =
+        arith::MulIOp::create(b, loc, heads, toI32(batches));
+    qIndex = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, qBlocks, i32(1)),
+        arith::DivUIOp::create(b, loc, rank, headsTimesBatch));
+    headBatch = arith::RemUIOp::create(b, loc, rank, headsTimesBatch);
+  } else {
+    qIndex = arith::RemUIOp::create(b, loc, rank, qBlocks);
+    headBatch = arith::DivUIOp::create(b, loc, rank, qBlocks);
+  }
+  Value headIndex = arith::RemUIOp::create(b, loc, headBatch, heads);
+  Value batchIndex = arith::DivUIOp::create(b, loc, headBatch, heads);
+  setTile(toIndex(qIndex), toIndex(headIndex), toIndex(batchIndex));
+}
+
+void HopperKernelEmitter::setTileOfBlock() {
+  Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (causal) // Longest rows first, so short blocks fill the tail.
+    blockX = arith::SubIOp::create(
+        b, loc,
+        arith::SubIOp::create(
+            b, loc, gpu::GridDimOp::create(b, loc, gpu::Dimension::x), idx(1)),
+        blockX);
+  Value blockY = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value blockZ = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  setTile(blockX, blockY, blockZ);
+  ringBase = idx(0);
+  tileParity = arith::ConstantIntOp::create(b, loc, 0, 1);
+}
+
+void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
+  if (!schedule.getPersistent()) { // The one tile was set up by emit().
+    body();
+    return;
+  }
+  Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  Value numTiles = toI32(
+      arith::MulIOp::create(b, loc, div(add(seqQ, blockM - 1), blockM),
+                            arith::MulIOp::create(b, loc, headsQ, batches)));
+  // Loop state: the ring position of the tile's first K/V block and the
+  // number of tiles done (its low bit is the phase of the Q barriers).
+  auto loop = scf::ForOp::create(b, loc, blockX, numTiles, gridX,
+                                 ValueRange{i32(0), i32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  Value rank = t;
+  if (causal) {
+    // Block b takes the tiles of rank b, b + G, b + 2G, ... (G = gridDim.x)
+    // with every other full round reversed, so no block always gets the
+    // longest tile of a round.
+    Value round = arith::DivUIOp::create(b, loc, t, gridX);
+    Value odd = arith::TruncIOp::create(b, loc, b.getI1Type(), round);
+    Value roundStart = arith::MulIOp::create(b, loc, round, gridX);
+    Value roundEnd = arith::AddIOp::create(b, loc, roundStart, gridX);
+    Value full = cmp(arith::CmpIPredicate::ule, roundEnd, numTiles);
+    // roundStart + (roundEnd - 1 - t): the same round backwards.
+    Value mirrored = arith::AddIOp::create(
+        b, loc, roundStart,
+        arith::SubIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, roundEnd, i32(1)), t));
+    rank = arith::SelectOp::create(
+        b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t);
+  }
+  setTileOfRank(rank);
+  Value ring = loop.getRegionIterArgs()[0];
+  Value done = loop.getRegionIterArgs()[1];
+  ringBase = toIndex(ring);
+  tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), done);
+  body();
+  scf::YieldOp::create(
+      b, loc,
+      ValueRange{arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
+                 arith::AddIOp::create(b, loc, done, i32(1))});
 }
 
 /// Issues S = Q.K^T for this consumer's 64 rows and commits the group:
@@ -666,9 +807,19 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   group = div(lane, 4);
   quad = rem(lane, 4);
   warpRow = mul(div(local, 32), 16);
-  Value rowBase = add(add(qRow0, mul(consumer, 64)), add(warpRow, group));
   scaleLog2 = fmul(scale, f32(1.4426950408889634));
+  consumerIndex = consumer;
+  if (schedule.getPingpong()) // Consumer 0 takes the first turn.
+    ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(consumers - 1)), [&] {
+      NVVM::BarrierArriveOp::create(b, loc, i32(kTurnBarrier), i32(256));
+    });
+  forEachTile([&] { consumeTile(consumer); });
+}
 
+/// One tile: this consumer's 64 query rows against the tile's K/V blocks,
+/// then O and lse.
+void HopperKernelEmitter::consumeTile(Value consumer) {
+  Value rowBase = add(add(qRow0, mul(consumer, 64)), add(warpRow, group));
   RowState st;
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   for (int r = 0; r < 2; ++r) {
@@ -676,12 +827,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     st.sum[r] = f32(0.0);
   }
   Regs acc(headDim / 2, f32(0.0));
-  waitParity(qFull(), arith::ConstantIntOp::create(b, loc, 0, 1));
-  consumerIndex = consumer;
-  if (schedule.getPingpong()) // Consumer 0 takes the first turn.
-    ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(1)), [&] {
-      NVVM::BarrierArriveOp::create(b, loc, i32(kTurnBarrier), i32(256));
-    });
+  waitParity(qFull(), tileParity);
 
   // Blocks that need no mask (inside the sequence and, when causal, left of
   // the block's first row) run in a loop without one; the rest are masked.
@@ -743,6 +889,10 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   };
   emitLoop(first, unmaskedEnd, /*mask=*/false);
   emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
+  // Every Q.K^T of the tile has been waited for: the producer may load the
+  // next tile's Q.
+  if (schedule.getPersistent())
+    release(qEmpty());
   if (overlap) {
     // The last block's P.V.
     accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs);
@@ -770,26 +920,13 @@ void HopperKernelEmitter::emit() {
              .getResult(0);
 
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  if (causal) // Longest rows first, so short blocks fill the tail.
-    qBlock = arith::SubIOp::create(
-        b, loc,
-        arith::SubIOp::create(
-            b, loc, gpu::GridDimOp::create(b, loc, gpu::Dimension::x), idx(1)),
-        qBlock);
-  head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  batches = memref::DimOp::create(b, loc, q, 0);
+  headsQ = memref::DimOp::create(b, loc, q, 1);
+  headsKV = memref::DimOp::create(b, loc, k, 1);
   seqQ = memref::DimOp::create(b, loc, q, 2);
   seqK = memref::DimOp::create(b, loc, k, 2);
-  Value headsQ = memref::DimOp::create(b, loc, q, 1);
-  Value headsKV = memref::DimOp::create(b, loc, k, 1);
-  headKV = arith::DivUIOp::create(
-      b, loc, head, arith::DivUIOp::create(b, loc, headsQ, headsKV));
-  qRow0 = mul(qBlock, blockM);
-  Value kvEnd = seqK;
-  if (causal)
-    kvEnd = arith::MinUIOp::create(b, loc, seqK, add(qRow0, blockM));
-  numBlocks = div(add(kvEnd, blockN - 1), blockN);
+  if (!schedule.getPersistent())
+    setTileOfBlock();
 
   smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
@@ -810,10 +947,10 @@ void HopperKernelEmitter::emit() {
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     for (int64_t i = 0; i < numBarriers(); ++i) {
       // Full barriers complete on the producer's arrive plus the TMA bytes;
-      // empty ones when every consumer warp has released the stage.
-      bool empty = i >= 1 + 2 * stages;
-      nvgpu::MBarrierInitOp::create(
-          b, loc, barriers, idx(empty ? 4 * consumers : 1), idx(i), Value());
+      // empty ones when every consumer warp has released the stage (or Q).
+      nvgpu::MBarrierInitOp::create(b, loc, barriers,
+                                    idx(isEmptyBarrier(i) ? 4 * consumers : 1),
+                                    idx(i), Value());
     }
     for (Value map : {qMap, kMap, vMap})
       nvgpu::TmaPrefetchOp::create(b, loc, map, Value());

@@ -43,9 +43,9 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // CHECK: %[[QMAP:.*]] = builtin.unrealized_conversion_cast %[[QPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, {{.*}}, oob = zero, {{.*}}>
 // CHECK: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %[[KPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, {{.*}}, oob = zero, {{.*}}>
 // CHECK: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %[[VPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, {{.*}}, oob = zero, {{.*}}>
+// CHECK: %[[SEQK:.*]] = memref.dim %[[K]], %c2{{(_[0-9]+)?}}
 // CHECK: %[[HEAD:.*]] = gpu.block_id y
 // CHECK: %[[BATCH:.*]] = gpu.block_id z
-// CHECK: %[[SEQK:.*]] = memref.dim %[[K]], %c2{{(_[0-9]+)?}}
 // GQA: K and V are read at head / (heads_q / heads_kv).
 // CHECK: %[[KVHEAD:.*]] = arith.divui %[[HEAD]], %{{.*}} : index
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
@@ -408,3 +408,108 @@ func.func @bf16_d128_two_ctas(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
 // CHECK-SAME: nvvm.minctasm = 2 : i32
 // CHECK: nvvm.setmaxregister {{ *}}decrease 24
 // CHECK: nvvm.setmaxregister {{ *}}increase 232
+
+// -----
+
+// persistent, causal: both roles loop over tiles blockIdx.x, +gridDim.x, ...
+// (32-bit), every other full round mirrored; the Q buffer is handed back
+// through a tenth barrier ("Q empty", one arrive per consumer warp) and its
+// phase is the number of tiles done.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_persistent_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, pingpong = true,
+                                   overlap_softmax = true, producer_regs = 32,
+                                   consumer_regs = 232, persistent = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_persistent_causal
+// No block coordinates before the roles split.
+// CHECK-NOT: gpu.block_id
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 10>
+// CHECK-COUNT-5: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c1{{(_[0-9]+)?}} :
+// CHECK-COUNT-5: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c8{{(_[0-9]+)?}} :
+// CHECK: nvvm.setmaxregister {{ *}}decrease 32
+// CHECK: %[[PBX:.*]] = arith.index_castui %block_id_x{{.*}} : index to i32
+// CHECK: %[[PGX:.*]] = arith.index_castui %grid_dim_x{{.*}} : index to i32
+// CHECK: scf.for %[[PT:.*]] = %[[PBX]] to %{{.*}} step %[[PGX]] iter_args(%{{.*}} = %c0_i32{{.*}}, %[[PDONE:[a-z0-9_]+]] = %c0_i32{{.*}}) -> (i32, i32)  : i32 {
+// Longest tiles first, odd full rounds backwards.
+// CHECK: %[[ROUND:.*]] = arith.divui %[[PT]], %[[PGX]] : i32
+// CHECK: %[[ODD:.*]] = arith.trunci %[[ROUND]] : i32 to i1
+// CHECK: %[[FULL:.*]] = arith.cmpi ule
+// CHECK: %[[FLIP:.*]] = arith.andi %[[ODD]], %[[FULL]] : i1
+// CHECK: %[[RANK:.*]] = arith.select %[[FLIP]], %{{.*}}, %[[PT]] : i32
+// CHECK: arith.divui %[[RANK]], %{{.*}} : i32
+// CHECK: %[[PPAR:.*]] = arith.trunci %[[PDONE]] : i32 to i1
+// The next Q waits for the consumers to release the last one (parity 1
+// first: a fresh barrier passes).
+// CHECK: %[[QWAIT:.*]] = arith.xori %[[PPAR]], %true
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c9], %[[QWAIT]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c0{{(_[0-9]+)?}}], %c32768
+// CHECK-COUNT-2: nvgpu.tma.async.load
+// K/V blocks continue the ring from the tiles before.
+// CHECK: scf.for %[[IT:.*]] = %c0{{.*}} to %{{.*}} step
+// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %[[IT]] : index
+// CHECK: arith.divui %[[POS]], %c2
+// CHECK: arith.remui %[[POS]], %c2
+// CHECK: scf.yield %{{.*}}, %{{.*}} : i32, i32
+// CHECK: nvvm.setmaxregister {{ *}}increase 232
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %c0_i32{{.*}}, %[[CDONE:[a-z0-9_]+]] = %c0_i32{{.*}}) -> (i32, i32)  : i32 {
+// CHECK: %[[CPAR:.*]] = arith.trunci %[[CDONE]] : i32 to i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c0{{(_[0-9]+)?}}], %[[CPAR]]
+// After both K/V loops (unmasked, masked), Q is released before the last P.V.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]][%c9{{(_[0-9]+)?}}]
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: vector.store
+// CHECK: scf.yield %{{.*}}, %{{.*}} : i32, i32
+
+// -----
+
+// Three consumer warpgroups (block_m 192, 512 threads): empty barriers count
+// 12 warps, and pingpong rotates 0 -> 1 -> 2 -> 0 on named barriers 1..3:
+// consumer 2 opens the first turn, each turn ends with an arrive on the next
+// consumer's barrier, (c + 1) % 3 + 1.
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d64_three_consumers(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2,
+                                   warps = 16, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 3, producer_regs = 32,
+                                   consumer_regs = 160, pingpong = true, overlap_softmax = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d64_three_consumers
+// CHECK: known_block_size = array<i32: 512, 1, 1>
+// 1 KiB pad + Q 192 x 64 x 2 + 2 stages x (K + V) 128 x 64 x 2.
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 91136 : i64
+// CHECK-SAME: {box_cols = 64 : i64, box_rows = 192 : i64, operand = "q", swizzle = 128 : i64}
+// CHECK-COUNT-5: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c1{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %c12{{(_[0-9]+)?}} :
+// CHECK: nvvm.setmaxregister {{ *}}decrease 32
+// Q: 192 x 64 x 2 bytes in one 64-column atom.
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c24576{{(_[0-9]+)?}} :
+// CHECK: } else {
+// CHECK: %[[CONSUMER:.*]] = arith.subi %{{.*}}, %c1{{(_[0-9]+)?}} : index
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 160
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[CONSUMER]], %c2{{(_[0-9]+)?}} : index
+// CHECK: scf.if %[[LAST]] {
+// CHECK: %[[C1:.*]] = arith.constant 1 : i32
+// CHECK: nvvm.barrier.arrive id = %[[C1]] number_of_threads = %{{.*}}
+// Consumer c waits on barrier 1 + c, then hands the turn to (c + 1) % 3.
+// CHECK: %[[MINE:.*]] = arith.addi %[[CONSUMER]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[MINE32:.*]] = arith.index_castui %[[MINE]] : index to i32
+// CHECK: nvvm.barrier id = %[[MINE32]] number_of_threads = %{{.*}}
+// CHECK: %[[NEXT:.*]] = arith.addi %[[CONSUMER]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[WRAP:.*]] = arith.remui %[[NEXT]], %c3{{(_[0-9]+)?}} : index
+// CHECK: %[[ID:.*]] = arith.addi %[[WRAP]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[ID32:.*]] = arith.index_castui %[[ID]] : index to i32
+// CHECK: nvvm.barrier.arrive id = %[[ID32]] number_of_threads = %{{.*}}

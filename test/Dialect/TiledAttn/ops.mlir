@@ -22,7 +22,9 @@ func.func private @tile_types(!tiledattn.tile<64x128xf16>, !tiledattn.tile<64x12
 // CHECK-SAME: sched.c = #tiledattn.schedule<block_m = 64, block_n = 16, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 64>
 // split_kv_loop prints only when it is not the default (true).
 // CHECK-SAME: sched.d = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, split_kv_loop = false>
-// CHECK-SAME: sched.e = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128>}
+// CHECK-SAME: sched.e = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128>
+// Three consumers and a persistent block.
+// CHECK-SAME: sched.f = #tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2, warps = 16, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 3, producer_regs = 32, consumer_regs = 160, pingpong = true, persistent = true>}
 func.func private @schedule_attrs() attributes {
   sched.a = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4,
                                 mma = mma_sync, producer = direct, swizzle = 0>,
@@ -38,7 +40,11 @@ func.func private @schedule_attrs() attributes {
                                 split_kv_loop = false>,
   sched.e = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 3, warps = 4,
                                 mma = mma_sync, producer = cp_async, swizzle = 128,
-                                split_kv_loop = true>}
+                                split_kv_loop = true>,
+  sched.f = #tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2, warps = 16,
+                                mma = wgmma, producer = tma, swizzle = 128,
+                                consumer_warpgroups = 3, producer_regs = 32,
+                                consumer_regs = 160, pingpong = true, persistent = true>}
 
 // CHECK-LABEL: func @sdpa_causal
 // CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: {{[^%]*}}%[[V:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32)

@@ -50,16 +50,17 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     Fields of the warp-specialized Hopper path (`producer = tma`, which
     needs `mma = wgmma`); other producers must leave them at their defaults:
 
-    - `consumer_warpgroups` (default 1): warpgroups that run the mma and
-      softmax, 64 query rows each (so `block_m = 64 * consumer_warpgroups`).
+    - `consumer_warpgroups` (default 1, at most 3): warpgroups that run the
+      mma and softmax, 64 query rows each (so
+      `block_m = 64 * consumer_warpgroups`).
       One more warpgroup is the producer that issues the TMA loads, so
       `warps = 4 * (consumer_warpgroups + 1)`.
     - `producer_regs` / `consumer_regs` (default 24 / 240): registers per
       thread each role keeps after `setmaxnreg`; the sum over all threads
       must fit the 64 K registers of a multiprocessor.
-    - `pingpong` (default `false`): the two consumer warpgroups take turns
-      on the tensor cores (named barriers), so one's softmax overlaps the
-      other's mma. Needs `consumer_warpgroups = 2`.
+    - `pingpong` (default `false`): the consumer warpgroups take turns on
+      the tensor cores in a fixed rotation (named barriers), so one's
+      softmax overlaps the others' mmas. Needs `consumer_warpgroups >= 2`.
     - `overlap_softmax` (default `false`): issue the next block's Q.K^T
       before this block's softmax, so the tensor cores work through it.
     - `ctas_per_sm` (default 1): thread blocks meant to share a
@@ -67,6 +68,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       and `.minnctapersm` for that, so one block's start and end overlap the
       other's mmas (short sequences); registers and shared memory of both
       must fit the multiprocessor.
+    - `persistent` (default `false`): launch one block per multiprocessor
+      (times `ctas_per_sm`) that loops over the (query block, head, batch)
+      tiles, so the producer loads the next tile's Q, K and V while the
+      consumers finish the current one (short sequences). Causal tiles run
+      longest first.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -90,7 +96,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "240">:$consumer_regs,
                         DefaultValuedParameter<"bool", "false">:$pingpong,
                         DefaultValuedParameter<"bool", "false">:$overlap_softmax,
-                        DefaultValuedParameter<"int64_t", "1">:$ctas_per_sm);
+                        DefaultValuedParameter<"int64_t", "1">:$ctas_per_sm,
+                        DefaultValuedParameter<"bool", "false">:$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
