@@ -98,6 +98,32 @@ def tensor_map(t, entry, dtype):
     return tmap
 
 
+def grid_of(manifest, q, k):
+    """The manifest's grid rules evaluated as the runtime does
+    (docs/Runtime.md: integers, +, *, ceil_div, min and the shape names)."""
+    B, Hq, Sq, D = q.shape
+    names = {
+        "batch": B,
+        "heads_q": Hq,
+        "heads_kv": k.shape[1],
+        "seqlen_q": Sq,
+        "seqlen_k": k.shape[2],
+        "head_dim": manifest["head_dim"],
+        "head_dim_v": manifest["head_dim_v"],
+        "block_m": manifest["block_m"],
+        "block_n": manifest["block_n"],
+        "multiprocessors": multiprocessors(),
+        "ceil_div": lambda a, b: -(-a // b),
+        "min": min,
+    }
+    return tuple(eval(manifest["grid"][axis], {"__builtins__": {}}, names) for axis in "xyz")
+
+
+@functools.cache
+def multiprocessors():
+    return torch.cuda.get_device_properties(0).multi_processor_count
+
+
 def launch(manifest, func, q, k, v, scale, sync=True):
     B, Hq, Sq, D = q.shape
     o = torch.full_like(q, float("nan"))
@@ -113,7 +139,7 @@ def launch(manifest, func, q, k, v, scale, sync=True):
     params = (ctypes.c_void_p * len(vals))(
         *[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals]
     )
-    grid = (math.ceil(Sq / manifest["block_m"]), Hq, B)
+    grid = grid_of(manifest, q, k)
     stream = torch.cuda.current_stream().cuda_stream
     check(
         cuda.cuLaunchKernel(

@@ -33,6 +33,20 @@ func.func @{name}(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
 """
 
 
+def wrap_fields(extra, indent=35, width=96):
+    """', field = value, ...' continued on lines of at most `width` columns."""
+    if not extra:
+        return ""
+    lines, line = [], ""
+    for field in (f.strip() for f in extra.split(",")):
+        if line and indent + len(line) + len(field) + 2 > width:
+            lines.append(line + ",")
+            line = ""
+        line = f"{line}, {field}" if line else field
+    lines.append(line)
+    return ",\n" + "\n".join(" " * indent + text for text in lines)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -77,7 +91,7 @@ def main():
                     stages=stages[d],
                     warps=4 * (args.consumers + 1),
                     consumers=args.consumers,
-                    extra=(",\n" + " " * 35 + args.extra) if args.extra else "",
+                    extra=wrap_fields(args.extra),
                 )
                 (args.out / f"{name}.mlir").write_text(text)
 
