@@ -133,7 +133,7 @@ def launch(manifest, func, q, k, v, scale, sync=True):
     for t in (q, k, v, o, lse):
         vals += memref_args(t, keep)
     vals.append(ctypes.c_float(scale))
-    operands = {"q": q, "k": k, "v": v}
+    operands = {"q": q, "k": k, "v": v, "o": o}
     for entry in manifest.get("tensor_maps", []):  # by value, after scale
         vals.append(tensor_map(operands[entry["operand"]], entry, manifest["dtype"]))
     params = (ctypes.c_void_p * len(vals))(

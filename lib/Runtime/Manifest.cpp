@@ -177,7 +177,8 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
 }
 
 /// The optional "tensor_maps" array: one TMA tensor map per entry, each
-/// {"operand": "q"|"k"|"v", "box": [cols, rows], "swizzle": 0|32|64|128}.
+/// {"operand": "q"|"k"|"v"|"o", "box": [cols, rows], "swizzle": 0|32|64|128}
+/// ("o" is the output, for kernels that store it by TMA).
 void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
   const json::Value *maps = reader.root.find("tensor_maps");
   if (!maps)
@@ -206,8 +207,9 @@ void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
                         "key " + json::quote(key));
     TensorMapSpec t;
     t.operand = reader.stringIn(map, "operand", path + ".operand");
-    if (t.operand != "q" && t.operand != "k" && t.operand != "v")
-      reader.mismatch(path + ".operand", oneOf({"q", "k", "v"}),
+    if (t.operand != "q" && t.operand != "k" && t.operand != "v" &&
+        t.operand != "o")
+      reader.mismatch(path + ".operand", oneOf({"q", "k", "v", "o"}),
                       json::quote(t.operand));
 
     const json::Value &box = reader.get("box", map, path + ".box");

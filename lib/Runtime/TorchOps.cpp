@@ -140,13 +140,21 @@ OperandView operandView(const std::string &name, const at::Tensor &t) {
 
 /// Checks q, k and v against what the bundle's tensor maps need and computes
 /// each map's encoding, in kernel-parameter order; needs no GPU.
-std::vector<TensorMapParams> tensorMapParams(const KernelSpec &spec,
-                                             const at::Tensor &q,
-                                             const at::Tensor &k,
-                                             const at::Tensor &v) {
+/// The output the kernel writes, [B, H, Sq, head_dim_v] like q.
+at::Tensor emptyOutput(const KernelSpec &spec, const at::Tensor &q) {
+  return at::empty({q.size(0), q.size(1), q.size(2), spec.headDimV},
+                   q.options());
+}
+
+std::vector<TensorMapParams>
+tensorMapParams(const KernelSpec &spec, const at::Tensor &q,
+                const at::Tensor &k, const at::Tensor &v, const at::Tensor &o) {
   std::vector<TensorMapParams> params;
   for (const TensorMapSpec &map : spec.tensorMaps) {
-    const at::Tensor &t = map.operand == "q" ? q : map.operand == "k" ? k : v;
+    const at::Tensor &t = map.operand == "q"   ? q
+                          : map.operand == "k" ? k
+                          : map.operand == "v" ? v
+                                               : o;
     params.push_back(tensorMapParams(spec, map, operandView(map.operand, t)));
   }
   return params;
@@ -211,8 +219,12 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   std::shared_ptr<const Bundle> bundle = getBundle(dir);
   checkInputs(*bundle, q, k, v, isCausal, scale);
   const KernelSpec &spec = bundle->spec;
+  int64_t batch = q.size(0), headsQ = q.size(1), seqlenQ = q.size(2);
+  at::Tensor out = emptyOutput(spec, q);
+  at::Tensor lse =
+      at::empty({batch, headsQ, seqlenQ}, q.options().dtype(at::kFloat));
   // Checked before the driver is touched, like everything above.
-  std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v);
+  std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v, out);
 
   c10::cuda::CUDAGuard guard(q.device());
   const LoadedKernel &kernel = getKernel(dir, q.device().index());
@@ -222,12 +234,6 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   TILEDATTN_CU_CHECK(cuCtxGetCurrent(&current), spec.kernel);
   if (current != kernel.context)
     TILEDATTN_CU_CHECK(cuCtxSetCurrent(kernel.context), spec.kernel);
-
-  int64_t batch = q.size(0), headsQ = q.size(1), seqlenQ = q.size(2);
-  at::Tensor out =
-      at::empty({batch, headsQ, seqlenQ, spec.headDimV}, q.options());
-  at::Tensor lse =
-      at::empty({batch, headsQ, seqlenQ}, q.options().dtype(at::kFloat));
 
   GridVars vars{batch,   headsQ,    k.size(1),
                 seqlenQ, k.size(2), kernel.multiprocessors};
@@ -300,7 +306,8 @@ std::string tensorMapInfo(const at::Tensor &q, const at::Tensor &k,
   const KernelSpec &spec = bundle->spec;
   checkInputs(*bundle, q, k, v, spec.causal, 1.0);
   std::string out = "[";
-  for (const TensorMapParams &map : tensorMapParams(spec, q, k, v))
+  for (const TensorMapParams &map :
+       tensorMapParams(spec, q, k, v, emptyOutput(spec, q)))
     out += (out.size() > 1 ? ", " : "") + toJson(map);
   return out + "]";
 }

@@ -93,8 +93,10 @@ static LogicalResult readTensorMaps(gpu::GPUFuncOp func,
     };
     TensorMapDescription t;
     auto operand = map.getAs<StringAttr>("operand");
-    if (!operand || !llvm::is_contained({"q", "k", "v"}, operand.getValue()))
-      return fail() << "operand = \"q\", \"k\" or \"v\", " << got("operand");
+    if (!operand ||
+        !llvm::is_contained({"q", "k", "v", "o"}, operand.getValue()))
+      return fail() << "operand = \"q\", \"k\", \"v\" or \"o\", "
+                    << got("operand");
     t.operand = operand.getValue().str();
     for (auto [key, value, max] : {std::tuple<StringRef, int64_t *, int64_t>{
                                        "box_rows", &t.boxRows, 256},

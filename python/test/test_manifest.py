@@ -249,8 +249,8 @@ def tensor_maps(*maps):
             r"swizzle but found string \"q\"",
         ),
         (
-            {"tensor_maps": tensor_maps(("q", [64, 128], 128), ("o", [64, 128], 128))},
-            r"field 'tensor_maps\[1\]\.operand': expected \"q\", \"k\" or \"v\" but found \"o\"",
+            {"tensor_maps": tensor_maps(("q", [64, 128], 128), ("lse", [64, 128], 128))},
+            r"field 'tensor_maps\[1\]\.operand': expected \"q\", \"k\", \"v\" or \"o\" but found \"lse\"",
         ),
         (
             {"tensor_maps": [{"operand": 1, "box": [64, 128], "swizzle": 128}]},

@@ -73,6 +73,25 @@ def test_bshd_views_and_fused_qkv(tmp_path):
         assert m["global_address"] == t.data_ptr()
 
 
+def test_output_map_follows_the_allocated_output(tmp_path):
+    # tma_store kernels take a map of the output the runtime allocates:
+    # [B, Hq, Sq, head_dim] like q, contiguous, boxes of 64 x 64.
+    maps = [
+        {"operand": "q", "box": [64, 128], "swizzle": 128},
+        {"operand": "o", "box": [64, 64], "swizzle": 128},
+    ]
+    bundle = bundles.make_bundle(tmp_path, "bf16", 128, False, tma=True, tensor_maps=maps)
+    q, k, v = qkv(b=2, hq=16, sq=1000, d=128)
+    q = q.transpose(1, 2).contiguous().transpose(1, 2)  # q itself BSHD-strided
+    mq, mo = tensor_maps(bundle, q, k, v)
+    assert mo["operand"] == "o"
+    assert mo["global_dim"] == [128, 1000, 16, 2]
+    assert mo["global_strides"] == [128 * 2, 1000 * 128 * 2, 16 * 1000 * 128 * 2]
+    assert mo["box_dim"] == [64, 64, 1, 1]
+    assert mo["global_address"] != q.data_ptr()
+    assert mq["global_strides"] == [16 * 128 * 2, 128 * 2, 1000 * 16 * 128 * 2]
+
+
 @pytest.mark.parametrize("swizzle, name", [(0, "NONE"), (32, "32B"), (64, "64B"), (128, "128B")])
 def test_swizzle_modes(tmp_path, swizzle, name):
     maps = [{"operand": "k", "box": [max(swizzle, 16) // 2, 64], "swizzle": swizzle}]

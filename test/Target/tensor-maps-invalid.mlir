@@ -29,11 +29,11 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // expected-error @below {{tiledattn.tensor_maps[1]: expected operand = "q", "k" or "v", but got "o"}}
+    // expected-error @below {{tiledattn.tensor_maps[1]: expected operand = "q", "k", "v" or "o", but got "lse"}}
     gpu.func @sdpa_fwd_bf16_d128() kernel attributes {
         tiledattn.dynamic_smem_bytes = 0 : i64, tiledattn.tensor_maps = [
           {operand = "q", box_rows = 128 : i64, box_cols = 64 : i64, swizzle = 128 : i64},
-          {operand = "o", box_rows = 128 : i64, box_cols = 64 : i64, swizzle = 128 : i64}]} {
+          {operand = "lse", box_rows = 128 : i64, box_cols = 64 : i64, swizzle = 128 : i64}]} {
       gpu.return
     }
   }
@@ -43,7 +43,7 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // expected-error @below {{tiledattn.tensor_maps[0]: expected operand = "q", "k" or "v", but the entry has no operand}}
+    // expected-error @below {{tiledattn.tensor_maps[0]: expected operand = "q", "k", "v" or "o", but the entry has no operand}}
     gpu.func @sdpa_fwd_bf16_d128() kernel attributes {
         tiledattn.dynamic_smem_bytes = 0 : i64, tiledattn.tensor_maps = [
           {box_rows = 128 : i64, box_cols = 64 : i64, swizzle = 128 : i64}]} {

@@ -43,10 +43,11 @@ struct ParamSpec {
 };
 
 /// A TMA tensor map the kernel takes as a 128-byte by-value parameter after
-/// `scale`. It describes operand `operand` ("q", "k" or "v", [B, H, S, D]) as
-/// a 4-D tiled map, dims innermost first (D, S, H, B), with box
-/// (boxCols, boxRows, 1, 1) and the given swizzle span in bytes (0, 32, 64 or
-/// 128). The manifest writes the box innermost first: [boxCols, boxRows].
+/// `scale`. It describes operand `operand` ("q", "k", "v" or the output
+/// "o", [B, H, S, D]) as a 4-D tiled map, dims innermost first (D, S, H, B),
+/// with box (boxCols, boxRows, 1, 1) and the given swizzle span in bytes (0,
+/// 32, 64 or 128). The manifest writes the box innermost first: [boxCols,
+/// boxRows].
 struct TensorMapSpec {
   std::string operand;
   int64_t boxCols = 0;

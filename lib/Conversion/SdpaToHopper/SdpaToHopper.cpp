@@ -88,7 +88,7 @@ public:
 
   /// Bytes of dynamic shared memory the kernel needs (pad included).
   int64_t dynamicSmemBytes() const {
-    return kSwizzleAlignmentBytes + qBytes() + 2 * stages * kvBytes();
+    return schedule.getSharedMemoryBytes(headDim, /*elementBytes=*/2);
   }
 
   void emit();
@@ -104,7 +104,7 @@ private:
   Location loc = op.getLoc();
 
   // Kernel values set up by emit().
-  Value q, k, v, o, lse, scale, qMap, kMap, vMap;
+  Value q, k, v, o, lse, scale, qMap, kMap, vMap, oMap;
   Value smem, smemAddress, pad, barriers;
   Value tid, seqQ, seqK, headsQ, headsKV, batches;
   // The current tile, set by forEachTile: its coordinates, K/V block count,
@@ -115,6 +115,13 @@ private:
   int64_t qBytes() const { return blockM * headDim * 2; }
   int64_t kvBytes() const { return blockN * headDim * 2; }
   int64_t qOffset() const { return 0; }
+  /// Where O is staged for a TMA store: in Q's tile, which this consumer's
+  /// rows no longer need, or (persistent) in a tile after the ring, since
+  /// the next tile's Q may be arriving in Q's.
+  int64_t oOffset() const {
+    return schedule.getPersistent() ? qBytes() + 2 * stages * kvBytes()
+                                    : qOffset();
+  }
 
   // Barrier indices: Q full, then per stage K full, V full, K empty, V
   // empty, then (persistent only) Q empty.
@@ -344,7 +351,30 @@ private:
                  RowState &st, bool mask);
   void emitOverlappedBlock(Value it, Value consumer, Value rowBase, Regs &acc,
                            Regs &probs, RowState &st, bool mask);
-  void emitStore(Value rowBase, Regs &acc, RowState &st);
+  /// 1 / (row sum) and the log-sum-exp of row half `r`.
+  std::pair<Value, Value> rowTotals(RowState &st, int r);
+  void emitStore(Value consumer, Value rowBase, Regs &acc, RowState &st);
+  void storeByTma(Value consumer, Value (&inv)[2], Regs &acc);
+  /// An !llvm.ptr<3> to `byteOffset` past the pad.
+  Value sharedPointer(Value byteOffset) {
+    Value address = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(), add(smemAddress, add(pad, byteOffset)));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+  }
+  /// The consumer's own named barrier (128 threads), after the turn ones.
+  void syncConsumer(Value consumer) {
+    Value id = arith::IndexCastUIOp::create(
+        b, loc, b.getI32Type(), add(consumer, kTurnBarrier + consumers));
+    NVVM::BarrierOp::create(b, loc, Type(), id, i32(128),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+  /// Lets the thread that issued TMA stores wait until they have read
+  /// their shared-memory source.
+  void waitStoresRead() {
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                         b.getUnitAttr());
+  }
 
   Value lane, group, quad, warpRow;
   Value scaleLog2;
@@ -762,19 +792,88 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
   probs = pack(scores);
 }
 
-void HopperKernelEmitter::emitStore(Value rowBase, Regs &acc, RowState &st) {
-  auto pairType = VectorType::get({2}, elementType);
+std::pair<Value, Value> HopperKernelEmitter::rowTotals(RowState &st, int r) {
+  Value sum = st.sum[r];
+  for (int64_t x : {1, 2})
+    sum = fadd(sum, gpu::ShuffleOp::create(b, loc, sum, i32(x), i32(32),
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult());
+  Value inv = arith::DivFOp::create(b, loc, f32(1.0), sum);
   Value ln2 = f32(0.69314718055994530942);
+  return {inv, fmul(fadd(fmul(st.max[r], scaleLog2), log2(sum)), ln2)};
+}
+
+/// O through shared memory: each stmatrix.x4 writes two 8-column chunks of
+/// the warp's 16 rows (the accumulator's register order is stmatrix's
+/// fragment order) into the 128-byte-swizzled [atom][rows][64] layout TMA
+/// reads; then one thread stores each 64 x 64 box. TMA drops the rows past
+/// seqlen_q.
+void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
+                                     Regs &acc) {
+  Value issuer = cmp(arith::CmpIPredicate::eq, rem(tid, 128), idx(0));
+  Value region = add(mul(consumer, 64 * 128), oOffset());
+  if (schedule.getPersistent()) {
+    // The previous tile's stores must have read the staging tile.
+    ifThen(issuer, [&] { waitStoresRead(); });
+    syncConsumer(consumer);
+  }
+  // Lanes 8j..8j+7 address the rows of matrix j: chunk i + j / 2, rows
+  // (j % 2) * 8 + lane % 8 of the warp's 16.
+  Value matrix = div(lane, 8), rowInMatrix = rem(lane, 8);
+  Value row = add(warpRow, add(mul(rem(matrix, 2), 8), rowInMatrix));
+  Value rowStart = add(region, mul(row, 128));
+  Value secondChunk = div(matrix, 2);
+  auto ctx = b.getContext();
+  for (int64_t i = 0; i < headDim / 8; i += 2) {
+    // 16-byte chunk c of a row sits at chunk c ^ (row % 8) (128B swizzle).
+    Value chunk =
+        arith::XOrIOp::create(b, loc, add(secondChunk, i % 8), rowInMatrix);
+    Value offset = add(add(rowStart, (i / 8) * blockM * 128), mul(chunk, 16));
+    SmallVector<Value> values;
+    for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
+      values.push_back(fmul(acc[j], inv[(j % 4) / 2]));
+    NVVM::StMatrixOp::create(
+        b, loc, sharedPointer(offset), pack(values),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+        NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+  }
+  fenceProxyAsyncShared(b, loc); // stmatrix before the TMA store reads
+  syncConsumer(consumer);
+  ifThen(issuer, [&] {
+    Value row0 = add(qRow0, mul(consumer, 64));
+    for (int64_t a = 0; a < atoms; ++a)
+      nvgpu::TmaAsyncStoreOp::create(
+          b, loc, atomView(add(region, a * blockM * 128), 64), oMap,
+          ValueRange{idx(64 * a), row0, head, batch}, Value());
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  });
+}
+
+void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
+                                    RowState &st) {
+  if (schedule.getTmaStore()) {
+    Value inv[2];
+    for (int r = 0; r < 2; ++r) {
+      auto [rowInv, lseValue] = rowTotals(st, r);
+      inv[r] = rowInv;
+      Value row = add(rowBase, r * 8);
+      ifThen(arith::AndIOp::create(b, loc,
+                                   cmp(arith::CmpIPredicate::ult, row, seqQ),
+                                   cmp(arith::CmpIPredicate::eq, quad, idx(0))),
+             [&] {
+               memref::StoreOp::create(b, loc, lseValue, lse,
+                                       ValueRange{batch, head, row});
+             });
+    }
+    storeByTma(consumer, inv, acc);
+    return;
+  }
+  auto pairType = VectorType::get({2}, elementType);
   for (int r = 0; r < 2; ++r) {
-    Value sum = st.sum[r];
-    for (int64_t x : {1, 2})
-      sum = fadd(sum, gpu::ShuffleOp::create(b, loc, sum, i32(x), i32(32),
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult());
-    Value inv = arith::DivFOp::create(b, loc, f32(1.0), sum);
+    auto [inv, lseValue] = rowTotals(st, r);
     Value row = add(rowBase, r * 8);
     Value inside = cmp(arith::CmpIPredicate::ult, row, seqQ);
-    Value lseValue = fmul(fadd(fmul(st.max[r], scaleLog2), log2(sum)), ln2);
     SmallVector<Value> pairs;
     for (int64_t i = 0; i < headDim / 8; ++i) {
       Value lo = arith::TruncFOp::create(b, loc, elementType,
@@ -814,6 +913,9 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
       NVVM::BarrierArriveOp::create(b, loc, i32(kTurnBarrier), i32(256));
     });
   forEachTile([&] { consumeTile(consumer); });
+  if (schedule.getTmaStore()) // The block's shared memory outlives the reads.
+    ifThen(cmp(arith::CmpIPredicate::eq, rem(tid, 128), idx(0)),
+           [&] { waitStoresRead(); });
 }
 
 /// One tile: this consumer's 64 query rows against the tile's K/V blocks,
@@ -897,7 +999,7 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
     // The last block's P.V.
     accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs);
   }
-  emitStore(rowBase, acc, st);
+  emitStore(consumer, rowBase, acc, st);
 }
 
 void HopperKernelEmitter::emit() {
@@ -918,6 +1020,10 @@ void HopperKernelEmitter::emit() {
   vMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
                                             entry.getArgument(8))
              .getResult(0);
+  if (schedule.getTmaStore())
+    oMap = UnrealizedConversionCastOp::create(b, loc, mapType(64),
+                                              entry.getArgument(9))
+               .getResult(0);
 
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   batches = memref::DimOp::create(b, loc, q, 0);
@@ -952,8 +1058,9 @@ void HopperKernelEmitter::emit() {
                                     idx(isEmptyBarrier(i) ? 4 * consumers : 1),
                                     idx(i), Value());
     }
-    for (Value map : {qMap, kMap, vMap})
-      nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
+    for (Value map : {qMap, kMap, vMap, oMap})
+      if (map)
+        nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
     fenceProxyAsyncShared(b, loc); // mbarrier init before TMA uses them
   });
   gpu::BarrierOp::create(b, loc);
@@ -999,6 +1106,8 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   SmallVector<Type> inputs(func.getFunctionType().getInputs());
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   inputs.append({ptr, ptr, ptr});
+  if (schedule.getTmaStore())
+    inputs.push_back(ptr);
   auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
                                        b.getFunctionType(inputs, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -1028,10 +1137,12 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
          b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
          b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
   };
-  kernel->setAttr(kTensorMapsAttrName,
-                  b.getArrayAttr({map("q", schedule.getBlockM()),
-                                  map("k", schedule.getBlockN()),
-                                  map("v", schedule.getBlockN())}));
+  SmallVector<Attribute> maps = {map("q", schedule.getBlockM()),
+                                 map("k", schedule.getBlockN()),
+                                 map("v", schedule.getBlockN())};
+  if (schedule.getTmaStore()) // One box per consumer and 64-column atom.
+    maps.push_back(map("o", 64));
+  kernel->setAttr(kTensorMapsAttrName, b.getArrayAttr(maps));
   func.erase();
   return success();
 }

@@ -513,3 +513,45 @@ func.func @bf16_d64_three_consumers(%q: !head, %k: !head, %v: !head, %o: !head, 
 // CHECK: %[[ID:.*]] = arith.addi %[[WRAP]], %c1{{(_[0-9]+)?}} : index
 // CHECK: %[[ID32:.*]] = arith.index_castui %[[ID]] : index to i32
 // CHECK: nvvm.barrier.arrive id = %[[ID32]] number_of_threads = %{{.*}}
+
+// -----
+
+// tma_store: O leaves through Q's tile (this consumer's rows, 128-byte
+// swizzle) by stmatrix and one TMA store per 64 x 64 box; the output's
+// tensor map is a fourth parameter.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_tma_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, pingpong = true,
+                                   overlap_softmax = true, tma_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_tma_store
+// CHECK: gpu.func @bf16_d128_tma_store({{.*}}, %{{[^:]*}}: f32, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[OPTR:[^:]*]]: !llvm.ptr) kernel
+// No staging tile of its own: the shared memory is the shipped kernel's.
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 164864 : i64
+// CHECK-SAME: {box_cols = 64 : i64, box_rows = 64 : i64, operand = "o", swizzle = 128 : i64}]
+// CHECK: %[[OMAP:.*]] = builtin.unrealized_conversion_cast %[[OPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, 3>, swizzle = swizzle_128b
+// CHECK: nvgpu.tma.prefetch.descriptor %[[OMAP]]
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// lse still leaves from registers, one thread per row.
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32, {{.*}}>
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32, {{.*}}>
+// head_dim / 16 = 8 stmatrix.x4, then the async-proxy fence and the
+// consumer's own barrier (4 + consumer, 128 threads).
+// CHECK-COUNT-8: nvvm.stmatrix %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// CHECK-NOT: vector.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: %[[SB:.*]] = arith.addi %{{.*}}, %c3{{(_[0-9]+)?}} : index
+// CHECK: %[[SB32:.*]] = arith.index_castui %[[SB]] : index to i32
+// CHECK: nvvm.barrier id = %[[SB32]] number_of_threads = %c128_i32
+// CHECK: scf.if
+// CHECK-COUNT-2: nvgpu.tma.async.store %{{.*}} to %[[OMAP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.bulk.commit.group
+// The issuing thread waits for the reads before the block may exit.
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.return

@@ -177,18 +177,18 @@ func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledat
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm and persistent shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
 
 // -----
 
 // Each Hopper-only field alone: a register budget without producer = tma.
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm and persistent shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
 func.func private @schedule_consumer_regs_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, consumer_regs = 232>}
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm and persistent shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_persistent_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, persistent = true>}
 
 // -----
@@ -776,7 +776,7 @@ func.func private @schedule_tma_two_ctas_entry() attributes {s = #tiledattn.sche
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm and persistent shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_ctas_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, ctas_per_sm = 2>}
 
 // -----
@@ -813,6 +813,25 @@ func.func @sdpa_tma_three_consumers_registers(%q: !head, %lse: !lse, %scale: f32
   // expected-error @+1 {{schedule needs about 166 registers per consumer thread (block_n = 96, head dim 128), but consumer_regs is 160; lower block_n or raise consumer_regs}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 192, block_n = 96, num_stages = 2, warps = 16, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 3, producer_regs = 32, consumer_regs = 160>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+func.func private @schedule_tma_store_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, tma_store = true>}
+
+// -----
+
+// A persistent kernel that stores O by TMA stages it in a tile of its own:
+// 1024 + Q 128 x 256 x 2 + 2 x 2 x 80 x 256 x 2 + O 128 x 256 x 2.
+!head = memref<?x?x?x256xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_store_persistent_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages with head dim 256), but sm_90 gives a block at most 232448}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, persistent = true, tma_store = true>)
       : !head, !head, !head, !head, !lse
   return
 }

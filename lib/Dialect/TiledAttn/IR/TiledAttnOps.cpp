@@ -126,12 +126,14 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult ScheduleAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
-    int64_t blockN, int64_t numStages, int64_t warps, MmaKind mma,
-    Producer producer, int64_t swizzle, bool splitKvLoop,
-    int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
-    bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent) {
+LogicalResult
+ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t blockM, int64_t blockN, int64_t numStages,
+                     int64_t warps, MmaKind mma, Producer producer,
+                     int64_t swizzle, bool splitKvLoop,
+                     int64_t consumerWarpgroups, int64_t producerRegs,
+                     int64_t consumerRegs, bool pingpong, bool overlapSoftmax,
+                     int64_t ctasPerSm, bool persistent, bool tmaStore) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -237,12 +239,12 @@ LogicalResult ScheduleAttr::verify(
                          << consumerWarpgroups;
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
              consumerRegs != 240 || pingpong || overlapSoftmax ||
-             ctasPerSm != 1 || persistent) {
+             ctasPerSm != 1 || persistent || tmaStore) {
     return emitError() << "schedule fields consumer_warpgroups, "
                           "producer_regs, consumer_regs, pingpong, "
-                          "overlap_softmax, ctas_per_sm and persistent shape "
-                          "the warp-specialized kernel and need producer = "
-                          "tma, but got producer = "
+                          "overlap_softmax, ctas_per_sm, persistent and "
+                          "tma_store shape the warp-specialized kernel and "
+                          "need producer = tma, but got producer = "
                        << stringifyProducer(producer);
   }
   if (producer == Producer::direct) {
@@ -269,10 +271,15 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
   case Producer::cp_async: // A ring of num_stages K and V tiles; Q in
                            // registers.
     return ring;
-  case Producer::tma: // The ring plus the Q tile, which wgmma reads from
-                      // smem, plus up to 1 KiB to align them for the
-                      // 128-byte swizzle.
-    return kSwizzleAlignmentBytes + getBlockM() * headDim * elementBytes + ring;
+  case Producer::tma: { // The ring plus the Q tile, which wgmma reads from
+                        // smem, plus up to 1 KiB to align them for the
+                        // 128-byte swizzle. A persistent kernel that stores
+                        // O by TMA stages it in a tile of its own (the next
+                        // Q may be arriving in Q's).
+    int64_t tile = getBlockM() * headDim * elementBytes;
+    int64_t oStaging = getTmaStore() && getPersistent() ? tile : 0;
+    return kSwizzleAlignmentBytes + tile + ring + oStaging;
+  }
   }
   llvm_unreachable("unknown producer");
 }

@@ -73,6 +73,10 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       tiles, so the producer loads the next tile's Q, K and V while the
       consumers finish the current one (short sequences). Causal tiles run
       longest first.
+    - `tma_store` (default `false`): O leaves through shared memory
+      (stmatrix, into Q's buffer, or a buffer of its own when `persistent`)
+      and a TMA store per 64 x 64 box, instead of 4-byte stores from
+      registers; the runtime passes a tensor map for the output.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -97,7 +101,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$pingpong,
                         DefaultValuedParameter<"bool", "false">:$overlap_softmax,
                         DefaultValuedParameter<"int64_t", "1">:$ctas_per_sm,
-                        DefaultValuedParameter<"bool", "false">:$persistent);
+                        DefaultValuedParameter<"bool", "false">:$persistent,
+                        DefaultValuedParameter<"bool", "false">:$tma_store);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
