@@ -36,19 +36,24 @@
 // CHECK-DAG: "spill_stores": 0
 // CHECK-DAG: "spill_loads": 0
 // CHECK-DAG: "stack_bytes": 0
-// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true>"
+// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, tma_store = true>"
 
 // PTX: .target sm_90a
 // PTX: .visible .entry sdpa_fwd_bf16_d128_causal(
-// The three tensor maps (q, k, v), by value after `scale`.
-// PTX-COUNT-3: .param .align 64 .b8 sdpa_fwd_bf16_d128_causal_param_{{[0-9]+}}[128]
+// The four tensor maps (q, k, v, o), by value after `scale`.
+// PTX-COUNT-4: .param .align 64 .b8 sdpa_fwd_bf16_d128_causal_param_{{[0-9]+}}[128]
 // PTX: cvta.param.u64
 // PTX: mbarrier.init.shared.b64
 // PTX: setmaxnreg.inc.sync.aligned.u32 240
 // PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX: setmaxnreg.dec.sync.aligned.u32 24
-// PTX: cp.async.bulk.tensor.4d
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global
+// O leaves by stmatrix and a TMA store, whose reads are waited for.
+// PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX: cp.async.bulk.tensor.4d.global.shared::cta
+// PTX: cp.async.bulk.commit_group
+// PTX: cp.async.bulk.wait_group.read 0
 // PTX-NOT: __nv_
 
 // QUIET-DAG: "dtype": "f16"

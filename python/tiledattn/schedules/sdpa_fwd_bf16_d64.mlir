@@ -8,10 +8,11 @@
 func.func @sdpa_fwd_bf16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
-                                   warps = 12, mma = wgmma, producer = tma,
-                                   swizzle = 128, consumer_warpgroups = 2,
-                                   pingpong = true, overlap_softmax = true>)
+      schedule(#tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2,
+                                   warps = 16, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 3,
+                                   producer_regs = 32, consumer_regs = 160, pingpong = true,
+                                   overlap_softmax = true, tma_store = true>)
       : !head, !head, !head, !head, !lse
   return
 }
