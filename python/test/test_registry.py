@@ -53,6 +53,16 @@ def test_canonical_name_wins(fake_kernel_dir):
     assert "also matching: aaa_experiment" in registry.explain("f16", 64, False)
 
 
+def test_selection_is_remembered_until_refresh(fake_kernel_dir):
+    first = registry.select("bf16", 128, True)
+    assert registry.select("bf16", 128, True) is first  # no new scan
+    (fake_kernel_dir / first.name).rename(fake_kernel_dir / "moved")
+    assert registry.select("bf16", 128, True) is first
+    registry.refresh()
+    moved = registry.select("bf16", 128, True)
+    assert moved.path == (fake_kernel_dir / "moved").resolve()
+
+
 def test_explain(fake_kernel_dir):
     text = registry.explain(torch.bfloat16, 128, True)
     assert "inputs: dtype=bf16 head_dim=128 head_dim_v=128 causal=True" in text

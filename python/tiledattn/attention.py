@@ -181,8 +181,14 @@ def _prepare(
         if heads_q == 1:
             q = q.expand(*q.shape[:-3], heads_k, *q.shape[-2:])
             heads_q = heads_k
+    batch_shapes = (q.shape[:-3], k.shape[:-3], v.shape[:-3])
     try:
-        batch_shape = torch.broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3])
+        # The common case costs a comparison, not torch's broadcast rules.
+        batch_shape = (
+            batch_shapes[0]
+            if batch_shapes[0] == batch_shapes[1] == batch_shapes[2]
+            else torch.broadcast_shapes(*batch_shapes)
+        )
     except RuntimeError:
         raise _invalid(
             f"expected the batch dimensions of 'query' {tuple(q.shape[:-3])}, "

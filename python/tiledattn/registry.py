@@ -139,6 +139,10 @@ class _Scan:
 
 _scans: "dict[Path, _Scan]" = {}
 _scan_lock = threading.Lock()
+# select()'s answers by (kernel dir as given, dtype, head dims, causal): a
+# call runs per attention call, and resolving the directory alone costs
+# system calls.
+_selected: "dict[tuple, KernelEntry]" = {}
 
 
 def _scan(directory: "Path | None" = None) -> _Scan:
@@ -162,6 +166,7 @@ def refresh() -> None:
     """Forgets every scanned kernel directory (after adding bundles)."""
     with _scan_lock:
         _scans.clear()
+        _selected.clear()
 
 
 def kernels(kernel_dir: "str | os.PathLike[str] | None" = None) -> "list[KernelEntry]":
@@ -205,8 +210,14 @@ def select(
     kernel_dir: "str | os.PathLike[str] | None" = None,
 ) -> KernelEntry:
     """The bundle for these inputs; UnsupportedInputError if there is none."""
+    key = (str(kernel_dir or _runtime.kernel_dir()), dtype, head_dim, head_dim_v, bool(causal))
+    entry = _selected.get(key)
+    if entry is not None:
+        return entry
     dtype, head_dim_v, scan, matches = _candidates(dtype, head_dim, causal, head_dim_v, kernel_dir)
     if matches:
+        with _scan_lock:
+            _selected[key] = matches[0]
         return matches[0]
     directory = Path(kernel_dir or _runtime.kernel_dir())
     have = ", ".join(
