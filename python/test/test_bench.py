@@ -445,3 +445,12 @@ def test_tiny_gpu_sweep(tmp_path):
     statuses = {r["backend"]: r["status"] for r in data["results"]}
     assert statuses["sdpa_auto"] == "ok" and statuses["eager"] == "ok"
     assert all(r.get("peak_mem_bytes", 1) >= 0 for r in data["results"])
+
+
+def test_git_commit_prefers_the_variable(monkeypatch):
+    from tiledattn.bench import env
+
+    monkeypatch.setenv("TILEDATTN_GIT_COMMIT", "abc1234")
+    assert env.git_commit() == "abc1234"
+    monkeypatch.delenv("TILEDATTN_GIT_COMMIT")
+    assert env.git_commit() != "abc1234"

@@ -50,14 +50,17 @@ def nvidia_smi():
 
 
 def git_commit():
-    """HEAD of this checkout (with -dirty), else $TILEDATTN_GIT_COMMIT: the
-    GPU machine may get a copy of the tree without git."""
+    """$TILEDATTN_GIT_COMMIT when set, else HEAD of this checkout (with
+    -dirty). The variable wins: the GPU machine gets a copy of the tree whose
+    .git, if any, is not the commit being measured."""
+    if os.environ.get("TILEDATTN_GIT_COMMIT"):
+        return os.environ["TILEDATTN_GIT_COMMIT"]
     repo = Path(__file__).resolve().parents[3]
     head = _run(["git", "-C", str(repo), "rev-parse", "HEAD"])
     if head:
         dirty = _run(["git", "-C", str(repo), "status", "--porcelain"])
         return head + ("-dirty" if dirty else "")
-    return os.environ.get("TILEDATTN_GIT_COMMIT", "unknown")
+    return "unknown"
 
 
 def command_line(argv=None):
