@@ -305,7 +305,7 @@ private:
   // `persistent` loops over tiles blockIdx.x, blockIdx.x + gridDim.x, ...
   //===------------------------------------------------------------------===//
   void setTile(Value qBlockIndex, Value headIndex, Value batchIndex);
-  void setTileOfRank(Value rank);
+  void setTileOfRank(Value rank, Value qBlocks);
   void setTileOfBlock();
   void forEachTile(function_ref<void()> body);
 
@@ -376,7 +376,9 @@ private:
                                          b.getUnitAttr());
   }
 
-  Value lane, group, quad, warpRow;
+  // The consumer thread's index in its warpgroup, lane and fragment
+  // coordinates.
+  Value localTid, lane, group, quad, warpRow;
   Value scaleLog2;
 };
 
@@ -437,13 +439,13 @@ void HopperKernelEmitter::setTile(Value qBlockIndex, Value headIndex,
   numBlocks = div(add(kvEnd, blockN - 1), blockN);
 }
 
-/// Tile `rank` (i32) of the persistent order. Causal: longest first
+/// Tile `rank` (i32) of the persistent order, with `qBlocks` query blocks
+/// per head (i32). Causal: longest first
 /// (query blocks from the last, heads and batches fastest), so the short
 /// tiles fill the end. Otherwise query blocks fastest, so the blocks running
 /// at the same time share one head's K and V in L2. The arithmetic is 32-bit:
 /// 64-bit divisions cost the producer registers it has given away.
-void HopperKernelEmitter::setTileOfRank(Value rank) {
-  Value qBlocks = toI32(div(add(seqQ, blockM - 1), blockM));
+void HopperKernelEmitter::setTileOfRank(Value rank, Value qBlocks) {
   Value heads = toI32(headsQ);
   Value qIndex, headBatch;
   if (causal) {
@@ -484,9 +486,9 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
   }
   Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
-  Value numTiles = toI32(
-      arith::MulIOp::create(b, loc, div(add(seqQ, blockM - 1), blockM),
-                            arith::MulIOp::create(b, loc, headsQ, batches)));
+  Value qBlocks = toI32(div(add(seqQ, blockM - 1), blockM));
+  Value numTiles = arith::MulIOp::create(
+      b, loc, qBlocks, toI32(arith::MulIOp::create(b, loc, headsQ, batches)));
   // Loop state: the ring position of the tile's first K/V block and the
   // number of tiles done (its low bit is the phase of the Q barriers).
   auto loop = scf::ForOp::create(b, loc, blockX, numTiles, gridX,
@@ -512,7 +514,7 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
     rank = arith::SelectOp::create(
         b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t);
   }
-  setTileOfRank(rank);
+  setTileOfRank(rank, qBlocks);
   Value ring = loop.getRegionIterArgs()[0];
   Value done = loop.getRegionIterArgs()[1];
   ringBase = toIndex(ring);
@@ -810,7 +812,7 @@ std::pair<Value, Value> HopperKernelEmitter::rowTotals(RowState &st, int r) {
 /// seqlen_q.
 void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
                                      Regs &acc) {
-  Value issuer = cmp(arith::CmpIPredicate::eq, rem(tid, 128), idx(0));
+  Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
   Value region = add(mul(consumer, 64 * 128), oOffset());
   if (schedule.getPersistent()) {
     // The previous tile's stores must have read the staging tile.
@@ -901,7 +903,8 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
       b, loc, b.getI32IntegerAttr(schedule.getConsumerRegs()),
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::increase));
-  Value local = rem(tid, 128);
+  localTid = rem(tid, 128);
+  Value local = localTid;
   lane = rem(local, 32);
   group = div(lane, 4);
   quad = rem(lane, 4);
@@ -914,7 +917,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     });
   forEachTile([&] { consumeTile(consumer); });
   if (schedule.getTmaStore()) // The block's shared memory outlives the reads.
-    ifThen(cmp(arith::CmpIPredicate::eq, rem(tid, 128), idx(0)),
+    ifThen(cmp(arith::CmpIPredicate::eq, localTid, idx(0)),
            [&] { waitStoresRead(); });
 }
 
