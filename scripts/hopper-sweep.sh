@@ -34,7 +34,8 @@ for v in "${variants[@]}"; do
       extra+="${extra:+, }$key = $value"
       case $key in # short names keep the harness's columns readable
         pingpong) short=pp ;; overlap_softmax) short=ov ;; persistent) short=pers ;;
-        producer_regs) short=pr ;; consumer_regs) short=cr ;; *) short=$key ;;
+        producer_regs) short=pr ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
+        q_buffers) short=qb ;; *) short=$key ;;
       esac
       case $value in
         true) tag+="_$short" ;;

@@ -177,18 +177,18 @@ func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledat
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
 
 // -----
 
 // Each Hopper-only field alone: a register budget without producer = tma.
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
 func.func private @schedule_consumer_regs_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, consumer_regs = 232>}
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_persistent_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, persistent = true>}
 
 // -----
@@ -365,7 +365,7 @@ func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 4, warps = 8, mma = mma_sync, producer = cp_async, swizzle = 128>)
       : !head, !head, !head, !head, !lse
@@ -776,7 +776,7 @@ func.func private @schedule_tma_two_ctas_entry() attributes {s = #tiledattn.sche
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_ctas_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, ctas_per_sm = 2>}
 
 // -----
@@ -819,7 +819,7 @@ func.func @sdpa_tma_three_consumers_registers(%q: !head, %lse: !lse, %scale: f32
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent and tma_store shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_tma_store_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, tma_store = true>}
 
 // -----
@@ -829,9 +829,38 @@ func.func private @schedule_tma_store_without_tma() attributes {s = #tiledattn.s
 !head = memref<?x?x?x256xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_store_persistent_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages with head dim 256), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers with head dim 256), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, persistent = true, tma_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule field q_buffers: expected 1 or 2, but got 3}}
+func.func private @schedule_q_buffers_range() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, q_buffers = 3>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_buffers: a second Q buffer holds the next tile's Q, which only a persistent block has, so expected 1 without persistent = true, but got 2}}
+func.func private @schedule_q_buffers_not_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, q_buffers = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+func.func private @schedule_q_buffers_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_buffers = 2>}
+
+// -----
+
+// Two Q tiles count twice: 1024 + 2 x Q 128 x 128 x 2 + 3 x 2 x 128 x 128 x 2
+// + O 128 x 128 x 2 fits no block, where one Q tile and 2 stages would.
+!head = memref<?x?x?x128xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_q_buffers_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers with head dim 128), but sm_90 gives a block at most 232448}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, q_buffers = 2>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -126,14 +126,13 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t blockM, int64_t blockN, int64_t numStages,
-                     int64_t warps, MmaKind mma, Producer producer,
-                     int64_t swizzle, bool splitKvLoop,
-                     int64_t consumerWarpgroups, int64_t producerRegs,
-                     int64_t consumerRegs, bool pingpong, bool overlapSoftmax,
-                     int64_t ctasPerSm, bool persistent, bool tmaStore) {
+LogicalResult ScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
+    int64_t blockN, int64_t numStages, int64_t warps, MmaKind mma,
+    Producer producer, int64_t swizzle, bool splitKvLoop,
+    int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
+    bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
+    bool tmaStore, int64_t qBuffers) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -237,14 +236,25 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             "consumer warpgroups, so expected "
                             "consumer_warpgroups >= 2, but got "
                          << consumerWarpgroups;
+    if (qBuffers < 1 || qBuffers > 2)
+      return emitError() << "schedule field q_buffers: expected 1 or 2, but "
+                            "got "
+                         << qBuffers;
+    // Only a block that runs several tiles has a next Q to load early.
+    if (qBuffers == 2 && !persistent)
+      return emitError() << "schedule field q_buffers: a second Q buffer "
+                            "holds the next tile's Q, which only a "
+                            "persistent block has, so expected 1 without "
+                            "persistent = true, but got 2";
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
              consumerRegs != 240 || pingpong || overlapSoftmax ||
-             ctasPerSm != 1 || persistent || tmaStore) {
+             ctasPerSm != 1 || persistent || tmaStore || qBuffers != 1) {
     return emitError() << "schedule fields consumer_warpgroups, "
                           "producer_regs, consumer_regs, pingpong, "
-                          "overlap_softmax, ctas_per_sm, persistent and "
-                          "tma_store shape the warp-specialized kernel and "
-                          "need producer = tma, but got producer = "
+                          "overlap_softmax, ctas_per_sm, persistent, "
+                          "tma_store and q_buffers shape the "
+                          "warp-specialized kernel and need producer = tma, "
+                          "but got producer = "
                        << stringifyProducer(producer);
   }
   if (producer == Producer::direct) {
@@ -271,14 +281,14 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
   case Producer::cp_async: // A ring of num_stages K and V tiles; Q in
                            // registers.
     return ring;
-  case Producer::tma: { // The ring plus the Q tile, which wgmma reads from
+  case Producer::tma: { // The ring plus the Q tiles, which wgmma reads from
                         // smem, plus up to 1 KiB to align them for the
                         // 128-byte swizzle. A persistent kernel that stores
                         // O by TMA stages it in a tile of its own (the next
                         // Q may be arriving in Q's).
     int64_t tile = getBlockM() * headDim * elementBytes;
     int64_t oStaging = getTmaStore() && getPersistent() ? tile : 0;
-    return kSwizzleAlignmentBytes + tile + ring + oStaging;
+    return kSwizzleAlignmentBytes + getQBuffers() * tile + ring + oStaging;
   }
   }
   llvm_unreachable("unknown producer");
@@ -372,7 +382,8 @@ LogicalResult SdpaOp::verify() {
   if (smem > kMaxSharedMemoryBytes)
     return emitOpError("schedule needs ")
            << smem << " bytes of shared memory (block_m, block_n, "
-           << "num_stages with head dim " << headDim << "), but sm_90 gives "
+           << "num_stages, q_buffers with head dim " << headDim
+           << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
   // Measured wrong: causal kernels with two blocks per multiprocessor left
   // NaN rows on the H200 at >= 1k tokens (the same kernel with one block

@@ -77,6 +77,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       (stmatrix, into Q's buffer, or a buffer of its own when `persistent`)
       and a TMA store per 64 x 64 box, instead of 4-byte stores from
       registers; the runtime passes a tensor map for the output.
+    - `q_buffers` (default 1): Q tiles in shared memory. With 2 (needs
+      `persistent`) the producer loads the next tile's Q into the other
+      buffer while the consumers still read this one, so a tile starts with
+      its Q already there instead of waiting for the load (short sequences,
+      where a tile has few K/V blocks to hide it under).
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -102,7 +107,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$overlap_softmax,
                         DefaultValuedParameter<"int64_t", "1">:$ctas_per_sm,
                         DefaultValuedParameter<"bool", "false">:$persistent,
-                        DefaultValuedParameter<"bool", "false">:$tma_store);
+                        DefaultValuedParameter<"bool", "false">:$tma_store,
+                        DefaultValuedParameter<"int64_t", "1">:$q_buffers);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -120,7 +126,7 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       return (65536 / (getCtasPerSm() * getNumThreads())) / 8 * 8;
     }
     /// Bytes of shared memory the schedule needs for a head dim and element
-    /// width (Q tile plus the K/V ring; 0 when nothing is staged).
+    /// width (Q tiles plus the K/V ring; 0 when nothing is staged).
     int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes) const;
   }];
 }
