@@ -29,7 +29,9 @@
 // .minnctapersm for two resident blocks), persistent (one block per
 // multiprocessor loops over the tiles; a "Q empty" mbarrier lets the
 // producer load the next tile's Q once the consumers' last Q.K^T of this
-// one has read it, and the K/V ring runs on across tiles).
+// one has read it, and the K/V ring runs on across tiles), q_buffers (with
+// 2, tiles alternate between two Q buffers, so the next tile's Q loads
+// while this one runs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
@@ -83,7 +86,8 @@ public:
         headDim(op.getQ().getType().getShape()[3]),
         blockM(schedule.getBlockM()), blockN(schedule.getBlockN()),
         stages(schedule.getNumStages()),
-        consumers(schedule.getConsumerWarpgroups()), atoms(headDim / 64),
+        consumers(schedule.getConsumerWarpgroups()),
+        qBuffers(schedule.getQBuffers()), atoms(headDim / 64),
         causal(op.getCausal()) {}
 
   /// Bytes of dynamic shared memory the kernel needs (pad included).
@@ -99,7 +103,7 @@ private:
   gpu::GPUFuncOp kernel;
   ScheduleAttr schedule;
   Type elementType;
-  int64_t headDim, blockM, blockN, stages, consumers, atoms;
+  int64_t headDim, blockM, blockN, stages, consumers, qBuffers, atoms;
   bool causal;
   Location loc = op.getLoc();
 
@@ -108,34 +112,38 @@ private:
   Value smem, smemAddress, pad, barriers;
   Value tid, seqQ, seqK, headsQ, headsKV, batches;
   // The current tile, set by forEachTile: its coordinates, K/V block count,
-  // the ring position of its first K/V block and the phase of its Q.
+  // the ring position of its first K/V block, the Q buffer it uses and the
+  // phase of that buffer's barriers.
   Value qBlock, head, headKV, batch, qRow0, numBlocks;
-  Value ringBase, tileParity;
+  Value ringBase, qBuffer, tileParity;
 
   int64_t qBytes() const { return blockM * headDim * 2; }
   int64_t kvBytes() const { return blockN * headDim * 2; }
-  int64_t qOffset() const { return 0; }
+  /// Shared memory: the pad to 1 KiB, the Q buffers, the K ring, the V ring
+  /// and (persistent with tma_store) the O staging tile.
+  Value qOffset(Value buffer) { return mul(buffer, qBytes()); }
+  int64_t ringOffset() const { return qBuffers * qBytes(); }
   /// Where O is staged for a TMA store: in Q's tile, which this consumer's
   /// rows no longer need, or (persistent) in a tile after the ring, since
   /// the next tile's Q may be arriving in Q's.
-  int64_t oOffset() const {
-    return schedule.getPersistent() ? qBytes() + 2 * stages * kvBytes()
-                                    : qOffset();
+  Value oOffset() {
+    return schedule.getPersistent() ? idx(ringOffset() + 2 * stages * kvBytes())
+                                    : qOffset(qBuffer);
   }
 
-  // Barrier indices: Q full, then per stage K full, V full, K empty, V
-  // empty, then (persistent only) Q empty.
-  Value qFull() { return idx(0); }
-  Value kFull(Value s) { return add(s, 1); }
-  Value vFull(Value s) { return add(s, 1 + stages); }
-  Value kEmpty(Value s) { return add(s, 1 + 2 * stages); }
-  Value vEmpty(Value s) { return add(s, 1 + 3 * stages); }
-  Value qEmpty() { return idx(1 + 4 * stages); }
+  // Barrier indices: Q full per Q buffer, then per stage K full, V full, K
+  // empty, V empty, then (persistent only) Q empty per Q buffer.
+  Value qFull(Value buffer) { return buffer; }
+  Value kFull(Value s) { return add(s, qBuffers); }
+  Value vFull(Value s) { return add(s, qBuffers + stages); }
+  Value kEmpty(Value s) { return add(s, qBuffers + 2 * stages); }
+  Value vEmpty(Value s) { return add(s, qBuffers + 3 * stages); }
+  Value qEmpty(Value buffer) { return add(buffer, qBuffers + 4 * stages); }
   int64_t numBarriers() const {
-    return 1 + 4 * stages + (schedule.getPersistent() ? 1 : 0);
+    return qBuffers + 4 * stages + (schedule.getPersistent() ? qBuffers : 0);
   }
   /// Barriers that complete when every consumer warp has arrived.
-  bool isEmptyBarrier(int64_t i) const { return i >= 1 + 2 * stages; }
+  bool isEmptyBarrier(int64_t i) const { return i >= qBuffers + 2 * stages; }
 
   //===------------------------------------------------------------------===//
   // Small builders
@@ -147,7 +155,11 @@ private:
                                           APFloat(static_cast<float>(v)));
   }
   Value add(Value a, int64_t c) {
-    return c == 0 ? a : arith::AddIOp::create(b, loc, a, idx(c)).getResult();
+    if (c == 0)
+      return a;
+    if (std::optional<int64_t> constant = getConstantIntValue(a))
+      return idx(*constant + c);
+    return arith::AddIOp::create(b, loc, a, idx(c));
   }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
   Value toI32(Value index) {
@@ -202,9 +214,9 @@ private:
   //===------------------------------------------------------------------===//
   // Shared memory: the pad to 1 KiB, Q, the K ring, the V ring.
   //===------------------------------------------------------------------===//
-  Value kStageOffset(Value s) { return add(mul(s, kvBytes()), qBytes()); }
+  Value kStageOffset(Value s) { return add(mul(s, kvBytes()), ringOffset()); }
   Value vStageOffset(Value s) {
-    return add(mul(s, kvBytes()), qBytes() + stages * kvBytes());
+    return add(mul(s, kvBytes()), ringOffset() + stages * kvBytes());
   }
   /// The [1, 1, rows, 64] box of one 64-column atom at `byteOffset` past the
   /// pad, as the destination of a TMA load.
@@ -407,9 +419,10 @@ void HopperKernelEmitter::emitProducer() {
   };
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     forEachTile([&] {
-      if (schedule.getPersistent()) // The last tile's Q.K^T are done.
-        waitParity(qEmpty(), flip(tileParity));
-      loadTile(qMap, blockM, idx(qOffset()), qRow0, head, qFull(), qBytes());
+      if (schedule.getPersistent()) // The buffer's last Q.K^T are done.
+        waitParity(qEmpty(qBuffer), flip(tileParity));
+      loadTile(qMap, blockM, qOffset(qBuffer), qRow0, head, qFull(qBuffer),
+               qBytes());
       auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -476,6 +489,7 @@ void HopperKernelEmitter::setTileOfBlock() {
   Value blockZ = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   setTile(blockX, blockY, blockZ);
   ringBase = idx(0);
+  qBuffer = idx(0);
   tileParity = arith::ConstantIntOp::create(b, loc, 0, 1);
 }
 
@@ -490,7 +504,8 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
   Value numTiles = arith::MulIOp::create(
       b, loc, qBlocks, toI32(arith::MulIOp::create(b, loc, headsQ, batches)));
   // Loop state: the ring position of the tile's first K/V block and the
-  // number of tiles done (its low bit is the phase of the Q barriers).
+  // number of tiles done (modulo q_buffers: the tile's Q buffer; the next
+  // bit: the phase of that buffer's barriers).
   auto loop = scf::ForOp::create(b, loc, blockX, numTiles, gridX,
                                  ValueRange{i32(0), i32(0)});
   OpBuilder::InsertionGuard guard(b);
@@ -518,7 +533,13 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
   Value ring = loop.getRegionIterArgs()[0];
   Value done = loop.getRegionIterArgs()[1];
   ringBase = toIndex(ring);
-  tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), done);
+  Value uses = done; // of the tile's Q buffer, before this tile
+  qBuffer = idx(0);
+  if (qBuffers > 1) {
+    qBuffer = toIndex(arith::RemUIOp::create(b, loc, done, i32(qBuffers)));
+    uses = arith::DivUIOp::create(b, loc, done, i32(qBuffers));
+  }
+  tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), uses);
   body();
   scf::YieldOp::create(
       b, loc,
@@ -535,7 +556,7 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s) {
   Value acc = LLVM::UndefOp::create(b, loc, structTy);
   auto type =
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  Value qBase = add(mul(consumer, 64 * 128), qOffset());
+  Value qBase = add(mul(consumer, 64 * 128), qOffset(qBuffer));
   Value kBase = kStageOffset(s);
   Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
   Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
@@ -651,16 +672,23 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
   int64_t chunks = blockN / 8;
   if (mask) {
     // Keys past the end of the sequence and, when causal, right of the
-    // query row see -inf.
-    Value key0 = add(mul(it, blockN), mul(quad, 2));
-    Value rows[2] = {rowBase, add(rowBase, 8)};
+    // query row see -inf. Register 4i + h holds key key0 + c with the
+    // constant c = 8i + h % 2, so a row's keys from its limit on are those
+    // with c >= limit - key0: one 32-bit compare with an immediate per
+    // score instead of 64-bit key arithmetic (masked blocks are the
+    // diagonal ones, a large share of the work of short causal rows).
+    Value key0 = toI32(add(mul(it, blockN), mul(quad, 2)));
+    Value threshold[2];
+    for (int r = 0; r < 2; ++r) {
+      Value limit = seqK;
+      if (causal) // keys <= row
+        limit = arith::MinUIOp::create(b, loc, limit, add(rowBase, r * 8 + 1));
+      threshold[r] = arith::SubIOp::create(b, loc, toI32(limit), key0);
+    }
     for (int64_t i = 0; i < chunks; ++i)
       for (int64_t h = 0; h < 4; ++h) {
-        Value key = add(key0, 8 * i + (h % 2));
-        Value bad = cmp(arith::CmpIPredicate::uge, key, seqK);
-        if (causal)
-          bad = arith::OrIOp::create(
-              b, loc, bad, cmp(arith::CmpIPredicate::ugt, key, rows[h / 2]));
+        Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          i32(8 * i + h % 2), threshold[h / 2]);
         scores[4 * i + h] =
             arith::SelectOp::create(b, loc, bad, negInf, scores[4 * i + h]);
       }
@@ -932,7 +960,7 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
     st.sum[r] = f32(0.0);
   }
   Regs acc(headDim / 2, f32(0.0));
-  waitParity(qFull(), tileParity);
+  waitParity(qFull(qBuffer), tileParity);
 
   // Blocks that need no mask (inside the sequence and, when causal, left of
   // the block's first row) run in a loop without one; the rest are masked.
@@ -994,10 +1022,10 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
   };
   emitLoop(first, unmaskedEnd, /*mask=*/false);
   emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
-  // Every Q.K^T of the tile has been waited for: the producer may load the
-  // next tile's Q.
+  // Every Q.K^T of the tile has been waited for: the producer may load a
+  // later tile's Q into this buffer.
   if (schedule.getPersistent())
-    release(qEmpty());
+    release(qEmpty(qBuffer));
   if (overlap) {
     // The last block's P.V.
     accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs);

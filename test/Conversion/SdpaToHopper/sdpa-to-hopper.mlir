@@ -132,10 +132,20 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,){64}0}},
 // CHECK: nvgpu.mbarrier.arrive %[[BAR]]
 // CHECK: scf.yield
-// The masked loop: keys past seqlen_k are -inf.
+// The masked loop: keys past seqlen_k are -inf. Per row one 32-bit
+// threshold, seqlen_k - key0; then register 4i + h compares its constant
+// column 8i + h % 2 against it.
 // CHECK: scf.for
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
-// CHECK: arith.cmpi uge, %{{.*}}, %[[SEQK]] : index
+// CHECK: %[[KEY0:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[LIMIT:.*]] = arith.index_castui %[[SEQK]] : index to i32
+// CHECK: %[[THRESHOLD:.*]] = arith.subi %[[LIMIT]], %[[KEY0]] : i32
+// CHECK: %[[BAD0:.*]] = arith.cmpi sge, %c0_i32{{.*}}, %[[THRESHOLD]] : i32
+// CHECK-NEXT: arith.select %[[BAD0]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[BAD1:.*]] = arith.cmpi sge, %c1_i32{{.*}}, %[[THRESHOLD]] : i32
+// CHECK-NEXT: arith.select %[[BAD1]], %{{.*}}, %{{.*}} : f32
+// CHECK: arith.cmpi sge, %c8_i32{{.*}}, %[[THRESHOLD]] : i32
+// CHECK-NOT: arith.cmpi uge
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: scf.yield
 // The two rows of each thread: head_dim / 8 = 16 pairs into o, and lse.
@@ -211,12 +221,25 @@ func.func @f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;
 // CHECK-NOT: wgmma.mma_async
 // CHECK: scf.yield
-// The masked loop: past seqlen_k or right of the row.
+// The masked loop: past seqlen_k or right of the row, as a per-row limit
+// min(seqlen_k, row + 1) (rows r and r + 8), minus key0.
 // CHECK: scf.for
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: arith.cmpi uge
-// CHECK-NEXT: arith.cmpi ugt
-// CHECK-NEXT: arith.ori
+// CHECK: %[[KEY0:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[ROW1:.*]] = arith.addi %[[ROW:.*]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[LIMIT0:.*]] = arith.minui %{{.*}}, %[[ROW1]] : index
+// CHECK: %[[LIMIT0I:.*]] = arith.index_castui %[[LIMIT0]] : index to i32
+// CHECK: %[[T0:.*]] = arith.subi %[[LIMIT0I]], %[[KEY0]] : i32
+// CHECK: %[[ROW9:.*]] = arith.addi %[[ROW]], %c9{{(_[0-9]+)?}} : index
+// CHECK: %[[LIMIT1:.*]] = arith.minui %{{.*}}, %[[ROW9]] : index
+// CHECK: %[[LIMIT1I:.*]] = arith.index_castui %[[LIMIT1]] : index to i32
+// CHECK: %[[T1:.*]] = arith.subi %[[LIMIT1I]], %[[KEY0]] : i32
+// Registers 0, 1 are row r, 2, 3 row r + 8.
+// CHECK: arith.cmpi sge, %c0_i32{{.*}}, %[[T0]] : i32
+// CHECK: arith.cmpi sge, %c1_i32{{.*}}, %[[T0]] : i32
+// CHECK: arith.cmpi sge, %c0_i32{{.*}}, %[[T1]] : i32
+// CHECK: arith.cmpi sge, %c1_i32{{.*}}, %[[T1]] : i32
+// CHECK-NOT: arith.ori {{.*}} : i1
 // CHECK: scf.yield
 // CHECK-COUNT-8: vector.store %{{.*}} : memref<?x?x?x64xf16, {{.*}}>, vector<2xf16>
 // CHECK: gpu.return
@@ -555,3 +578,66 @@ func.func @bf16_d128_tma_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse:
 // The issuing thread waits for the reads before the block may exit.
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: gpu.return
+
+// -----
+
+// q_buffers = 2: tiles alternate between two Q tiles (tile count % 2) whose
+// barriers change phase every second tile, so the producer loads the next
+// tile's Q while the consumers read this one. Barriers: Q full x2, the
+// ring's 8, Q empty x2 (10 + buffer); the K ring starts after both Q tiles.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_two_q_buffers(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, pingpong = true,
+                                   overlap_softmax = true, producer_regs = 32,
+                                   consumer_regs = 232, persistent = true, tma_store = true,
+                                   q_buffers = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_two_q_buffers
+// 1 KiB pad + 2 x Q 128 x 128 x 2 + 2 stages x (K + V) + O staging 128 x 128 x 2.
+// CHECK: tiledattn.dynamic_smem_bytes = 230400 : i64
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 12>
+// CHECK-COUNT-6: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c1{{(_[0-9]+)?}} :
+// CHECK-COUNT-6: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c8{{(_[0-9]+)?}} :
+// CHECK: nvvm.setmaxregister {{ *}}decrease 32
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %c0_i32{{.*}}, %[[PDONE:[a-z0-9_]+]] = %c0_i32{{.*}}) -> (i32, i32)  : i32 {
+// CHECK: %[[PBUFI:.*]] = arith.remui %[[PDONE]], %c2_i32{{.*}} : i32
+// CHECK: %[[PBUF:.*]] = arith.index_castui %[[PBUFI]] : i32 to index
+// CHECK: %[[PUSES:.*]] = arith.divui %[[PDONE]], %c2_i32{{.*}} : i32
+// CHECK: %[[PPAR:.*]] = arith.trunci %[[PUSES]] : i32 to i1
+// CHECK: %[[QWAIT:.*]] = arith.xori %[[PPAR]], %true
+// CHECK: %[[QEMPTY:.*]] = arith.addi %[[PBUF]], %c10
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[QEMPTY]]], %[[QWAIT]]
+// CHECK: %[[QOFF:.*]] = arith.muli %[[PBUF]], %c32768
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[PBUF]]], %c32768
+// CHECK: arith.addi %{{.*}}, %[[QOFF]]
+// CHECK-COUNT-2: nvgpu.tma.async.load %{{.*}}, %[[BAR]][%[[PBUF]]] to
+// K stage s at 65536 + s * 32768, behind both Q tiles.
+// CHECK: scf.for
+// CHECK: %[[KOFF:.*]] = arith.muli %{{.*}}, %c32768
+// CHECK: arith.addi %[[KOFF]], %c65536
+// CHECK: nvvm.setmaxregister {{ *}}increase 232
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %c0_i32{{.*}}, %[[CDONE:[a-z0-9_]+]] = %c0_i32{{.*}}) -> (i32, i32)  : i32 {
+// CHECK: %[[CBUFI:.*]] = arith.remui %[[CDONE]], %c2_i32{{.*}} : i32
+// CHECK: %[[CBUF:.*]] = arith.index_castui %[[CBUFI]] : i32 to index
+// CHECK: %[[CUSES:.*]] = arith.divui %[[CDONE]], %c2_i32{{.*}} : i32
+// CHECK: %[[CPAR:.*]] = arith.trunci %[[CUSES]] : i32 to i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[CBUF]]], %[[CPAR]]
+// The first Q.K^T reads the tile's own Q buffer.
+// CHECK: arith.muli %[[CBUF]], %c32768
+// CHECK: nvvm.wgmma.mma_async
+// After both K/V loops, this buffer goes back to the producer.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[CEMPTY:.*]] = arith.addi %[[CBUF]], %c10
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]][%[[CEMPTY]]]
+// O is staged after the ring (65536 + 131072), not in a Q buffer.
+// CHECK: %c196608
+// CHECK: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store
+// CHECK: scf.yield %{{.*}}, %{{.*}} : i32, i32
