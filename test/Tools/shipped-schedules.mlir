@@ -4,16 +4,18 @@
 // in schedules/mma_sync (one warpgroup, no TMA).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t/1 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64
-// RUN: FileCheck %s --check-prefix=GRID --input-file %t/1/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/1/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal.mlir -o %t/2 | FileCheck %s -DNAME=sdpa_fwd_f16_d64_causal
-// RUN: FileCheck %s --check-prefix=PERSISTENT --input-file %t/2/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/2/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128.mlir -o %t/3 | FileCheck %s -DNAME=sdpa_fwd_f16_d128
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/3/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal.mlir -o %t/4 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal
+// RUN: FileCheck %s --check-prefix=GRID --input-file %t/4/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256.mlir -o %t/5 | FileCheck %s -DNAME=sdpa_fwd_f16_d256
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal.mlir -o %t/6 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t/7 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_bf16_d64
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64_causal
-// RUN: FileCheck %s --check-prefix=PERSISTENT --input-file %t/8/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/8/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/9 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/10 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
@@ -31,13 +33,15 @@
 // MMA: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=128 -> {{.*}}
 // Head dim 64 without a mask: three consumer warpgroups (512 threads).
 // THREE: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=512 -> {{.*}}
-// One block per tile: the grid follows the shape.
+// Causal D=128 (and D=256): one block per tile, the grid follows the shape.
 // GRID: "grid": {
 // GRID-NEXT: "x": "ceil_div(seqlen_q, block_m)",
 // GRID-NEXT: "y": "heads_q",
 // GRID-NEXT: "z": "batch"
-// Persistent: one block per multiprocessor at most, looping over the tiles.
+// D=64 and D=128 without a mask, D=64 causal: persistent, one block per
+// multiprocessor at most, looping over the tiles, with two Q buffers.
 // PERSISTENT: "grid": {
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2>"

@@ -11,8 +11,9 @@ func.func @sdpa_fwd_bf16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
       schedule(#tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2,
                                    warps = 16, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 3,
-                                   producer_regs = 32, consumer_regs = 160, pingpong = true,
-                                   overlap_softmax = true, tma_store = true>)
+                                   producer_regs = 24, consumer_regs = 160, pingpong = true,
+                                   overlap_softmax = true, persistent = true, tma_store = true,
+                                   q_buffers = 2>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -11,8 +11,8 @@ func.func @sdpa_fwd_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
-                                   producer_regs = 32, consumer_regs = 232, pingpong = true,
-                                   overlap_softmax = true, persistent = true, tma_store = true>)
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2>)
       : !head, !head, !head, !head, !lse
   return
 }
