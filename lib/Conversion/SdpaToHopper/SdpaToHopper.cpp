@@ -212,7 +212,7 @@ private:
   }
 
   //===------------------------------------------------------------------===//
-  // Shared memory: the pad to 1 KiB, Q, the K ring, the V ring.
+  // Shared memory: the K and V rings and the TMA boxes into them.
   //===------------------------------------------------------------------===//
   Value kStageOffset(Value s) { return add(mul(s, kvBytes()), ringOffset()); }
   Value vStageOffset(Value s) {
