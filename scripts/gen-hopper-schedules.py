@@ -8,6 +8,11 @@ sweep picked (docs/Schedules.md); a sweep writes its candidates elsewhere.
 Usage: gen-hopper-schedules.py OUT_DIR [--head-dims 64,128,256]
            [--block-n 128] [--stages 2] [--consumers 2] [--prefix sdpa_fwd]
            [--dtypes bf16,f16] [--causal 0,1] [--extra 'pingpong = true']
+           [--suffix _long] [--min-seqlen-k 2048] [--max-seqlen-k N]
+
+--min-seqlen-k / --max-seqlen-k put tiledattn.min_seqlen_k / max_seqlen_k on
+the function: the package runs the bundle only for key/value lengths in that
+range, in preference to a bundle for any length (docs/Schedules.md).
 """
 
 import argparse
@@ -22,7 +27,7 @@ TEMPLATE = """\
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
 func.func @{name}(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
-                 %scale: f32) {{
+                 %scale: f32){attributes} {{
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse{causal}
       schedule(#tiledattn.schedule<block_m = {block_m}, block_n = {block_n}, num_stages = {stages},
                                    warps = {warps}, mma = wgmma, producer = tma,
@@ -61,6 +66,9 @@ def main():
     ap.add_argument("--prefix", default="sdpa_fwd")
     ap.add_argument("--extra", default="", help="more schedule fields, e.g. 'pingpong = true'")
     ap.add_argument("--shipped", action="store_true", help="say 'shipped default' in the header")
+    ap.add_argument("--suffix", default="", help="appended to each kernel's name, e.g. _long")
+    ap.add_argument("--min-seqlen-k", type=int, help="shortest key/value length to run it for")
+    ap.add_argument("--max-seqlen-k", type=int, help="longest key/value length to run it for")
     args = ap.parse_args()
 
     def per_dim(spec, default):
@@ -76,10 +84,28 @@ def main():
     for dtype in args.dtypes.split(","):
         for d in map(int, args.head_dims.split(",")):
             for causal in map(int, args.causal.split(",")):
-                name = f"{args.prefix}_{dtype}_d{d}" + ("_causal" if causal else "")
+                name = f"{args.prefix}_{dtype}_d{d}" + ("_causal" if causal else "") + args.suffix
                 kind = "Shipped default schedule" if args.shipped else "Hopper schedule"
                 mask = "causal (top-left)." if causal else "no mask."
                 what = f"{kind}: {dtype}, head dim {d}, {mask} Warp-specialized TMA + wgmma."
+                lengths = [
+                    f"tiledattn.{key} = {value} : i64"
+                    for key, value in (
+                        ("min_seqlen_k", args.min_seqlen_k),
+                        ("max_seqlen_k", args.max_seqlen_k),
+                    )
+                    if value is not None
+                ]
+                if lengths:
+                    what += (
+                        "\n// Run for key/value lengths "
+                        + (
+                            f">= {args.min_seqlen_k}"
+                            if args.max_seqlen_k is None
+                            else f"{args.min_seqlen_k or 1}..{args.max_seqlen_k}"
+                        )
+                        + "; the bundle without a range covers the rest."
+                    )
                 text = TEMPLATE.format(
                     what=what,
                     name=name,
@@ -92,6 +118,7 @@ def main():
                     warps=4 * (args.consumers + 1),
                     consumers=args.consumers,
                     extra=wrap_fields(args.extra),
+                    attributes=f"\n    attributes {{{', '.join(lengths)}}}" if lengths else "",
                 )
                 (args.out / f"{name}.mlir").write_text(text)
 

@@ -50,6 +50,11 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   k.threads = s.getNumThreads();
   k.persistent = s.getPersistent();
   k.ctasPerSm = s.getCtasPerSm();
+  // The dialect's attribute verifier has checked them.
+  if (auto min = func->getAttrOfType<IntegerAttr>(kMinSeqlenKAttrName))
+    k.minSeqlenK = min.getInt();
+  if (auto max = func->getAttrOfType<IntegerAttr>(kMaxSeqlenKAttrName))
+    k.maxSeqlenK = max.getInt();
   llvm::raw_string_ostream os(k.schedule);
   os << Attribute(s);
   return k;
@@ -303,6 +308,10 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
               {"stack_bytes", report.stackBytes},
               {"static_smem_bytes", report.staticSmemBytes},
               {"wgmma_serialized", !report.wgmmaSerialized.empty()}}}};
+  if (k.minSeqlenK)
+    manifest["min_seqlen_k"] = *k.minSeqlenK;
+  if (k.maxSeqlenK)
+    manifest["max_seqlen_k"] = *k.maxSeqlenK;
   if (!k.tensorMaps.empty()) {
     Array maps;
     for (const TensorMapDescription &t : k.tensorMaps)

@@ -44,6 +44,9 @@ struct KernelDescription {
   /// one per tile) that loop over the tiles.
   bool persistent = false;
   int64_t ctasPerSm = 1;
+  /// The key/value lengths the kernel is meant for, from the function's
+  /// tiledattn.min_seqlen_k / tiledattn.max_seqlen_k (none: any length).
+  std::optional<int64_t> minSeqlenK, maxSeqlenK;
   /// Set from the lowered gpu.func by readLaunchContract.
   int64_t dynamicSmemBytes = 0;
   std::vector<TensorMapDescription> tensorMaps;

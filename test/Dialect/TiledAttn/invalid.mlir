@@ -864,3 +864,28 @@ func.func @sdpa_q_buffers_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// expected-error @+1 {{expected tiledattn.min_seqlen_k to be a positive integer (a key/value length), but got 0 : i64}}
+func.func private @min_seqlen_k_zero() attributes {tiledattn.min_seqlen_k = 0 : i64}
+
+// -----
+
+// expected-error @+1 {{expected tiledattn.max_seqlen_k to be a positive integer (a key/value length), but got "long"}}
+func.func private @max_seqlen_k_string() attributes {tiledattn.max_seqlen_k = "long"}
+
+// -----
+
+// expected-error @+1 {{expected tiledattn.min_seqlen_k to be a positive integer (a key/value length), but got true}}
+func.func private @min_seqlen_k_bool() attributes {tiledattn.min_seqlen_k = true}
+
+// -----
+
+// expected-error @+1 {{expected tiledattn.min_seqlen_k <= tiledattn.max_seqlen_k, but got 4096 and 2048}}
+func.func private @seqlen_k_range_empty() attributes {tiledattn.min_seqlen_k = 4096 : i64, tiledattn.max_seqlen_k = 2048 : i64}
+
+// -----
+
+// expected-error @+1 {{expected tiledattn.max_seqlen_k on the function that holds tiledattn.sdpa, but it is on builtin.module}}
+module attributes {tiledattn.max_seqlen_k = 2048 : i64} {}

@@ -128,3 +128,8 @@ func.func @bf16_program(%q: !bhead, %b: index, %h: index, %r: index, %scale: f32
       : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
   return
 }
+
+// The key/value lengths a schedule's kernel is meant for.
+// CHECK-LABEL: func.func private @seqlen_k_range()
+// CHECK-SAME: tiledattn.max_seqlen_k = 8192 : i64, tiledattn.min_seqlen_k = 2048 : i64
+func.func private @seqlen_k_range() attributes {tiledattn.min_seqlen_k = 2048 : i64, tiledattn.max_seqlen_k = 8192 : i64}

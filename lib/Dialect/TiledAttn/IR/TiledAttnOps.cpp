@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -53,6 +54,31 @@ void TiledAttnDialect::registerAttributes() {
 #define GET_ATTRDEF_LIST
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnAttrs.cpp.inc"
       >();
+}
+
+LogicalResult
+TiledAttnDialect::verifyOperationAttribute(Operation *op,
+                                           NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  if (name != kMinSeqlenKAttrName && name != kMaxSeqlenKAttrName)
+    return success(); // the attributes the passes set check themselves
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError("expected ")
+           << name << " on the function that holds tiledattn.sdpa, but it is "
+           << "on " << op->getName();
+  auto value = dyn_cast<IntegerAttr>(attribute.getValue());
+  if (!value || value.getType().isInteger(1) || value.getInt() < 1)
+    return op->emitError("expected ")
+           << name << " to be a positive integer (a key/value length), but "
+           << "got " << attribute.getValue();
+  if (name == kMaxSeqlenKAttrName)
+    return success();
+  auto max = op->getAttrOfType<IntegerAttr>(kMaxSeqlenKAttrName);
+  if (max && max.getInt() < value.getInt())
+    return op->emitError("expected ")
+           << kMinSeqlenKAttrName << " <= " << kMaxSeqlenKAttrName
+           << ", but got " << value.getInt() << " and " << max.getInt();
+  return success();
 }
 
 bool mlir::tiledattn::isSupportedHeadDim(int64_t headDim) {

@@ -25,6 +25,8 @@ def TiledAttn_Dialect : Dialect {
   let cppNamespace = "::mlir::tiledattn";
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // tiledattn.min_seqlen_k / tiledattn.max_seqlen_k on a schedule's function.
+  let hasOperationAttrVerify = 1;
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",

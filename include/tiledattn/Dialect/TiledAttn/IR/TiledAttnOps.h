@@ -32,6 +32,12 @@ constexpr int64_t kSharedMemoryPerSmBytes = 228 * 1024;
 /// The 128-byte swizzle repeats every 1024 bytes; TMA and wgmma derive it
 /// from the address, so swizzled tiles start on a 1024-byte boundary.
 constexpr int64_t kSwizzleAlignmentBytes = 1024;
+/// Optional attributes of a schedule's function: the key/value lengths its
+/// kernel is meant for (inclusive). The bundle's manifest carries them and
+/// the package picks, among the bundles for the same inputs, one whose
+/// range holds seqlen_k (docs/Schedules.md).
+constexpr llvm::StringLiteral kMinSeqlenKAttrName = "tiledattn.min_seqlen_k";
+constexpr llvm::StringLiteral kMaxSeqlenKAttrName = "tiledattn.max_seqlen_k";
 /// Head dims that have a lowering today.
 bool isSupportedHeadDim(int64_t headDim);
 } // namespace mlir::tiledattn
