@@ -384,3 +384,34 @@ def test_drop_in_for_a_transformer_block(dtype):
         err_ours = (ours(x).double() - ref).abs().max().item()
     assert math.isfinite(err_ours)
     assert err_ours <= 2 * err_torch + 1e-5, (err_ours, err_torch)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_long_keys_take_their_bundle(dtype):
+    # D=64 causal ships a bundle for seqlen_k >= 2048; the public call must
+    # take it there and the general one below.
+    long_entry = registry.select(dtype, 64, True, seqlen_k=2048)
+    short_entry = registry.select(dtype, 64, True, seqlen_k=2047)
+    if not long_entry.has_length_range:
+        pytest.skip("the kernel dir has no D=64 causal bundle for long keys")
+    assert not short_entry.has_length_range
+    q, k, v = (make(1, 3, 2048, 64, dtype) for _ in range(3))
+    out = run_and_check(q, k, v, causal=True)
+    direct, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, True, 1 / 8, str(long_entry.path))
+    assert torch.equal(out, direct)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 3, 113, 113), (1, 2, 2, 1000, 2100)])
+def test_every_bundle_is_right_at_any_length(runtime, shape):
+    # A length range only says where a bundle is fastest: each bundle in
+    # the kernel dir must be right everywhere, inside its range or not.
+    b, hq, hkv, sq, sk = shape
+    for entry in registry.kernels():
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        q = make(b, hq, sq, entry.head_dim, dtype)
+        k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
+        scale = 1 / math.sqrt(entry.head_dim)
+        poison(((b, hq, sq, entry.head_dim), q.dtype), ((b, hq, sq), torch.float32))
+        out, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, entry.causal, scale, str(entry.path))
+        ref, _, low = reference(q, k, v, entry.causal, scale)
+        check_close(out, ref, low, f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}")

@@ -131,3 +131,82 @@ def test_required_alignment(tmp_path):
 
 def test_explain_names_tma(hopper_kernel_dir):
     assert "threads=384 tma=q,k,v" in registry.explain("f16", 256, False)
+
+
+def test_length_ranges_select_by_seqlen_k(fake_kernel_dir):
+    # A bundle meant for long keys wins there; the one without a range runs
+    # the rest and is what select() without a length gives.
+    bundles.make_bundle(
+        fake_kernel_dir, "f16", 64, True, name="sdpa_fwd_f16_d64_causal_long", min_seqlen_k=2048
+    )
+    bundles.make_bundle(
+        fake_kernel_dir,
+        "f16",
+        64,
+        True,
+        name="sdpa_fwd_f16_d64_causal_mid",
+        min_seqlen_k=1024,
+        max_seqlen_k=1536,
+    )
+    registry.refresh()
+    pick = lambda n: registry.select("f16", 64, True, seqlen_k=n).name  # noqa: E731
+    assert pick(4096) == pick(2048) == "sdpa_fwd_f16_d64_causal_long"
+    assert pick(1024) == pick(1536) == "sdpa_fwd_f16_d64_causal_mid"
+    assert pick(1) == pick(1023) == pick(1537) == pick(2047) == "sdpa_fwd_f16_d64_causal"
+    assert registry.select("f16", 64, True).name == "sdpa_fwd_f16_d64_causal"
+    # Other inputs are untouched by the ranges.
+    assert registry.select("f16", 64, False, seqlen_k=4096).name == "sdpa_fwd_f16_d64"
+    text = registry.explain("f16", 64, True, seqlen_k=3000)
+    assert "seqlen_k=3000" in text
+    assert "selected: sdpa_fwd_f16_d64_causal_long" in text
+    assert "for seqlen_k >= 2048" in text
+    assert "for 1024 <= seqlen_k <= 1536" in text
+
+
+def test_length_range_without_a_general_bundle(fake_kernel_dir):
+    import shutil
+
+    shutil.rmtree(fake_kernel_dir / "sdpa_fwd_bf16_d128")
+    bundles.make_bundle(
+        fake_kernel_dir, "bf16", 128, False, name="sdpa_fwd_bf16_d128_long", min_seqlen_k=2048
+    )
+    registry.refresh()
+    assert registry.select("bf16", 128, False, seqlen_k=2048).name == "sdpa_fwd_bf16_d128_long"
+    with pytest.raises(
+        UnsupportedInputError,
+        match=r"no kernel bundle for seqlen_k=100 .*sdpa_fwd_bf16_d128_long: seqlen_k >= 2048",
+    ):
+        registry.select("bf16", 128, False, seqlen_k=100)
+    assert "no bundle's length range holds seqlen_k=100" in registry.explain(
+        "bf16", 128, False, seqlen_k=100
+    )
+
+
+def test_attention_selects_by_key_length(fake_kernel_dir):
+    from tiledattn import attention
+
+    bundles.make_bundle(
+        fake_kernel_dir, "bf16", 64, True, name="sdpa_fwd_bf16_d64_causal_long", min_seqlen_k=2048
+    )
+    registry.refresh()
+    long_path, _ = attention._select_bundle("bf16", 64, 64, True, 2048)
+    short_path, _ = attention._select_bundle("bf16", 64, 64, True, 2047)
+    assert long_path.endswith("sdpa_fwd_bf16_d64_causal_long")
+    assert short_path.endswith("sdpa_fwd_bf16_d64_causal")
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"min_seqlen_k": 0}, r"field 'min_seqlen_k': expected a positive integer .* found 0"),
+        ({"max_seqlen_k": "8k"}, r"field 'max_seqlen_k': expected a positive integer .* \"8k\""),
+        ({"min_seqlen_k": True}, r"field 'min_seqlen_k': expected a positive integer .* true"),
+        (
+            {"min_seqlen_k": 4096, "max_seqlen_k": 2048},
+            r"fields 'min_seqlen_k', 'max_seqlen_k': expected min <= max but found 4096 and 2048",
+        ),
+    ],
+)
+def test_bad_length_range_names_the_field(tmp_path, fields, message):
+    with pytest.raises(tiledattn.InvalidInputError, match=message):
+        registry.read_bundle(bundles.make_bundle(tmp_path, **fields))

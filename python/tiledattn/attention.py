@@ -31,11 +31,29 @@ def _ensure_runtime() -> bool:
 
 
 @torch.compiler.assume_constant_result
-def _select_bundle(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> "tuple[str, int]":
-    """The selected bundle's directory and the alignment its inputs need
-    (alignment_bytes, at least 16 bytes for TMA kernels)."""
-    entry = registry.select(dtype, head_dim, causal, head_dim_v=head_dim_v)
-    return str(entry.path), entry.required_alignment
+def _bundle_choices(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> "tuple":
+    """The bundles for these inputs, in the order they are tried: (min
+    seqlen_k or 0, max seqlen_k or 0, directory, alignment its inputs need)."""
+    return tuple(
+        (e.min_seqlen_k or 0, e.max_seqlen_k or 0, str(e.path), e.required_alignment)
+        for e in registry.candidates(dtype, head_dim, causal, head_dim_v=head_dim_v)
+    )
+
+
+def _select_bundle(dtype, head_dim, head_dim_v, causal, seqlen_k) -> "tuple[str, int]":
+    """The directory and input alignment of the first bundle meant for
+    seqlen_k. The comparisons run here, in traced code, so that under
+    torch.compile a graph guards on the length class it was traced for."""
+    choices = _bundle_choices(dtype, head_dim, head_dim_v, causal)
+    for low, high, path, alignment in choices:
+        if (low == 0 or seqlen_k >= low) and (high == 0 or seqlen_k <= high):
+            return path, alignment
+    raise _unsupported(
+        f"no kernel bundle for seqlen_k={seqlen_k} (dim -2 of 'key') among those "
+        f"for dtype={dtype} head_dim={head_dim} is_causal={causal}, whose length "
+        f"ranges are {[(low or None, high or None) for low, high, _, _ in choices]}",
+        "seqlen_k",
+    )
 
 
 def _unsupported(message: str, reason: str) -> UnsupportedInputError:
@@ -218,7 +236,7 @@ def _prepare(
     causal = bool(is_causal)
     dtype = registry.dtype_name(query.dtype)
     if entry is None:
-        bundle, alignment = _select_bundle(dtype, head_dim, head_dim_v, causal)
+        bundle, alignment = _select_bundle(dtype, head_dim, head_dim_v, causal, key.shape[-2])
     else:
         given = (dtype, head_dim, head_dim_v, causal)
         compiled = (entry.dtype, entry.head_dim, entry.head_dim_v, entry.causal)

@@ -1,9 +1,15 @@
-"""The kernel registry: which bundle runs a given (dtype, head dim, causal).
+"""The kernel registry: which bundle runs a given (dtype, head dim, causal)
+and key/value length.
 
 Bundles live in the kernel directory ($TILEDATTN_KERNEL_DIR, else
 <repo>/build/kernels), one directory per bundle with manifest.json,
 kernel.cubin and kernel.ptx. The registry reads only the manifest fields it
 selects on; the runtime validates the whole bundle before launching it.
+
+A bundle may say which key/value lengths it is meant for (min_seqlen_k,
+max_seqlen_k in its manifest, from the schedule function's attributes).
+Among the bundles for the same inputs, one whose range holds seqlen_k wins
+over one without a range; a bundle without a range runs any length.
 """
 
 import json
@@ -49,6 +55,29 @@ class KernelEntry:
     causal: bool
     alignment_bytes: int
     manifest: dict = field(compare=False, repr=False)
+    min_seqlen_k: "int | None" = None
+    max_seqlen_k: "int | None" = None
+
+    @property
+    def has_length_range(self) -> bool:
+        return self.min_seqlen_k is not None or self.max_seqlen_k is not None
+
+    def covers(self, seqlen_k: int) -> bool:
+        """Whether the bundle is meant for this key/value length."""
+        return (self.min_seqlen_k is None or seqlen_k >= self.min_seqlen_k) and (
+            self.max_seqlen_k is None or seqlen_k <= self.max_seqlen_k
+        )
+
+    def length_range(self) -> str:
+        """'any seqlen_k', or the range, e.g. 'seqlen_k >= 2048'."""
+        lo, hi = self.min_seqlen_k, self.max_seqlen_k
+        if lo is None and hi is None:
+            return "any seqlen_k"
+        if hi is None:
+            return f"seqlen_k >= {lo}"
+        if lo is None:
+            return f"seqlen_k <= {hi}"
+        return f"{lo} <= seqlen_k <= {hi}"
 
     @property
     def tensor_maps(self) -> list:
@@ -71,7 +100,9 @@ class KernelEntry:
             f"{self.name} ({self.path}): dtype={self.dtype} head_dim={self.head_dim} "
             f"head_dim_v={self.head_dim_v} causal={self.causal} "
             f"block_m={m.get('block_m')} block_n={m.get('block_n')} "
-            f"threads={m.get('threads')}" + (f" tma={tma}" if tma else "")
+            f"threads={m.get('threads')}"
+            + (f" tma={tma}" if tma else "")
+            + (f" for {self.length_range()}" if self.has_length_range else "")
         )
 
 
@@ -113,6 +144,25 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
             f"tiledattn: {manifest_path}: field 'format_version': expected "
             f"{FORMAT_VERSION} but found {version}"
         )
+
+    def optional_length(name):
+        if name not in manifest:
+            return None
+        value = manifest[name]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InvalidInputError(
+                f"tiledattn: {manifest_path}: field '{name}': expected a positive "
+                f"integer (a key/value length) but found {json.dumps(value)}"
+            )
+        return value
+
+    min_seqlen_k = optional_length("min_seqlen_k")
+    max_seqlen_k = optional_length("max_seqlen_k")
+    if min_seqlen_k is not None and max_seqlen_k is not None and min_seqlen_k > max_seqlen_k:
+        raise InvalidInputError(
+            f"tiledattn: {manifest_path}: fields 'min_seqlen_k', 'max_seqlen_k': "
+            f"expected min <= max but found {min_seqlen_k} and {max_seqlen_k}"
+        )
     dtype = get("dtype", str, "a string")
     if dtype not in ("f16", "bf16"):
         raise InvalidInputError(
@@ -128,6 +178,8 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
         causal=get("causal", bool, "true or false"),
         alignment_bytes=get("alignment_bytes", int, "an integer"),
         manifest=manifest,
+        min_seqlen_k=min_seqlen_k,
+        max_seqlen_k=max_seqlen_k,
     )
 
 
@@ -139,10 +191,9 @@ class _Scan:
 
 _scans: "dict[Path, _Scan]" = {}
 _scan_lock = threading.Lock()
-# select()'s answers by (kernel dir as given, dtype, head dims, causal): a
-# call runs per attention call, and resolving the directory alone costs
-# system calls.
-_selected: "dict[tuple, KernelEntry]" = {}
+# candidates() by (kernel dir as given, dtype, head dims, causal): it runs
+# per attention call, and resolving the directory alone costs system calls.
+_matching: "dict[tuple, list[KernelEntry]]" = {}
 
 
 def _scan(directory: "Path | None" = None) -> _Scan:
@@ -166,7 +217,7 @@ def refresh() -> None:
     """Forgets every scanned kernel directory (after adding bundles)."""
     with _scan_lock:
         _scans.clear()
-        _selected.clear()
+        _matching.clear()
 
 
 def kernels(kernel_dir: "str | os.PathLike[str] | None" = None) -> "list[KernelEntry]":
@@ -195,30 +246,15 @@ def _candidates(dtype, head_dim, causal, head_dim_v, kernel_dir):
         if (e.dtype, e.head_dim, e.head_dim_v, e.causal)
         == (dtype, head_dim, head_dim_v, bool(causal))
     ]
-    # Several bundles may fit; the shipped name wins, then the name order.
+    # In the order select() tries them: bundles for a range of lengths
+    # first (they are there to beat the others on it), then the shipped
+    # name, then the name order.
     canonical = _canonical_name(dtype, head_dim, bool(causal))
-    matches.sort(key=lambda e: (e.name != canonical, e.name))
+    matches.sort(key=lambda e: (not e.has_length_range, e.name != canonical, e.name))
     return dtype, head_dim_v, scan, matches
 
 
-def select(
-    dtype: "torch.dtype | str",
-    head_dim: int,
-    causal: bool,
-    *,
-    head_dim_v: "int | None" = None,
-    kernel_dir: "str | os.PathLike[str] | None" = None,
-) -> KernelEntry:
-    """The bundle for these inputs; UnsupportedInputError if there is none."""
-    key = (str(kernel_dir or _runtime.kernel_dir()), dtype, head_dim, head_dim_v, bool(causal))
-    entry = _selected.get(key)
-    if entry is not None:
-        return entry
-    dtype, head_dim_v, scan, matches = _candidates(dtype, head_dim, causal, head_dim_v, kernel_dir)
-    if matches:
-        with _scan_lock:
-            _selected[key] = matches[0]
-        return matches[0]
+def _no_bundle(dtype, head_dim, head_dim_v, causal, kernel_dir, scan) -> UnsupportedInputError:
     directory = Path(kernel_dir or _runtime.kernel_dir())
     have = ", ".join(
         f"{e.dtype}/d{e.head_dim}{'/causal' if e.causal else ''}" for e in scan.entries
@@ -231,13 +267,67 @@ def select(
         supported = f"supported head dims for dtype={dtype} causal={bool(causal)}: {listed}"
     else:
         supported = f"no bundle for dtype={dtype} causal={bool(causal)} at all"
-    raise UnsupportedInputError(
+    return UnsupportedInputError(
         f"tiledattn: no kernel bundle for dtype={dtype} head_dim={head_dim} "
         f"head_dim_v={head_dim_v} causal={bool(causal)} in {directory}; "
         f"{supported} (available: {have or 'none'}; set TILEDATTN_KERNEL_DIR or "
         "build the kernels)",
         "head_dim",
     )
+
+
+def candidates(
+    dtype: "torch.dtype | str",
+    head_dim: int,
+    causal: bool,
+    *,
+    head_dim_v: "int | None" = None,
+    kernel_dir: "str | os.PathLike[str] | None" = None,
+) -> "list[KernelEntry]":
+    """The bundles for these inputs in the order select() tries them (those
+    for a range of key/value lengths first); UnsupportedInputError if none."""
+    key = (str(kernel_dir or _runtime.kernel_dir()), dtype, head_dim, head_dim_v, bool(causal))
+    found = _matching.get(key)
+    if found is not None:
+        return found
+    dtype, head_dim_v, scan, matches = _candidates(dtype, head_dim, causal, head_dim_v, kernel_dir)
+    if not matches:
+        raise _no_bundle(dtype, head_dim, head_dim_v, causal, kernel_dir, scan)
+    with _scan_lock:
+        _matching[key] = matches
+    return matches
+
+
+def pick(entries: "list[KernelEntry]", seqlen_k: "int | None") -> "KernelEntry | None":
+    """The first of candidates() meant for seqlen_k; without a length, the
+    first without a range (else the first). None if no range holds it."""
+    if seqlen_k is None:
+        return next((e for e in entries if not e.has_length_range), entries[0])
+    return next((e for e in entries if e.covers(seqlen_k)), None)
+
+
+def select(
+    dtype: "torch.dtype | str",
+    head_dim: int,
+    causal: bool,
+    *,
+    head_dim_v: "int | None" = None,
+    seqlen_k: "int | None" = None,
+    kernel_dir: "str | os.PathLike[str] | None" = None,
+) -> KernelEntry:
+    """The bundle for these inputs (and key/value length, when given);
+    UnsupportedInputError if there is none."""
+    entries = candidates(dtype, head_dim, causal, head_dim_v=head_dim_v, kernel_dir=kernel_dir)
+    entry = pick(entries, seqlen_k)
+    if entry is None:
+        ranges = "; ".join(f"{e.name}: {e.length_range()}" for e in entries)
+        raise UnsupportedInputError(
+            f"tiledattn: no kernel bundle for seqlen_k={seqlen_k} among those for "
+            f"dtype={dtype_name(dtype)} head_dim={head_dim} causal={bool(causal)} "
+            f"({ranges}); add a bundle without a length range",
+            "seqlen_k",
+        )
+    return entry
 
 
 def supported_head_dims(
@@ -264,6 +354,7 @@ def explain(
     causal: bool,
     *,
     head_dim_v: "int | None" = None,
+    seqlen_k: "int | None" = None,
     kernel_dir: "str | os.PathLike[str] | None" = None,
 ) -> str:
     """Says which bundle select() picks for these inputs, and why."""
@@ -277,13 +368,17 @@ def explain(
     lines = [
         (
             f"inputs: dtype={dtype} head_dim={head_dim} head_dim_v={head_dim_v} "
-            f"causal={bool(causal)}"
+            f"causal={bool(causal)}" + (f" seqlen_k={seqlen_k}" if seqlen_k is not None else "")
         ),
         f"kernel dir: {directory} ({len(scan.entries)} bundles)",
     ]
-    if matches:
-        lines.append("selected: " + matches[0].describe())
-        lines += ["also matching: " + e.describe() for e in matches[1:]]
+    chosen = pick(matches, seqlen_k) if matches else None
+    if chosen is not None:
+        lines.append("selected: " + chosen.describe())
+        lines += ["also matching: " + e.describe() for e in matches if e is not chosen]
+    elif matches:
+        lines.append(f"selected: none (no bundle's length range holds seqlen_k={seqlen_k})")
+        lines += ["also matching: " + e.describe() for e in matches]
     else:
         lines.append("selected: none (no bundle matches)")
     lines += ["skipped: " + reason for reason in scan.skipped]

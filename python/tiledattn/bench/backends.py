@@ -98,7 +98,9 @@ class TiledAttn(Backend):
         from tiledattn.errors import TiledAttnError, UnsupportedInputError
 
         try:
-            entry = tiledattn.registry.select(case.torch_dtype, case.head_dim, case.causal)
+            entry = tiledattn.registry.select(
+                case.torch_dtype, case.head_dim, case.causal, seqlen_k=k.shape[-2]
+            )
         except (UnsupportedInputError, TiledAttnError) as error:
             raise Unsupported(str(error)) from None
 
