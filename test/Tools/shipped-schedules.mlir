@@ -20,6 +20,13 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/10 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal.mlir -o %t/12 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal_long.mlir -o %t/13 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64_causal_long
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/13/manifest.json
+// RUN: FileCheck %s --check-prefix=LONG --input-file %t/13/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal_long.mlir -o %t/14 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_bf16_d64_causal_long
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/14/manifest.json
+// RUN: FileCheck %s --check-prefix=LONG --input-file %t/14/manifest.json
+// RUN: FileCheck %s --check-prefix=ANYLENGTH --input-file %t/8/manifest.json
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
@@ -31,7 +38,8 @@
 
 // CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=384 -> {{.*}}
 // MMA: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=128 -> {{.*}}
-// Head dim 64 without a mask: three consumer warpgroups (512 threads).
+// Head dim 64 without a mask, and causal from 2k keys: three consumer
+// warpgroups (512 threads).
 // THREE: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=512 -> {{.*}}
 // Causal D=128 (and D=256): one block per tile, the grid follows the shape.
 // GRID: "grid": {
@@ -45,3 +53,9 @@
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
 // QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2>"
+// D=64 causal from 2k keys on: three consumers (block_n 112 to fit 160
+// registers); the manifest carries the range the package selects by.
+// LONG-NOT: "max_seqlen_k"
+// LONG: "min_seqlen_k": 2048,
+// LONG-NOT: "max_seqlen_k"
+// ANYLENGTH-NOT: seqlen_k
