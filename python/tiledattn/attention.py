@@ -33,9 +33,10 @@ def _ensure_runtime() -> bool:
 @torch.compiler.assume_constant_result
 def _bundle_choices(dtype: str, head_dim: int, head_dim_v: int, causal: bool) -> "tuple":
     """The bundles for these inputs, in the order they are tried: (min
-    seqlen_k or 0, max seqlen_k or 0, directory, alignment its inputs need)."""
+    seqlen_k, max seqlen_k (None: open), directory, alignment its inputs
+    need)."""
     return tuple(
-        (e.min_seqlen_k or 0, e.max_seqlen_k or 0, str(e.path), e.required_alignment)
+        (e.min_seqlen_k, e.max_seqlen_k, str(e.path), e.required_alignment)
         for e in registry.candidates(dtype, head_dim, causal, head_dim_v=head_dim_v)
     )
 
@@ -46,12 +47,12 @@ def _select_bundle(dtype, head_dim, head_dim_v, causal, seqlen_k) -> "tuple[str,
     torch.compile a graph guards on the length class it was traced for."""
     choices = _bundle_choices(dtype, head_dim, head_dim_v, causal)
     for low, high, path, alignment in choices:
-        if (low == 0 or seqlen_k >= low) and (high == 0 or seqlen_k <= high):
+        if registry.in_length_range(seqlen_k, low, high):
             return path, alignment
     raise _unsupported(
         f"no kernel bundle for seqlen_k={seqlen_k} (dim -2 of 'key') among those "
         f"for dtype={dtype} head_dim={head_dim} is_causal={causal}, whose length "
-        f"ranges are {[(low or None, high or None) for low, high, _, _ in choices]}",
+        f"ranges are {[(low, high) for low, high, _, _ in choices]}",
         "seqlen_k",
     )
 

@@ -43,6 +43,12 @@ def dtype_name(dtype: "torch.dtype | str") -> str:
     )
 
 
+def in_length_range(seqlen_k, low: "int | None", high: "int | None") -> bool:
+    """Whether seqlen_k lies in [low, high] (None: open on that side).
+    Plain comparisons, so that torch.compile guards on them when traced."""
+    return (low is None or seqlen_k >= low) and (high is None or seqlen_k <= high)
+
+
 @dataclass(frozen=True)
 class KernelEntry:
     """One bundle, as far as selection needs it."""
@@ -64,9 +70,7 @@ class KernelEntry:
 
     def covers(self, seqlen_k: int) -> bool:
         """Whether the bundle is meant for this key/value length."""
-        return (self.min_seqlen_k is None or seqlen_k >= self.min_seqlen_k) and (
-            self.max_seqlen_k is None or seqlen_k <= self.max_seqlen_k
-        )
+        return in_length_range(seqlen_k, self.min_seqlen_k, self.max_seqlen_k)
 
     def length_range(self) -> str:
         """'any seqlen_k', or the range, e.g. 'seqlen_k >= 2048'."""
