@@ -177,18 +177,18 @@ func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledat
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
 
 // -----
 
 // Each Hopper-only field alone: a register budget without producer = tma.
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
 func.func private @schedule_consumer_regs_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, consumer_regs = 232>}
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_persistent_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, persistent = true>}
 
 // -----
@@ -365,7 +365,7 @@ func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 4, warps = 8, mma = mma_sync, producer = cp_async, swizzle = 128>)
       : !head, !head, !head, !head, !lse
@@ -776,7 +776,7 @@ func.func private @schedule_tma_two_ctas_entry() attributes {s = #tiledattn.sche
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_ctas_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, ctas_per_sm = 2>}
 
 // -----
@@ -819,19 +819,21 @@ func.func @sdpa_tma_three_consumers_registers(%q: !head, %lse: !lse, %scale: f32
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_tma_store_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, tma_store = true>}
 
 // -----
 
-// A persistent kernel that stores O by TMA stages it in a tile of its own:
-// 1024 + Q 128 x 256 x 2 + 2 x 2 x 80 x 256 x 2 + O 128 x 256 x 2.
-!head = memref<?x?x?x256xbf16>
+// A persistent kernel with two Q buffers that stores O by TMA stages it in a
+// tile of its own: 1024 + 2 x Q 128 x 128 x 2 + 3 x 2 x 128 x 128 x 2
+// + O 128 x 128 x 2 + 16 bytes of tile slots, where one Q buffer (O staged
+// in it, no slots) would fit.
+!head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_store_persistent_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers with head dim 256), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295952 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, persistent = true, tma_store = true>)
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true>)
       : !head, !head, !head, !head, !lse
   return
 }
@@ -848,8 +850,18 @@ func.func private @schedule_q_buffers_not_persistent() attributes {s = #tiledatt
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store and q_buffers shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_q_buffers_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_buffers = 2>}
+
+// -----
+
+// expected-error @+1 {{schedule field dynamic_tiles: hands the tiles of a persistent block out one at a time, so expected persistent = true with it, but got persistent = false}}
+func.func private @schedule_dynamic_tiles_not_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, dynamic_tiles = true>}
+
+// -----
+
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+func.func private @schedule_dynamic_tiles_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, dynamic_tiles = true>}
 
 // -----
 
@@ -858,7 +870,7 @@ func.func private @schedule_q_buffers_without_tma() attributes {s = #tiledattn.s
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_q_buffers_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, q_buffers = 2>)
       : !head, !head, !head, !head, !lse

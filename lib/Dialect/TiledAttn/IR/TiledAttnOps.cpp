@@ -158,7 +158,7 @@ LogicalResult ScheduleAttr::verify(
     Producer producer, int64_t swizzle, bool splitKvLoop,
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
-    bool tmaStore, int64_t qBuffers) {
+    bool tmaStore, int64_t qBuffers, bool dynamicTiles) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -272,13 +272,20 @@ LogicalResult ScheduleAttr::verify(
                             "holds the next tile's Q, which only a "
                             "persistent block has, so expected 1 without "
                             "persistent = true, but got 2";
+    // A block that runs one tile has no next tile to ask for.
+    if (dynamicTiles && !persistent)
+      return emitError() << "schedule field dynamic_tiles: hands the tiles "
+                            "of a persistent block out one at a time, so "
+                            "expected persistent = true with it, but got "
+                            "persistent = false";
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
              consumerRegs != 240 || pingpong || overlapSoftmax ||
-             ctasPerSm != 1 || persistent || tmaStore || qBuffers != 1) {
+             ctasPerSm != 1 || persistent || tmaStore || qBuffers != 1 ||
+             dynamicTiles) {
     return emitError() << "schedule fields consumer_warpgroups, "
                           "producer_regs, consumer_regs, pingpong, "
                           "overlap_softmax, ctas_per_sm, persistent, "
-                          "tma_store and q_buffers shape the "
+                          "tma_store, q_buffers and dynamic_tiles shape the "
                           "warp-specialized kernel and need producer = tma, "
                           "but got producer = "
                        << stringifyProducer(producer);
@@ -309,12 +316,18 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
     return ring;
   case Producer::tma: { // The ring plus the Q tiles, which wgmma reads from
                         // smem, plus up to 1 KiB to align them for the
-                        // 128-byte swizzle. A persistent kernel that stores
-                        // O by TMA stages it in a tile of its own (the next
-                        // Q may be arriving in Q's).
+                        // 128-byte swizzle. A persistent kernel with two Q
+                        // buffers that stores O by TMA stages it in a tile
+                        // of its own (the next Q may be arriving in the
+                        // other); with one, O goes into the Q buffer. With
+                        // dynamic_tiles, one 32-bit tile index per Q buffer
+                        // follows.
     int64_t tile = getBlockM() * headDim * elementBytes;
-    int64_t oStaging = getTmaStore() && getPersistent() ? tile : 0;
-    return kSwizzleAlignmentBytes + getQBuffers() * tile + ring + oStaging;
+    int64_t oStaging =
+        getTmaStore() && getPersistent() && getQBuffers() == 2 ? tile : 0;
+    int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
+    return kSwizzleAlignmentBytes + getQBuffers() * tile + ring + oStaging +
+           tileSlots;
   }
   }
   llvm_unreachable("unknown producer");
@@ -408,7 +421,7 @@ LogicalResult SdpaOp::verify() {
   if (smem > kMaxSharedMemoryBytes)
     return emitOpError("schedule needs ")
            << smem << " bytes of shared memory (block_m, block_n, "
-           << "num_stages, q_buffers with head dim " << headDim
+           << "num_stages, q_buffers, dynamic_tiles with head dim " << headDim
            << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
   // Measured wrong: causal kernels with two blocks per multiprocessor left

@@ -82,6 +82,12 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       buffer while the consumers still read this one, so a tile starts with
       its Q already there instead of waiting for the load (short sequences,
       where a tile has few K/V blocks to hide it under).
+    - `dynamic_tiles` (default `false`): a persistent block takes its next
+      tile from a global counter (one atomic add per tile, by the producer,
+      handed to the consumers with the tile's Q) instead of a fixed
+      round-robin, so blocks that drew short tiles take more, as the
+      hardware's block dispatch does. Needs `persistent`; the runtime passes
+      a zeroed 32-bit counter (`tile_counter` in the manifest).
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -108,7 +114,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "1">:$ctas_per_sm,
                         DefaultValuedParameter<"bool", "false">:$persistent,
                         DefaultValuedParameter<"bool", "false">:$tma_store,
-                        DefaultValuedParameter<"int64_t", "1">:$q_buffers);
+                        DefaultValuedParameter<"int64_t", "1">:$q_buffers,
+                        DefaultValuedParameter<"bool", "false">:$dynamic_tiles);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

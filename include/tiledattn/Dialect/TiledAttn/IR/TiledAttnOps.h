@@ -32,6 +32,9 @@ constexpr int64_t kSharedMemoryPerSmBytes = 228 * 1024;
 /// The 128-byte swizzle repeats every 1024 bytes; TMA and wgmma derive it
 /// from the address, so swizzled tiles start on a 1024-byte boundary.
 constexpr int64_t kSwizzleAlignmentBytes = 1024;
+/// With dynamic_tiles: the tile index the producer hands the consumers, one
+/// 32-bit slot per Q buffer (two at most), after the other shared tiles.
+constexpr int64_t kTileSlotBytes = 16;
 /// Optional attributes of a schedule's function: the key/value lengths its
 /// kernel is meant for (inclusive). The bundle's manifest carries them and
 /// the package picks, among the bundles for the same inputs, one whose
