@@ -133,6 +133,10 @@ def launch(manifest, func, q, k, v, scale, sync=True):
     for t in (q, k, v, o, lse):
         vals += memref_args(t, keep)
     vals.append(ctypes.c_float(scale))
+    if any(p["name"] == "tile_counter" for p in manifest["params"]):
+        counter = torch.zeros(1, device=q.device, dtype=torch.int32)
+        keep.append(counter)
+        vals.append(ctypes.c_void_p(counter.data_ptr()))
     operands = {"q": q, "k": k, "v": v, "o": o}
     for entry in manifest.get("tensor_maps", []):  # by value, after scale
         vals.append(tensor_map(operands[entry["operand"]], entry, manifest["dtype"]))

@@ -165,15 +165,26 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   for (const ParamSpec &p : spec.params)
     foundText += (foundText.empty() ? "" : ", ") +
                  render(p.name, p.kind, p.rank, p.dtype);
-  bool same = spec.params.size() == std::size(expected);
-  for (size_t i = 0; same && i < spec.params.size(); ++i) {
+  // Optionally last: a tile counter, zero whenever a launch starts.
+  size_t numParams = spec.params.size();
+  if (numParams == std::size(expected) + 1 &&
+      spec.params.back().name == "tile_counter" &&
+      spec.params.back().kind == "zeroed_i32") {
+    spec.tileCounter = true;
+    --numParams;
+  }
+  bool same = numParams == std::size(expected);
+  for (size_t i = 0; same && i < numParams; ++i) {
     const ParamSpec &p = spec.params[i];
     const Expected &e = expected[i];
     same = p.name == e.name && p.kind == e.kind &&
            (p.kind != "memref" || (p.rank == e.rank && p.dtype == e.dtype));
   }
   if (!same)
-    reader.mismatch("params", "[" + expectedText + "]", "[" + foundText + "]");
+    reader.mismatch("params",
+                    "[" + expectedText +
+                        "] (optionally followed by tile_counter: zeroed_i32)",
+                    "[" + foundText + "]");
 }
 
 /// The optional "tensor_maps" array: one TMA tensor map per entry, each

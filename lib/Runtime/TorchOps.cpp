@@ -17,6 +17,8 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
@@ -24,6 +26,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 using namespace tiledattn::runtime;
@@ -184,6 +188,11 @@ public:
     for (int64_t stride : t.strides())
       addInt(stride);
   }
+  void addPointer(void *value) {
+    void *&ptr = pointers[numPointers++];
+    ptr = value;
+    args.push_back(&ptr);
+  }
   void addFloat(float value) {
     floats[numFloats] = value;
     args.push_back(&floats[numFloats++]);
@@ -204,6 +213,30 @@ private:
   size_t numPointers = 0, numInts = 0, numFloats = 0, numTensorMaps = 0;
   std::vector<void *> args;
 };
+
+/// The zeroed int32 a dynamic_tiles kernel counts its tiles on. The kernel
+/// puts it back to 0 at the end of each launch, so one counter per stream
+/// serves every launch on it (launches on one stream never overlap) without
+/// a memset each. A stream being captured into a CUDA graph gets a fresh
+/// zero instead (a memset node in the graph): the graph may be replayed on
+/// another stream, next to launches that use this stream's counter.
+at::Tensor tileCounterFor(const at::Tensor &q) {
+  at::TensorOptions options = q.options().dtype(at::kInt);
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+      c10::cuda::CaptureStatus::None)
+    return at::zeros({1}, options);
+  static std::mutex mutex;
+  // Never destroyed: freeing device memory at exit races CUDA's teardown.
+  static auto &counters =
+      *new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
+  cudaStream_t stream =
+      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  std::lock_guard<std::mutex> lock(mutex);
+  at::Tensor &counter = counters[{q.device().index(), stream}];
+  if (!counter.defined())
+    counter = at::zeros({1}, options);
+  return counter;
+}
 
 /// Registered for CPU too, where it fails at the device check with a message
 /// in our voice rather than the dispatcher's "could not run".
@@ -253,6 +286,11 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
        std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
     args.addMemref(*t);
   args.addFloat(static_cast<float>(scale));
+  at::Tensor tileCounter;
+  if (spec.tileCounter) {
+    tileCounter = tileCounterFor(q);
+    args.addPointer(tileCounter.data_ptr());
+  }
   // Encoding needs the current context, made current above.
   for (const TensorMapParams &map : maps)
     args.addTensorMap(map, spec);

@@ -49,6 +49,7 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   k.blockN = s.getBlockN();
   k.threads = s.getNumThreads();
   k.persistent = s.getPersistent();
+  k.dynamicTiles = s.getDynamicTiles();
   k.ctasPerSm = s.getCtasPerSm();
   // The dialect's attribute verifier has checked them.
   if (auto min = func->getAttrOfType<IntegerAttr>(kMinSeqlenKAttrName))
@@ -274,6 +275,12 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
         {"name", name}, {"kind", "memref"}, {"rank", rank}, {"dtype", dtype}};
   };
   std::array<std::string, 3> grid = gridRules(k);
+  Array params{
+      memref("q", 4, k.dtype), memref("k", 4, k.dtype),
+      memref("v", 4, k.dtype), memref("o", 4, k.dtype),
+      memref("lse", 3, "f32"), Object{{"name", "scale"}, {"kind", "f32"}}};
+  if (k.dynamicTiles) // One i32 in global memory, zero at launch.
+    params.push_back(Object{{"name", "tile_counter"}, {"kind", "zeroed_i32"}});
   Object manifest{
       {"format_version", kBundleFormatVersion},
       {"name", k.name},
@@ -292,10 +299,7 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
       // 16-byte aligned addresses and strides.
       {"alignment_bytes", k.tensorMaps.empty() ? 4 : 16},
       {"grid", Object{{"x", grid[0]}, {"y", grid[1]}, {"z", grid[2]}}},
-      {"params", Array{memref("q", 4, k.dtype), memref("k", 4, k.dtype),
-                       memref("v", 4, k.dtype), memref("o", 4, k.dtype),
-                       memref("lse", 3, "f32"),
-                       Object{{"name", "scale"}, {"kind", "f32"}}}},
+      {"params", std::move(params)},
       {"schedule", k.schedule},
       {"compiler",
        "tiledattn " TILEDATTN_VERSION " (LLVM " LLVM_VERSION_STRING ")"},

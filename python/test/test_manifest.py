@@ -99,7 +99,8 @@ def test_persistent_grid_rule_round_trips(tmp_path):
         ),
         (
             {"params": []},
-            r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] but found \[\]",
+            r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] \(optionally "
+            r"followed by tile_counter: zeroed_i32\) but found \[\]",
         ),
         (
             {"ptx": "../kernel.ptx"},
@@ -127,6 +128,36 @@ def test_wrong_param_dtype(tmp_path):
     rejects(
         bundle,
         r"field 'params': expected \[.*lse: memref rank 3 f32.*but found \[.*lse: memref rank 3 bf16",
+    )
+
+
+def test_tile_counter_param_round_trips(tmp_path):
+    # What a dynamic_tiles kernel's manifest says (lib/Target/Bundle.cpp).
+    params = bundles.manifest()["params"] + [{"name": "tile_counter", "kind": "zeroed_i32"}]
+    bundle = bundles.make_bundle(tmp_path, params=params)
+    assert info(bundle)["params"][-2:] == [
+        {"name": "scale", "kind": "f32"},
+        {"name": "tile_counter", "kind": "zeroed_i32"},
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"name": "tile_counter", "kind": "i32"},
+        {"name": "counter", "kind": "zeroed_i32"},
+    ],
+)
+def test_bad_tile_counter_param(tmp_path, extra):
+    bundle = bundles.make_bundle(tmp_path, params=bundles.manifest()["params"] + [extra])
+    rejects(
+        bundle,
+        r"field 'params': expected \[q: .*scale: f32\] \(optionally followed by "
+        r"tile_counter: zeroed_i32\) but found \[.*scale: f32, "
+        + extra["name"]
+        + ": "
+        + extra["kind"]
+        + r"\]",
     )
 
 

@@ -75,6 +75,10 @@ struct KernelSpec {
   /// block_m and block_n.
   std::string gridX, gridY, gridZ;
   std::vector<ParamSpec> params;
+  /// params ends with {"name": "tile_counter", "kind": "zeroed_i32"}: the
+  /// kernel takes a pointer to one int32 that must be 0 at launch (a
+  /// persistent kernel hands out tiles by atomic adds to it).
+  bool tileCounter = false;
   /// Kernel parameters after `params`, in order; empty for kernels that do
   /// not use TMA (the manifest then has no "tensor_maps" key).
   std::vector<TensorMapSpec> tensorMaps;

@@ -43,6 +43,8 @@ struct KernelDescription {
   /// Persistent kernels launch ctasPerSm blocks per multiprocessor (at most
   /// one per tile) that loop over the tiles.
   bool persistent = false;
+  /// dynamic_tiles: the kernel takes a zeroed i32 tile counter after scale.
+  bool dynamicTiles = false;
   int64_t ctasPerSm = 1;
   /// The key/value lengths the kernel is meant for, from the function's
   /// tiledattn.min_seqlen_k / tiledattn.max_seqlen_k (none: any length).

@@ -31,7 +31,9 @@
 // producer load the next tile's Q once the consumers' last Q.K^T of this
 // one has read it, and the K/V ring runs on across tiles), q_buffers (with
 // 2, tiles alternate between two Q buffers, so the next tile's Q loads
-// while this one runs).
+// while this one runs), dynamic_tiles (the producer takes each next tile
+// from a global counter and hands its index to the consumers in a shared
+// slot next to the tile's Q, published by the Q-full barrier).
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,7 +110,7 @@ private:
   Location loc = op.getLoc();
 
   // Kernel values set up by emit().
-  Value q, k, v, o, lse, scale, qMap, kMap, vMap, oMap;
+  Value q, k, v, o, lse, scale, qMap, kMap, vMap, oMap, tileCounter;
   Value smem, smemAddress, pad, barriers;
   Value tid, seqQ, seqK, headsQ, headsKV, batches;
   // The current tile, set by forEachTile: its coordinates, K/V block count,
@@ -116,6 +118,8 @@ private:
   // phase of that buffer's barriers.
   Value qBlock, head, headKV, batch, qRow0, numBlocks;
   Value ringBase, qBuffer, tileParity;
+  // dynamic_tiles: the current tile's rank (i32) and the tile count.
+  Value tileRank, numTiles;
 
   int64_t qBytes() const { return blockM * headDim * 2; }
   int64_t kvBytes() const { return blockN * headDim * 2; }
@@ -124,11 +128,22 @@ private:
   Value qOffset(Value buffer) { return mul(buffer, qBytes()); }
   int64_t ringOffset() const { return qBuffers * qBytes(); }
   /// Where O is staged for a TMA store: in Q's tile, which this consumer's
-  /// rows no longer need, or (persistent) in a tile after the ring, since
-  /// the next tile's Q may be arriving in Q's.
+  /// rows no longer need, or (persistent with two Q buffers) in a tile after
+  /// the ring, since the next tile's Q may be arriving in the other. A
+  /// persistent block with one Q buffer stages O in it and hands the buffer
+  /// back only once the stores have read it (head dim 256 has no room for a
+  /// tile more).
+  bool oInQBuffer() const { return !schedule.getPersistent() || qBuffers == 1; }
   Value oOffset() {
-    return schedule.getPersistent() ? idx(ringOffset() + 2 * stages * kvBytes())
-                                    : qOffset(qBuffer);
+    return oInQBuffer() ? qOffset(qBuffer)
+                        : idx(ringOffset() + 2 * stages * kvBytes());
+  }
+  /// dynamic_tiles: the shared slot holding the rank of the tile whose Q is
+  /// in `buffer`, after every tile above.
+  Value tileSlot(Value buffer) {
+    int64_t end = ringOffset() + 2 * stages * kvBytes() +
+                  (schedule.getTmaStore() && !oInQBuffer() ? qBytes() : 0);
+    return sharedPointer(add(mul(buffer, 4), idx(end)));
   }
 
   // Barrier indices: Q full per Q buffer, then per stage K full, V full, K
@@ -319,7 +334,13 @@ private:
   void setTile(Value qBlockIndex, Value headIndex, Value batchIndex);
   void setTileOfRank(Value rank, Value qBlocks);
   void setTileOfBlock();
-  void forEachTile(function_ref<void()> body);
+  /// Runs `body` once per tile of this block, the tile set up; `producer`
+  /// says which role's loop it is (they differ with dynamic_tiles).
+  void forEachTile(function_ref<void()> body, bool producer);
+  void forEachTileDynamic(function_ref<void()> body, bool producer,
+                          Value qBlocks);
+  /// The Q buffer and barrier phase of the `done`-th tile (i32) of a block.
+  void setTileBuffer(Value done);
 
   void emitProducer();
   void emitConsumer(Value consumer);
@@ -418,22 +439,30 @@ void HopperKernelEmitter::emitProducer() {
                                  arith::ConstantIntOp::create(b, loc, 1, 1));
   };
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
-    forEachTile([&] {
-      if (schedule.getPersistent()) // The buffer's last Q.K^T are done.
-        waitParity(qEmpty(qBuffer), flip(tileParity));
-      loadTile(qMap, blockM, qOffset(qBuffer), qRow0, head, qFull(qBuffer),
-               qBytes());
-      auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value it = loop.getInductionVar();
-      auto [s, parity] = stageOf(it);
-      Value row = mul(it, blockN);
-      waitParity(kEmpty(s), flip(parity));
-      loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s), kvBytes());
-      waitParity(vEmpty(s), flip(parity));
-      loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s), kvBytes());
-    });
+    forEachTile(
+        [&] {
+          if (schedule.getPersistent()) // The buffer's last Q.K^T are done.
+            waitParity(qEmpty(qBuffer), flip(tileParity));
+          // Published with Q: the arrive below releases it, the consumers' wait
+          // on Q full acquires it.
+          if (schedule.getDynamicTiles())
+            LLVM::StoreOp::create(b, loc, tileRank, tileSlot(qBuffer));
+          loadTile(qMap, blockM, qOffset(qBuffer), qRow0, head, qFull(qBuffer),
+                   qBytes());
+          auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          Value it = loop.getInductionVar();
+          auto [s, parity] = stageOf(it);
+          Value row = mul(it, blockN);
+          waitParity(kEmpty(s), flip(parity));
+          loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
+                   kvBytes());
+          waitParity(vEmpty(s), flip(parity));
+          loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s),
+                   kvBytes());
+        },
+        /*producer=*/true);
   });
 }
 
@@ -453,15 +482,22 @@ void HopperKernelEmitter::setTile(Value qBlockIndex, Value headIndex,
 }
 
 /// Tile `rank` (i32) of the persistent order, with `qBlocks` query blocks
-/// per head (i32). Causal: longest first
+/// per head (i32). Causal with a fixed order: longest first
 /// (query blocks from the last, heads and batches fastest), so the short
-/// tiles fill the end. Otherwise query blocks fastest, so the blocks running
-/// at the same time share one head's K and V in L2. The arithmetic is 32-bit:
-/// 64-bit divisions cost the producer registers it has given away.
+/// tiles fill the end. Causal with dynamic_tiles: query blocks fastest, from
+/// the last, the order a non-persistent grid is dispatched in. Otherwise
+/// query blocks fastest, so the blocks running at the same time share one
+/// head's K and V in L2. The arithmetic is 32-bit: 64-bit divisions cost the
+/// producer registers it has given away.
 void HopperKernelEmitter::setTileOfRank(Value rank, Value qBlocks) {
   Value heads = toI32(headsQ);
   Value qIndex, headBatch;
-  if (causal) {
+  if (causal && schedule.getDynamicTiles()) {
+    qIndex = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, qBlocks, i32(1)),
+        arith::RemUIOp::create(b, loc, rank, qBlocks));
+    headBatch = arith::DivUIOp::create(b, loc, rank, qBlocks);
+  } else if (causal) {
     Value headsTimesBatch =
         arith::MulIOp::create(b, loc, heads, toI32(batches));
     qIndex = arith::SubIOp::create(
@@ -493,16 +529,29 @@ void HopperKernelEmitter::setTileOfBlock() {
   tileParity = arith::ConstantIntOp::create(b, loc, 0, 1);
 }
 
-void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
+void HopperKernelEmitter::setTileBuffer(Value done) {
+  Value uses = done; // of the tile's Q buffer, before this tile
+  qBuffer = idx(0);
+  if (qBuffers > 1) {
+    qBuffer = toIndex(arith::RemUIOp::create(b, loc, done, i32(qBuffers)));
+    uses = arith::DivUIOp::create(b, loc, done, i32(qBuffers));
+  }
+  tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), uses);
+}
+
+void HopperKernelEmitter::forEachTile(function_ref<void()> body,
+                                      bool producer) {
   if (!schedule.getPersistent()) { // The one tile was set up by emit().
     body();
     return;
   }
+  Value qBlocks = toI32(div(add(seqQ, blockM - 1), blockM));
+  numTiles = arith::MulIOp::create(
+      b, loc, qBlocks, toI32(arith::MulIOp::create(b, loc, headsQ, batches)));
+  if (schedule.getDynamicTiles())
+    return forEachTileDynamic(body, producer, qBlocks);
   Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
-  Value qBlocks = toI32(div(add(seqQ, blockM - 1), blockM));
-  Value numTiles = arith::MulIOp::create(
-      b, loc, qBlocks, toI32(arith::MulIOp::create(b, loc, headsQ, batches)));
   // Loop state: the ring position of the tile's first K/V block and the
   // number of tiles done (modulo q_buffers: the tile's Q buffer; the next
   // bit: the phase of that buffer's barriers).
@@ -533,18 +582,103 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body) {
   Value ring = loop.getRegionIterArgs()[0];
   Value done = loop.getRegionIterArgs()[1];
   ringBase = toIndex(ring);
-  Value uses = done; // of the tile's Q buffer, before this tile
-  qBuffer = idx(0);
-  if (qBuffers > 1) {
-    qBuffer = toIndex(arith::RemUIOp::create(b, loc, done, i32(qBuffers)));
-    uses = arith::DivUIOp::create(b, loc, done, i32(qBuffers));
-  }
-  tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), uses);
+  setTileBuffer(done);
   body();
   scf::YieldOp::create(
       b, loc,
       ValueRange{arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
                  arith::AddIOp::create(b, loc, done, i32(1))});
+}
+
+/// dynamic_tiles. The producer starts at tile blockIdx.x and, at the start
+/// of each tile, asks the counter for the one after it (gridDim.x + the
+/// counter's old value: the first gridDim.x tiles need no atomic), so the
+/// atomic's latency hides under the tile's loads; the last add of the launch
+/// puts the counter back to 0. It writes each rank into
+/// the Q buffer's slot before the Q load's arrive; when the ranks run out
+/// it writes numTiles there and arrives without a load, which ends the
+/// consumers' loops, which read the slot after waiting for Q.
+void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
+                                             bool producer, Value qBlocks) {
+  Type i32Type = b.getI32Type();
+  // Loop state: (producer only) the tile's rank, then as in forEachTile the
+  // ring position and the number of tiles done.
+  SmallVector<Value> inits = {i32(0), i32(0)};
+  SmallVector<Type> types = {i32Type, i32Type};
+  if (producer) {
+    inits.insert(inits.begin(),
+                 toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x)));
+    types.push_back(i32Type);
+  }
+  auto loop =
+      scf::WhileOp::create(b, loc, TypeRange{i32Type, i32Type, i32Type}, inits);
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore(), {}, types,
+                                SmallVector<Location>(types.size(), loc));
+  Block *after =
+      b.createBlock(&loop.getAfter(), {}, {i32Type, i32Type, i32Type},
+                    SmallVector<Location>(3, loc));
+  b.setInsertionPointToStart(before);
+  Value rank, ring, done;
+  if (producer) {
+    rank = before->getArgument(0);
+    ring = before->getArgument(1);
+    done = before->getArgument(2);
+  } else {
+    ring = before->getArgument(0);
+    done = before->getArgument(1);
+    setTileBuffer(done);
+    waitParity(qFull(qBuffer), tileParity);
+    rank = LLVM::LoadOp::create(b, loc, i32Type, tileSlot(qBuffer));
+  }
+  scf::ConditionOp::create(b, loc,
+                           cmp(arith::CmpIPredicate::ult, rank, numTiles),
+                           ValueRange{rank, ring, done});
+
+  b.setInsertionPointToStart(after);
+  rank = after->getArgument(0);
+  ring = after->getArgument(1);
+  done = after->getArgument(2);
+  Value next;
+  if (producer) {
+    auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    Value counter = LLVM::AddrSpaceCastOp::create(b, loc, global, tileCounter);
+    Value old =
+        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter,
+                                  i32(1), LLVM::AtomicOrdering::monotonic);
+    next = arith::AddIOp::create(
+        b, loc, old, toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x)));
+    // Every tile run makes one add, so the adds return 0 .. numTiles - 1
+    // and the one that got numTiles - 1 was the launch's last: it zeroes
+    // the counter for the next launch on the stream (no memset per call).
+    Value last = arith::SubIOp::create(b, loc, numTiles, i32(1));
+    ifThen(cmp(arith::CmpIPredicate::eq, old, last),
+           [&] { LLVM::StoreOp::create(b, loc, i32(0), counter); });
+  }
+  tileRank = rank;
+  setTileOfRank(rank, qBlocks);
+  ringBase = toIndex(ring);
+  setTileBuffer(done);
+  body();
+  SmallVector<Value> yields = {
+      arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
+      arith::AddIOp::create(b, loc, done, i32(1))};
+  if (producer)
+    yields.insert(yields.begin(), next);
+  scf::YieldOp::create(b, loc, yields);
+
+  if (!producer)
+    return;
+  // No tile left: hand the consumers the end mark in the next Q buffer.
+  b.setInsertionPointAfter(loop);
+  setTileBuffer(loop.getResult(2));
+  auto flip = arith::XOrIOp::create(b, loc, tileParity,
+                                    arith::ConstantIntOp::create(b, loc, 1, 1));
+  waitParity(qEmpty(qBuffer), flip);
+  LLVM::StoreOp::create(b, loc, numTiles, tileSlot(qBuffer));
+  nvgpu::MBarrierArriveOp::create(b, loc,
+                                  nvgpu::MBarrierTokenType::get(b.getContext()),
+                                  barriers, qFull(qBuffer));
 }
 
 /// Issues S = Q.K^T for this consumer's 64 rows and commits the group:
@@ -842,7 +976,7 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
                                      Regs &acc) {
   Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
   Value region = add(mul(consumer, 64 * 128), oOffset());
-  if (schedule.getPersistent()) {
+  if (!oInQBuffer()) {
     // The previous tile's stores must have read the staging tile.
     ifThen(issuer, [&] { waitStoresRead(); });
     syncConsumer(consumer);
@@ -878,6 +1012,13 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
           ValueRange{idx(64 * a), row0, head, batch}, Value());
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   });
+  if (schedule.getPersistent() && oInQBuffer()) {
+    // O was staged in Q's buffer: it goes back to the producer once the
+    // stores have read it.
+    ifThen(issuer, [&] { waitStoresRead(); });
+    syncConsumer(consumer);
+    release(qEmpty(qBuffer));
+  }
 }
 
 void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
@@ -943,7 +1084,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(consumers - 1)), [&] {
       NVVM::BarrierArriveOp::create(b, loc, i32(kTurnBarrier), i32(256));
     });
-  forEachTile([&] { consumeTile(consumer); });
+  forEachTile([&] { consumeTile(consumer); }, /*producer=*/false);
   if (schedule.getTmaStore()) // The block's shared memory outlives the reads.
     ifThen(cmp(arith::CmpIPredicate::eq, localTid, idx(0)),
            [&] { waitStoresRead(); });
@@ -1023,8 +1164,8 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
   emitLoop(first, unmaskedEnd, /*mask=*/false);
   emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
   // Every Q.K^T of the tile has been waited for: the producer may load a
-  // later tile's Q into this buffer.
-  if (schedule.getPersistent())
+  // later tile's Q into this buffer (unless O is to be staged there).
+  if (schedule.getPersistent() && !(schedule.getTmaStore() && oInQBuffer()))
     release(qEmpty(qBuffer));
   if (overlap) {
     // The last block's P.V.
@@ -1042,18 +1183,21 @@ void HopperKernelEmitter::emit() {
   o = entry.getArgument(3);
   lse = entry.getArgument(4);
   scale = entry.getArgument(5);
+  unsigned firstMap = 6;
+  if (schedule.getDynamicTiles())
+    tileCounter = entry.getArgument(firstMap++);
   qMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockM),
-                                            entry.getArgument(6))
+                                            entry.getArgument(firstMap))
              .getResult(0);
   kMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
-                                            entry.getArgument(7))
+                                            entry.getArgument(firstMap + 1))
              .getResult(0);
   vMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
-                                            entry.getArgument(8))
+                                            entry.getArgument(firstMap + 2))
              .getResult(0);
   if (schedule.getTmaStore())
     oMap = UnrealizedConversionCastOp::create(b, loc, mapType(64),
-                                              entry.getArgument(9))
+                                              entry.getArgument(firstMap + 3))
                .getResult(0);
 
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -1136,6 +1280,10 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   b.setInsertionPointToStart(gpuModule.getBody());
   SmallVector<Type> inputs(func.getFunctionType().getInputs());
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  // dynamic_tiles: the tile counter, a zeroed i32 in global memory. Then the
+  // tensor maps, which MarkTensorMapParams expects last.
+  if (schedule.getDynamicTiles())
+    inputs.push_back(ptr);
   inputs.append({ptr, ptr, ptr});
   if (schedule.getTmaStore())
     inputs.push_back(ptr);

@@ -641,3 +641,98 @@ func.func @bf16_d128_two_q_buffers(%q: !head, %k: !head, %v: !head, %o: !head, %
 // CHECK: nvvm.stmatrix
 // CHECK: nvgpu.tma.async.store
 // CHECK: scf.yield %{{.*}}, %{{.*}} : i32, i32
+
+// -----
+
+// dynamic_tiles: the producer starts at tile blockIdx.x and takes each next
+// one from the counter (the parameter after scale), gridDim.x past the
+// add's old value; the add that returns numTiles - 1 zeroes the counter.
+// The tile's rank goes into its Q buffer's slot (after Q x2, the ring and O
+// staging: 229376) before the Q load's arrive; when the ranks run out the
+// producer writes numTiles there and arrives without a load. The consumers
+// wait for Q, read the slot and stop at numTiles. Causal ranks run query
+// blocks fastest, from the last, one head after another.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, pingpong = true,
+                                   overlap_softmax = true, persistent = true, tma_store = true,
+                                   q_buffers = 2, dynamic_tiles = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_dynamic_tiles
+// CHECK: gpu.func @bf16_d128_dynamic_tiles({{.*}}, %{{.*}}: f32, %[[COUNTER:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
+// 1 KiB pad + 2 x Q + 2 stages x (K + V) + O staging + 16 bytes of slots.
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 230416 : i64
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK: %[[NT:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK: %[[BX:.*]] = arith.index_castui %block_id_x : index to i32
+// CHECK: %[[PLOOP:.*]]:3 = scf.while (%[[R0:.*]] = %[[BX]], %{{.*}} = %c0_i32{{.*}}, %{{.*}} = %c0_i32{{.*}}) : (i32, i32, i32) -> (i32, i32, i32) {
+// CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[R0]], %[[NT]] : i32
+// CHECK: scf.condition(%[[MORE]]) %[[R0]],
+// CHECK: ^bb0(%[[RANK:[a-z0-9]+]]: i32, %{{.*}}: i32, %{{.*}}: i32):
+// CHECK: %[[GLOBAL:.*]] = llvm.addrspacecast %[[COUNTER]] : !llvm.ptr to !llvm.ptr<1>
+// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[GLOBAL]], %c1_i32{{.*}} monotonic : !llvm.ptr<1>, i32
+// CHECK: %[[NEXT:.*]] = arith.addi %[[OLD]], %{{.*}} : i32
+// CHECK: %[[LAST:.*]] = arith.subi %[[NT]], %c1_i32{{.*}} : i32
+// CHECK: %[[ISLAST:.*]] = arith.cmpi eq, %[[OLD]], %[[LAST]] : i32
+// CHECK: scf.if %[[ISLAST]] {
+// CHECK: llvm.store %c0_i32{{.*}}, %[[GLOBAL]] : i32, !llvm.ptr<1>
+// CHECK: arith.remui %[[RANK]], %{{.*}} : i32
+// CHECK: arith.subi
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: arith.addi %{{.*}}, %c229376{{.*}} : index
+// CHECK: llvm.store %[[RANK]], %{{.*}} : i32, !llvm.ptr<3>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK: scf.yield %[[NEXT]], %{{.*}}, %{{.*}} : i32, i32, i32
+// The end mark, in the next Q buffer once the consumers gave it back.
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: llvm.store %[[NT]], %{{.*}} : i32, !llvm.ptr<3>
+// CHECK-NEXT: nvgpu.mbarrier.arrive
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: scf.while (%{{.*}} = %c0_i32{{.*}}, %{{.*}} = %c0_i32{{.*}}) : (i32, i32) -> (i32, i32, i32) {
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: arith.addi %{{.*}}, %c229376{{.*}} : index
+// CHECK: %[[GOT:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK: %[[GOON:.*]] = arith.cmpi ult, %[[GOT]], %{{.*}} : i32
+// CHECK: scf.condition(%[[GOON]]) %[[GOT]],
+// CHECK: nvvm.wgmma.mma_async
+
+// -----
+
+// A persistent block with one Q buffer stages O in it (no tile of its own:
+// 1024 + Q + 2 stages x (K + V) = 230400 at head dim 256 with block_n 80)
+// and gives the buffer back after the TMA stores have read it, not after
+// the last Q.K^T.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_persistent_o_in_q(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, pingpong = true,
+                                   overlap_softmax = true, persistent = true, tma_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_persistent_o_in_q
+// CHECK: tiledattn.dynamic_smem_bytes = 230400 : i64
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async
+// Q empty is barrier 9 (Q full, 4 x 2 ring barriers before it).
+// CHECK-NOT: arith.constant 9 : index
+// CHECK: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier
+// CHECK: %[[C9:.*]] = arith.constant 9 : index
+// CHECK: nvgpu.mbarrier.arrive %{{.*}}[%[[C9]]]
+// CHECK: scf.yield
