@@ -27,6 +27,12 @@
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/14/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG --input-file %t/14/manifest.json
 // RUN: FileCheck %s --check-prefix=ANYLENGTH --input-file %t/8/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal_short.mlir -o %t/15 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal_short
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN,SHORT --input-file %t/15/manifest.json
+// RUN: FileCheck %s --check-prefix=DYNPTX --input-file %t/15/kernel.ptx
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal_short.mlir -o %t/16 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal_short
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN,SHORT --input-file %t/16/manifest.json
+// RUN: FileCheck %s --check-prefix=DYNPTX --input-file %t/16/kernel.ptx
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
@@ -59,3 +65,22 @@
 // LONG: "min_seqlen_k": 2048,
 // LONG-NOT: "max_seqlen_k"
 // ANYLENGTH-NOT: seqlen_k
+// Causal D=128 up to 2k keys: persistent, with tiles handed out by a counter
+// the runtime passes after scale (one i32, zero at launch).
+// SHORT-NOT: "min_seqlen_k"
+// SHORT: "max_seqlen_k": 2048,
+// SHORT-NOT: "min_seqlen_k"
+// DYN: "name": "scale"
+// DYN-NEXT: },
+// DYN-NEXT: {
+// DYN-NEXT: "kind": "zeroed_i32",
+// DYN-NEXT: "name": "tile_counter"
+// DYN-NEXT: }
+// DYN-NEXT: ],
+// DYN: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true>"
+// The counter follows scale and precedes the four grid-constant tensor maps;
+// the producer's atomic add takes the next tile.
+// DYNPTX: .param .f32 [[K:[a-z0-9_]+]]_param_53,
+// DYNPTX-NEXT: .param .u64 .ptr .align 1 [[K]]_param_54,
+// DYNPTX-NEXT: .param .align 64 .b8 [[K]]_param_55[128],
+// DYNPTX: atom.global.add.u32 {{.*}}, 1;
