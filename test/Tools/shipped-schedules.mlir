@@ -6,7 +6,7 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t/1 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/1/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal.mlir -o %t/2 | FileCheck %s -DNAME=sdpa_fwd_f16_d64_causal
-// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/2/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN --input-file %t/2/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128.mlir -o %t/3 | FileCheck %s -DNAME=sdpa_fwd_f16_d128
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/3/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal.mlir -o %t/4 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal
@@ -15,7 +15,7 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal.mlir -o %t/6 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t/7 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_bf16_d64
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64_causal
-// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/8/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN --input-file %t/8/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/9 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/10 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
@@ -33,6 +33,14 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal_short.mlir -o %t/16 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal_short
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN,SHORT --input-file %t/16/manifest.json
 // RUN: FileCheck %s --check-prefix=DYNPTX --input-file %t/16/kernel.ptx
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_short.mlir -o %t/17 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_short
+// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/17/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_short.mlir -o %t/18 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_short
+// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/18/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal_short.mlir -o %t/19 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal_short
+// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/19/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
+// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/20/manifest.json
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
@@ -52,7 +60,8 @@
 // GRID-NEXT: "x": "ceil_div(seqlen_q, block_m)",
 // GRID-NEXT: "y": "heads_q",
 // GRID-NEXT: "z": "batch"
-// D=64 and D=128 without a mask, D=64 causal: persistent, one block per
+// D=64 and D=128 without a mask, D=64 causal (below 2k keys) and D=128
+// causal up to 2k keys: persistent, one block per
 // multiprocessor at most, looping over the tiles, with two Q buffers.
 // PERSISTENT: "grid": {
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
@@ -65,8 +74,8 @@
 // LONG: "min_seqlen_k": 2048,
 // LONG-NOT: "max_seqlen_k"
 // ANYLENGTH-NOT: seqlen_k
-// Causal D=128 up to 2k keys: persistent, with tiles handed out by a counter
-// the runtime passes after scale (one i32, zero at launch).
+// Causal D=64 below 2k keys and D=128 up to 2k: tiles handed out by a
+// counter the runtime passes after scale (one i32, zero at launch).
 // SHORT-NOT: "min_seqlen_k"
 // SHORT: "max_seqlen_k": 2048,
 // SHORT-NOT: "min_seqlen_k"
@@ -84,3 +93,8 @@
 // DYNPTX-NEXT: .param .u64 .ptr .align 1 [[K]]_param_54,
 // DYNPTX-NEXT: .param .align 64 .b8 [[K]]_param_55[128],
 // DYNPTX: atom.global.add.u32 {{.*}}, 1;
+// D=256 up to 512 keys: block_n 64 (512 = 8 x 64; 80 leaves a block 40%
+// used), one block per tile.
+// SHORT512: "max_seqlen_k": 512,
+// SHORT512-NOT: "min_seqlen_k"
+// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,
