@@ -35,7 +35,7 @@ for v in "${variants[@]}"; do
       case $key in # short names keep the harness's columns readable
         pingpong) short=pp ;; overlap_softmax) short=ov ;; persistent) short=pers ;;
         producer_regs) short=pr ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
-        q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; *) short=$key ;;
+        q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;; *) short=$key ;;
       esac
       case $value in
         true) tag+="_$short" ;;

@@ -21,10 +21,10 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal.mlir -o %t/12 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal_long.mlir -o %t/13 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64_causal_long
-// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/13/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,ACROSS --input-file %t/13/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG --input-file %t/13/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal_long.mlir -o %t/14 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_bf16_d64_causal_long
-// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/14/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,ACROSS --input-file %t/14/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG --input-file %t/14/manifest.json
 // RUN: FileCheck %s --check-prefix=ANYLENGTH --input-file %t/8/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal_short.mlir -o %t/15 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal_short
@@ -69,7 +69,9 @@
 // PERSISTENT-NEXT: "z": "1"
 // QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2>"
 // D=64 causal from 2k keys on: three consumers (block_n 112 to fit 160
-// registers); the manifest carries the range the package selects by.
+// registers), every head's longest tiles first; the manifest carries the
+// range the package selects by.
+// ACROSS: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, tile_order = across_heads>"
 // LONG-NOT: "max_seqlen_k"
 // LONG: "min_seqlen_k": 2048,
 // LONG-NOT: "max_seqlen_k"

@@ -482,32 +482,26 @@ void HopperKernelEmitter::setTile(Value qBlockIndex, Value headIndex,
 }
 
 /// Tile `rank` (i32) of the persistent order, with `qBlocks` query blocks
-/// per head (i32). Causal with a fixed order: longest first
-/// (query blocks from the last, heads and batches fastest), so the short
-/// tiles fill the end. Causal with dynamic_tiles: query blocks fastest, from
-/// the last, the order a non-persistent grid is dispatched in. Otherwise
-/// query blocks fastest, so the blocks running at the same time share one
-/// head's K and V in L2. The arithmetic is 32-bit: 64-bit divisions cost the
+/// per head (i32). tile_order = by_head: query blocks fastest, so the blocks
+/// running at the same time share few heads' K and V in L2; across_heads:
+/// heads and batches fastest. Causal query blocks run from the last (the
+/// longest) down. The arithmetic is 32-bit: 64-bit divisions cost the
 /// producer registers it has given away.
 void HopperKernelEmitter::setTileOfRank(Value rank, Value qBlocks) {
   Value heads = toI32(headsQ);
   Value qIndex, headBatch;
-  if (causal && schedule.getDynamicTiles()) {
-    qIndex = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, qBlocks, i32(1)),
-        arith::RemUIOp::create(b, loc, rank, qBlocks));
-    headBatch = arith::DivUIOp::create(b, loc, rank, qBlocks);
-  } else if (causal) {
-    Value headsTimesBatch =
-        arith::MulIOp::create(b, loc, heads, toI32(batches));
-    qIndex = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, qBlocks, i32(1)),
-        arith::DivUIOp::create(b, loc, rank, headsTimesBatch));
-    headBatch = arith::RemUIOp::create(b, loc, rank, headsTimesBatch);
-  } else {
+  if (schedule.getTileOrder() == TileOrder::by_head) {
     qIndex = arith::RemUIOp::create(b, loc, rank, qBlocks);
     headBatch = arith::DivUIOp::create(b, loc, rank, qBlocks);
+  } else {
+    Value headsTimesBatch =
+        arith::MulIOp::create(b, loc, heads, toI32(batches));
+    qIndex = arith::DivUIOp::create(b, loc, rank, headsTimesBatch);
+    headBatch = arith::RemUIOp::create(b, loc, rank, headsTimesBatch);
   }
+  if (causal)
+    qIndex = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, qBlocks, i32(1)), qIndex);
   Value headIndex = arith::RemUIOp::create(b, loc, headBatch, heads);
   Value batchIndex = arith::DivUIOp::create(b, loc, headBatch, heads);
   setTile(toIndex(qIndex), toIndex(headIndex), toIndex(batchIndex));
@@ -561,7 +555,7 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body,
   b.setInsertionPointToStart(loop.getBody());
   Value t = loop.getInductionVar();
   Value rank = t;
-  if (causal) {
+  if (causal && schedule.getTileOrder() == TileOrder::across_heads) {
     // Block b takes the tiles of rank b, b + G, b + 2G, ... (G = gridDim.x)
     // with every other full round reversed, so no block always gets the
     // longest tile of a round.

@@ -434,8 +434,9 @@ func.func @bf16_d128_two_ctas(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
 
 // -----
 
-// persistent, causal: both roles loop over tiles blockIdx.x, +gridDim.x, ...
-// (32-bit), every other full round mirrored; the Q buffer is handed back
+// persistent, causal, tile_order = across_heads: both roles loop over tiles
+// blockIdx.x, +gridDim.x, ... (32-bit), heads fastest and the longest query
+// blocks first, every other full round mirrored; the Q buffer is handed back
 // through a tenth barrier ("Q empty", one arrive per consumer warp) and its
 // phase is the number of tiles done.
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -446,7 +447,8 @@ func.func @bf16_d128_persistent_causal(%q: !head, %k: !head, %v: !head, %o: !hea
                                    warps = 12, mma = wgmma, producer = tma, swizzle = 128,
                                    consumer_warpgroups = 2, pingpong = true,
                                    overlap_softmax = true, producer_regs = 32,
-                                   consumer_regs = 232, persistent = true>)
+                                   consumer_regs = 232, persistent = true,
+                                   tile_order = across_heads>)
       : !head, !head, !head, !head, !lse
   return
 }
@@ -466,7 +468,10 @@ func.func @bf16_d128_persistent_causal(%q: !head, %k: !head, %v: !head, %o: !hea
 // CHECK: %[[FULL:.*]] = arith.cmpi ule
 // CHECK: %[[FLIP:.*]] = arith.andi %[[ODD]], %[[FULL]] : i1
 // CHECK: %[[RANK:.*]] = arith.select %[[FLIP]], %{{.*}}, %[[PT]] : i32
-// CHECK: arith.divui %[[RANK]], %{{.*}} : i32
+// CHECK: %[[HB:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK: %[[QI:.*]] = arith.divui %[[RANK]], %[[HB]] : i32
+// CHECK: arith.remui %[[RANK]], %[[HB]] : i32
+// CHECK: arith.subi %{{.*}}, %[[QI]] : i32
 // CHECK: %[[PPAR:.*]] = arith.trunci %[[PDONE]] : i32 to i1
 // The next Q waits for the consumers to release the last one (parity 1
 // first: a fresh barrier passes).
@@ -736,3 +741,27 @@ func.func @bf16_d256_persistent_o_in_q(%q: !head, %k: !head, %v: !head, %o: !hea
 // CHECK: %[[C9:.*]] = arith.constant 9 : index
 // CHECK: nvgpu.mbarrier.arrive %{{.*}}[%[[C9]]]
 // CHECK: scf.yield
+
+// -----
+
+// persistent, causal, tile_order = by_head (the default): tile t is query
+// block qBlocks - 1 - t mod qBlocks of head-batch t / qBlocks, no rounds
+// mirrored.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_persistent_causal_by_head(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma, swizzle = 128,
+                                   consumer_warpgroups = 2, persistent = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_persistent_causal_by_head
+// CHECK: %[[QB:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NOT: arith.select
+// CHECK: %[[QOFF:.*]] = arith.remui %[[T]], %[[QB]] : i32
+// CHECK: arith.divui %[[T]], %[[QB]] : i32
+// CHECK: %[[LASTQ:.*]] = arith.subi %[[QB]], %c1_i32{{.*}} : i32
+// CHECK: arith.subi %[[LASTQ]], %[[QOFF]] : i32

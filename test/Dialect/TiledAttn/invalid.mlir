@@ -177,18 +177,18 @@ func.func private @schedule_tma_pingpong_one_consumer() attributes {s = #tiledat
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_hopper_fields_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_softmax = true>}
 
 // -----
 
 // Each Hopper-only field alone: a register budget without producer = tma.
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = direct}}
 func.func private @schedule_consumer_regs_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, consumer_regs = 232>}
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_persistent_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, persistent = true>}
 
 // -----
@@ -776,7 +776,7 @@ func.func private @schedule_tma_two_ctas_entry() attributes {s = #tiledattn.sche
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_ctas_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, ctas_per_sm = 2>}
 
 // -----
@@ -819,8 +819,24 @@ func.func @sdpa_tma_three_consumers_registers(%q: !head, %lse: !lse, %scale: f32
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_tma_store_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, tma_store = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field tile_order: only a persistent block chooses the order of its tiles (a grid of one block per tile runs by_head), so expected by_head without persistent = true, but got across_heads}}
+func.func private @schedule_tile_order_not_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, tile_order = across_heads>}
+
+// -----
+
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+func.func private @schedule_tile_order_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, tile_order = across_heads>}
+
+// -----
+
+// expected-error @+2 {{expected one of [by_head, across_heads] for the order a persistent kernel runs its (query block, head, batch) tiles in, got: sideways}}
+// expected-error @+1 {{failed to parse TiledAttn_ScheduleAttr parameter 'tile_order'}}
+func.func private @schedule_tile_order_unknown() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tile_order = sideways>}
 
 // -----
 
@@ -850,7 +866,7 @@ func.func private @schedule_q_buffers_not_persistent() attributes {s = #tiledatt
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_q_buffers_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_buffers = 2>}
 
 // -----
@@ -860,7 +876,7 @@ func.func private @schedule_dynamic_tiles_not_persistent() attributes {s = #tile
 
 // -----
 
-// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers and dynamic_tiles shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
+// expected-error @+1 {{schedule fields consumer_warpgroups, producer_regs, consumer_regs, pingpong, overlap_softmax, ctas_per_sm, persistent, tma_store, q_buffers, dynamic_tiles and tile_order shape the warp-specialized kernel and need producer = tma, but got producer = cp_async}}
 func.func private @schedule_dynamic_tiles_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, dynamic_tiles = true>}
 
 // -----

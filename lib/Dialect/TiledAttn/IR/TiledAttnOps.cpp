@@ -158,7 +158,7 @@ LogicalResult ScheduleAttr::verify(
     Producer producer, int64_t swizzle, bool splitKvLoop,
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
-    bool tmaStore, int64_t qBuffers, bool dynamicTiles) {
+    bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -278,16 +278,24 @@ LogicalResult ScheduleAttr::verify(
                             "of a persistent block out one at a time, so "
                             "expected persistent = true with it, but got "
                             "persistent = false";
+    // The hardware dispatches a grid of one block per tile by_head.
+    if (tileOrder != TileOrder::by_head && !persistent)
+      return emitError() << "schedule field tile_order: only a persistent "
+                            "block chooses the order of its tiles (a grid "
+                            "of one block per tile runs by_head), so "
+                            "expected by_head without persistent = true, but "
+                            "got "
+                         << stringifyTileOrder(tileOrder);
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
              consumerRegs != 240 || pingpong || overlapSoftmax ||
              ctasPerSm != 1 || persistent || tmaStore || qBuffers != 1 ||
-             dynamicTiles) {
+             dynamicTiles || tileOrder != TileOrder::by_head) {
     return emitError() << "schedule fields consumer_warpgroups, "
                           "producer_regs, consumer_regs, pingpong, "
                           "overlap_softmax, ctas_per_sm, persistent, "
-                          "tma_store, q_buffers and dynamic_tiles shape the "
-                          "warp-specialized kernel and need producer = tma, "
-                          "but got producer = "
+                          "tma_store, q_buffers, dynamic_tiles and tile_order "
+                          "shape the warp-specialized kernel and need "
+                          "producer = tma, but got producer = "
                        << stringifyProducer(producer);
   }
   if (producer == Producer::direct) {

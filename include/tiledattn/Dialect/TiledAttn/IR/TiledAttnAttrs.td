@@ -28,6 +28,15 @@ def TiledAttn_Producer : I32EnumAttr<"Producer", "how K/V tiles reach the mma", 
   let genSpecializedAttr = 0;
 }
 
+def TiledAttn_TileOrder : I32EnumAttr<"TileOrder",
+    "the order a persistent kernel runs its (query block, head, batch) tiles in", [
+    I32EnumAttrCase<"by_head", 0>,
+    I32EnumAttrCase<"across_heads", 1>
+  ]> {
+  let cppNamespace = "::mlir::tiledattn";
+  let genSpecializedAttr = 0;
+}
+
 def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
   let mnemonic = "schedule";
   let summary = "How one tiledattn.sdpa is tiled and mapped onto the GPU";
@@ -88,6 +97,14 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       round-robin, so blocks that drew short tiles take more, as the
       hardware's block dispatch does. Needs `persistent`; the runtime passes
       a zeroed 32-bit counter (`tile_counter` in the manifest).
+    - `tile_order` (default `by_head`): the order of a persistent kernel's
+      tiles. `by_head`: query blocks fastest (causal: the last, longest
+      one first), one head and batch after another, the order the hardware
+      dispatches a one-block-per-tile grid in; the blocks running at once
+      share few heads' K and V. `across_heads`: heads and batches fastest,
+      query blocks from the last (causal: every head's longest tiles first,
+      the short ones fill the end; a fixed assignment mirrors every other
+      round). Needs `persistent` for `across_heads`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -115,7 +132,9 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$persistent,
                         DefaultValuedParameter<"bool", "false">:$tma_store,
                         DefaultValuedParameter<"int64_t", "1">:$q_buffers,
-                        DefaultValuedParameter<"bool", "false">:$dynamic_tiles);
+                        DefaultValuedParameter<"bool", "false">:$dynamic_tiles,
+                        DefaultValuedParameter<"::mlir::tiledattn::TileOrder",
+                            "::mlir::tiledattn::TileOrder::by_head">:$tile_order);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
