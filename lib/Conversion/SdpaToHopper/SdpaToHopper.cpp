@@ -134,15 +134,18 @@ private:
   /// back only once the stores have read it (head dim 256 has no room for a
   /// tile more).
   bool oInQBuffer() const { return !schedule.getPersistent() || qBuffers == 1; }
-  Value oOffset() {
-    return oInQBuffer() ? qOffset(qBuffer)
-                        : idx(ringOffset() + 2 * stages * kvBytes());
+  /// A persistent block that stages O in the Q buffer returns the buffer to
+  /// the producer after the O stores, not after the last Q.K^T.
+  bool qReleasedAfterStore() const {
+    return schedule.getPersistent() && schedule.getTmaStore() && oInQBuffer();
   }
+  int64_t ringEnd() const { return ringOffset() + 2 * stages * kvBytes(); }
+  Value oOffset() { return oInQBuffer() ? qOffset(qBuffer) : idx(ringEnd()); }
   /// dynamic_tiles: the shared slot holding the rank of the tile whose Q is
   /// in `buffer`, after every tile above.
   Value tileSlot(Value buffer) {
-    int64_t end = ringOffset() + 2 * stages * kvBytes() +
-                  (schedule.getTmaStore() && !oInQBuffer() ? qBytes() : 0);
+    int64_t end =
+        ringEnd() + (schedule.getTmaStore() && !oInQBuffer() ? qBytes() : 0);
     return sharedPointer(add(mul(buffer, 4), idx(end)));
   }
 
@@ -274,6 +277,13 @@ private:
   //===------------------------------------------------------------------===//
   // mbarriers
   //===------------------------------------------------------------------===//
+  /// The parity a producer waits for on an "empty" barrier: a fresh barrier
+  /// counts as having completed the phase before phase 0, so the first wait
+  /// is for parity 1 and passes.
+  Value flip(Value parity) {
+    return arith::XOrIOp::create(b, loc, parity,
+                                 arith::ConstantIntOp::create(b, loc, 1, 1));
+  }
   void waitParity(Value barrier, Value parity) {
     nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
                                            idx(10000000), barrier);
@@ -432,12 +442,6 @@ void HopperKernelEmitter::emitProducer() {
       b, loc, b.getI32IntegerAttr(schedule.getProducerRegs()),
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::decrease));
-  // A fresh barrier counts as having completed the phase before phase 0,
-  // so the first wait on an "empty" barrier is for parity 1 and passes.
-  auto flip = [&](Value parity) -> Value {
-    return arith::XOrIOp::create(b, loc, parity,
-                                 arith::ConstantIntOp::create(b, loc, 1, 1));
-  };
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     forEachTile(
         [&] {
@@ -666,9 +670,7 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
   // No tile left: hand the consumers the end mark in the next Q buffer.
   b.setInsertionPointAfter(loop);
   setTileBuffer(loop.getResult(2));
-  auto flip = arith::XOrIOp::create(b, loc, tileParity,
-                                    arith::ConstantIntOp::create(b, loc, 1, 1));
-  waitParity(qEmpty(qBuffer), flip);
+  waitParity(qEmpty(qBuffer), flip(tileParity));
   LLVM::StoreOp::create(b, loc, numTiles, tileSlot(qBuffer));
   nvgpu::MBarrierArriveOp::create(b, loc,
                                   nvgpu::MBarrierTokenType::get(b.getContext()),
@@ -1006,7 +1008,7 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
           ValueRange{idx(64 * a), row0, head, batch}, Value());
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   });
-  if (schedule.getPersistent() && oInQBuffer()) {
+  if (qReleasedAfterStore()) {
     // O was staged in Q's buffer: it goes back to the producer once the
     // stores have read it.
     ifThen(issuer, [&] { waitStoresRead(); });
@@ -1159,7 +1161,7 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
   emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
   // Every Q.K^T of the tile has been waited for: the producer may load a
   // later tile's Q into this buffer (unless O is to be staged there).
-  if (schedule.getPersistent() && !(schedule.getTmaStore() && oInQBuffer()))
+  if (schedule.getPersistent() && !qReleasedAfterStore())
     release(qEmpty(qBuffer));
   if (overlap) {
     // The last block's P.V.
