@@ -90,11 +90,13 @@
 // DYN-NEXT: ],
 // DYN: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true>"
 // The counter follows scale and precedes the four grid-constant tensor maps;
-// the producer's atomic add takes the next tile.
+// the producer's atomic add takes the next tile; the consumers read its rank
+// through redux.sync, so ptxas keeps the tile arithmetic warp-uniform.
 // DYNPTX: .param .f32 [[K:[a-z0-9_]+]]_param_53,
 // DYNPTX-NEXT: .param .u64 .ptr .align 1 [[K]]_param_54,
 // DYNPTX-NEXT: .param .align 64 .b8 [[K]]_param_55[128],
-// DYNPTX: atom.global.add.u32 {{.*}}, 1;
+// DYNPTX-DAG: atom.global.add.u32 {{.*}}, 1;
+// DYNPTX-DAG: redux.sync.min.u32
 // D=256 up to 512 keys: block_n 64 (512 = 8 x 64; 80 leaves a block 40%
 // used), one block per tile.
 // SHORT512: "max_seqlen_k": 512,

@@ -628,6 +628,10 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
     setTileBuffer(done);
     waitParity(qFull(qBuffer), tileParity);
     rank = LLVM::LoadOp::create(b, loc, i32Type, tileSlot(qBuffer));
+    // The same in every lane; through redux.sync ptxas knows it, and keeps
+    // the tile arithmetic on the uniform datapath.
+    rank = NVVM::ReduxOp::create(b, loc, i32Type, rank, NVVM::ReduxKind::UMIN,
+                                 i32(-1));
   }
   scf::ConditionOp::create(b, loc,
                            cmp(arith::CmpIPredicate::ult, rank, numTiles),
@@ -637,27 +641,31 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
   rank = after->getArgument(0);
   ring = after->getArgument(1);
   done = after->getArgument(2);
-  Value next;
+  Value next, counter, old;
   if (producer) {
     auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    Value counter = LLVM::AddrSpaceCastOp::create(b, loc, global, tileCounter);
-    Value old =
-        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter,
-                                  i32(1), LLVM::AtomicOrdering::monotonic);
+    counter = LLVM::AddrSpaceCastOp::create(b, loc, global, tileCounter);
+    old = LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter,
+                                    i32(1), LLVM::AtomicOrdering::monotonic);
     next = arith::AddIOp::create(
         b, loc, old, toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x)));
-    // Every tile run makes one add, so the adds return 0 .. numTiles - 1
-    // and the one that got numTiles - 1 was the launch's last: it zeroes
-    // the counter for the next launch on the stream (no memset per call).
-    Value last = arith::SubIOp::create(b, loc, numTiles, i32(1));
-    ifThen(cmp(arith::CmpIPredicate::eq, old, last),
-           [&] { LLVM::StoreOp::create(b, loc, i32(0), counter); });
   }
   tileRank = rank;
   setTileOfRank(rank, qBlocks);
   ringBase = toIndex(ring);
   setTileBuffer(done);
   body();
+  if (producer) {
+    // Every tile run makes one add, so the adds return 0 .. numTiles - 1
+    // and the one that got numTiles - 1 was the launch's last: it zeroes
+    // the counter for the next launch on the stream (no memset per call).
+    // Checked after the tile's loads, not right after the add. (ptxas
+    // still reads the add's result early, in the warp-aggregated form it
+    // gives the atomic, before the Q-empty wait.)
+    Value last = arith::SubIOp::create(b, loc, numTiles, i32(1));
+    ifThen(cmp(arith::CmpIPredicate::eq, old, last),
+           [&] { LLVM::StoreOp::create(b, loc, i32(0), counter); });
+  }
   SmallVector<Value> yields = {
       arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
       arith::AddIOp::create(b, loc, done, i32(1))};
@@ -1097,7 +1105,8 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
     st.sum[r] = f32(0.0);
   }
   Regs acc(headDim / 2, f32(0.0));
-  waitParity(qFull(qBuffer), tileParity);
+  if (!schedule.getDynamicTiles()) // Dynamic: waited for with the tile's rank.
+    waitParity(qFull(qBuffer), tileParity);
 
   // Blocks that need no mask (inside the sequence and, when causal, left of
   // the block's first row) run in a loop without one; the rest are masked.

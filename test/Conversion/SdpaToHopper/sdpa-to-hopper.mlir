@@ -683,16 +683,21 @@ func.func @bf16_d128_dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %
 // CHECK: %[[GLOBAL:.*]] = llvm.addrspacecast %[[COUNTER]] : !llvm.ptr to !llvm.ptr<1>
 // CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[GLOBAL]], %c1_i32{{.*}} monotonic : !llvm.ptr<1>, i32
 // CHECK: %[[NEXT:.*]] = arith.addi %[[OLD]], %{{.*}} : i32
-// CHECK: %[[LAST:.*]] = arith.subi %[[NT]], %c1_i32{{.*}} : i32
-// CHECK: %[[ISLAST:.*]] = arith.cmpi eq, %[[OLD]], %[[LAST]] : i32
-// CHECK: scf.if %[[ISLAST]] {
-// CHECK: llvm.store %c0_i32{{.*}}, %[[GLOBAL]] : i32, !llvm.ptr<1>
+// CHECK-NOT: arith.cmpi eq, %[[OLD]]
 // CHECK: arith.remui %[[RANK]], %{{.*}} : i32
 // CHECK: arith.subi
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: arith.addi %{{.*}}, %c229376{{.*}} : index
 // CHECK: llvm.store %[[RANK]], %{{.*}} : i32, !llvm.ptr<3>
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// The reset check comes after the tile's loads, not right after the add.
+// CHECK: scf.for
+// CHECK: nvgpu.tma.async.load
+// CHECK: }
+// CHECK: %[[LAST:.*]] = arith.subi %[[NT]], %c1_i32{{.*}} : i32
+// CHECK: %[[ISLAST:.*]] = arith.cmpi eq, %[[OLD]], %[[LAST]] : i32
+// CHECK: scf.if %[[ISLAST]] {
+// CHECK: llvm.store %c0_i32{{.*}}, %[[GLOBAL]] : i32, !llvm.ptr<1>
 // CHECK: scf.yield %[[NEXT]], %{{.*}}, %{{.*}} : i32, i32, i32
 // The end mark, in the next Q buffer once the consumers gave it back.
 // CHECK: nvgpu.mbarrier.try_wait.parity
@@ -702,9 +707,14 @@ func.func @bf16_d128_dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %
 // CHECK: scf.while (%{{.*}} = %c0_i32{{.*}}, %{{.*}} = %c0_i32{{.*}}) : (i32, i32) -> (i32, i32, i32) {
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: arith.addi %{{.*}}, %c229376{{.*}} : index
-// CHECK: %[[GOT:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK: %[[SLOT:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// The rank through redux.sync, so ptxas sees it is warp-uniform.
+// CHECK: %[[GOT:.*]] = nvvm.redux.sync umin %[[SLOT]], %c-1_i32
 // CHECK: %[[GOON:.*]] = arith.cmpi ult, %[[GOT]], %{{.*}} : i32
 // CHECK: scf.condition(%[[GOON]]) %[[GOT]],
+// Q was waited for with the rank: before the first Q.K^T only K's wait.
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-NOT: nvgpu.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.mma_async
 
 // -----
