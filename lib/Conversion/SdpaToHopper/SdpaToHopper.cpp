@@ -364,8 +364,10 @@ private:
   Value issueQK(Value consumer, Value s);
   Value issuePV(ArrayRef<Value> acc, ArrayRef<Value> probs, Value s);
   Regs retire(Value accStruct);
+  /// With `mask`, scores outside the sequence or the causal triangle become
+  /// -inf; `maskIf` (i1, optional) applies the mask only when it holds.
   void softmax(Regs &scores, RowState &st, Value it, Value rowBase, bool mask,
-               Value (&rescale)[2]);
+               Value (&rescale)[2], Value maskIf = Value());
   Regs pack(ArrayRef<Value> probs);
   /// The thread's values of row half `r` (registers 4i + 2r, 4i + 2r + 1).
   static Regs rowValues(ArrayRef<Value> scores, int r) {
@@ -804,11 +806,11 @@ Regs HopperKernelEmitter::retire(Value accStruct) {
 /// 0..3) of an m64nN result holds row warpRow + group (+ 8 for h >= 2) and
 /// column 8i + 2 * quad (+ 1 for odd h).
 void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
-                                  Value rowBase, bool mask,
-                                  Value (&rescale)[2]) {
+                                  Value rowBase, bool mask, Value (&rescale)[2],
+                                  Value maskIf) {
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   int64_t chunks = blockN / 8;
-  if (mask) {
+  auto applyMask = [&] {
     // Keys past the end of the sequence and, when causal, right of the
     // query row see -inf. Register 4i + h holds key key0 + c with the
     // constant c = 8i + h % 2, so a row's keys from its limit on are those
@@ -830,6 +832,22 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
         scores[4 * i + h] =
             arith::SelectOp::create(b, loc, bad, negInf, scores[4 * i + h]);
       }
+  };
+  if (mask && !maskIf) {
+    applyMask();
+  } else if (mask) {
+    SmallVector<Type> types(scores.size(), b.getF32Type());
+    auto branch = scf::IfOp::create(b, loc, types, maskIf, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Regs unmasked = scores;
+      b.setInsertionPointToStart(branch.thenBlock());
+      applyMask();
+      scf::YieldOp::create(b, loc, scores);
+      b.setInsertionPointToStart(branch.elseBlock());
+      scf::YieldOp::create(b, loc, unmasked);
+    }
+    scores.assign(branch.getResults().begin(), branch.getResults().end());
   }
 
   // Row maxima over this block: the thread's own values, then the four
@@ -1121,11 +1139,15 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
   Regs probs;
   Value first = idx(0);
   if (overlap) {
-    // Block 0 alone (masked: it may be the diagonal or the ragged end), so
-    // that every loop iteration has a P from the block before.
+    // Block 0 alone, so that every loop iteration has a P from the block
+    // before; masked only when it is the diagonal or the ragged end (most
+    // tiles of short causal rows would otherwise mask two blocks).
     Regs scores = scoresOf(first, consumer);
     Value rescale[2];
-    softmax(scores, st, first, rowBase, /*mask=*/true, rescale);
+    Value maskFirst;
+    if (schedule.getSplitKvLoop())
+      maskFirst = cmp(arith::CmpIPredicate::eq, unmaskedEnd, idx(0));
+    softmax(scores, st, first, rowBase, /*mask=*/true, rescale, maskFirst);
     probs = pack(scores);
     first = idx(1);
     unmaskedEnd = arith::MaxUIOp::create(b, loc, unmaskedEnd, first);

@@ -273,6 +273,15 @@ func.func @bf16_d128_overlap(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: wgmma.mma_async
+// Its mask only when the unmasked loop is empty (block 0 is the ragged end
+// or the diagonal): 64 scores through an scf.if.
+// CHECK: %{{.*}}:64 = scf.if %{{.*}} -> ({{(f32, ){63}f}}32) {
+// CHECK: arith.cmpi sge
+// CHECK: arith.select
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // The loops carry O (64), the packed P (128 / 4 = 32) and 4 statistics.
 // CHECK: scf.for %{{.*}} = %c1{{(_[0-9]+)?}} to
 // CHECK-SAME: -> ({{(f32, ){64}(i32, ){32}(f32, ){3}f}}32)
