@@ -454,3 +454,49 @@ def test_git_commit_prefers_the_variable(monkeypatch):
     assert env.git_commit() == "abc1234"
     monkeypatch.delenv("TILEDATTN_GIT_COMMIT")
     assert env.git_commit() != "abc1234"
+
+
+@pytest.mark.parametrize(
+    "smi, expected",
+    [
+        ("1755, 690.12\n", {"sm_clock_mhz": 1755.0, "power_w": 690.12}),
+        ("1980, [N/A]\n", {}),
+        (None, {}),
+    ],
+)
+def test_gpu_state_parses_nvidia_smi(monkeypatch, smi, expected):
+    from tiledattn.bench import env
+
+    calls = []
+    monkeypatch.setattr(env, "_run", lambda args: calls.append(args) or smi)
+    assert env.gpu_state() == expected
+    assert "--query-gpu=clocks.sm,power.draw" in calls[0]
+
+
+def test_run_case_records_gpu_state_after_the_last_round(monkeypatch):
+    from tiledattn.bench import env
+
+    samples = iter({"sm_clock_mhz": 1500.0 + i, "power_w": 600.0} for i in range(10))
+    monkeypatch.setattr(env, "gpu_state", lambda: next(samples))
+    good = _Fake("good", lambda q, k, v: F.scaled_dot_product_attention(q, k, v))
+    case = Case("bf16", 16, False, 64, 64, 1, 2)
+    settings = sweep.Settings(runs=4, rounds=2, warmup=0)
+    (row,) = sweep.run_case(case, [good], settings, lambda: None, "cpu")
+    assert row["sm_clock_mhz"] == 1500.0  # one sample: the last round's only
+    settings.sample_gpu_state = False
+    (row,) = sweep.run_case(case, [good], settings, lambda: None, "cpu")
+    assert "sm_clock_mhz" not in row
+    assert cli.parse_args(["--no-gpu-state"]).sample_gpu_state is False
+
+
+def test_markdown_lists_gpu_state_when_sampled(fake_results):
+    data = report.load_json(fake_results)
+    assert "## SM clock" not in report.markdown_table(data)
+    for row in data["results"]:
+        if row["backend"] == "tiledattn" and row["seqlen_q"] == 8192:
+            row.update(sm_clock_mhz=1605.0, power_w=699.6)
+    table = report.markdown_table(data)
+    assert "## SM clock (MHz) and power (W)" in table
+    lines = [line for line in table.split("## SM clock")[1].splitlines() if "| 8192 |" in line]
+    assert lines and all("1605 / 700" in line for line in lines)
+    assert table.split("## SM clock")[1].splitlines()[2].endswith("| S | tiledattn |")

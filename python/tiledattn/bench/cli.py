@@ -123,6 +123,12 @@ def build_parser():
     m.add_argument("--atol", type=float, default=d.atol)
     m.add_argument("--seed", type=int, default=d.seed)
     m.add_argument(
+        "--no-gpu-state",
+        dest="sample_gpu_state",
+        action="store_false",
+        help="do not record the SM clock and power after each timing",
+    )
+    m.add_argument(
         "--time-limit",
         type=float,
         default=0,

@@ -49,6 +49,27 @@ def nvidia_smi():
     return dict(zip(_SMI_FIELDS, values))
 
 
+def gpu_state():
+    """The first GPU's SM clock (MHz) and power draw (W) now, from nvidia-smi;
+    empty if unavailable. Sampled right after a backend's timed runs, it
+    tells a slower kernel from a lower clock (a kernel that draws more power
+    can be held to a lower clock than the baseline timed next to it)."""
+    out = _run(
+        [
+            "nvidia-smi",
+            "--query-gpu=clocks.sm,power.draw",
+            "--format=csv,noheader,nounits",
+        ]
+    )
+    if not out:
+        return {}
+    try:
+        clock, power = (float(v) for v in out.splitlines()[0].split(","))
+    except ValueError:  # "[N/A]" or a format we do not know
+        return {}
+    return {"sm_clock_mhz": clock, "power_w": power}
+
+
 def git_commit():
     """$TILEDATTN_GIT_COMMIT when set, else HEAD of this checkout (with
     -dirty). The variable wins: the GPU machine gets a copy of the tree whose

@@ -124,6 +124,31 @@ def _auto_cell(row):
     return chosen
 
 
+def _gpu_state_lines(rows, backends):
+    """SM clock and power after each backend's last timed round, per case:
+    a lower TFLOP/s at a lower clock is the power limit, not the kernel."""
+    sampled = [b for b in backends if any("sm_clock_mhz" in r for r in rows if r["backend"] == b)]
+    if not sampled:
+        return []
+    lines = [
+        "",
+        "## SM clock (MHz) and power (W) after each backend's timed runs",
+        "",
+        "| dtype | D | causal | S | " + " | ".join(sampled) + " |",
+        "|" + "---|" * (4 + len(sampled)),
+    ]
+    for key, by_backend in group_cases(rows).items():
+        dtype, head_dim, causal, seqlen_q, seqlen_k, _, _ = key
+        seqlen = str(seqlen_q) if seqlen_q == seqlen_k else f"{seqlen_q}x{seqlen_k}"
+        cells = [dtype, str(head_dim), str(int(bool(causal))), seqlen]
+        for b in sampled:
+            row = by_backend.get(b) or {}
+            state = row.get("sm_clock_mhz"), row.get("power_w")
+            cells.append(f"{state[0]:.0f} / {state[1]:.0f}" if None not in state else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown_table(data):
     """The results as markdown: an environment header, one row per case with
     TFLOP/s per backend, the best baseline and tiledattn's ratio to it, then
@@ -191,6 +216,8 @@ def markdown_table(data):
             )
     if compile_lines:
         lines += ["", "## Compile times (not in the timings)", "", *compile_lines]
+
+    lines += _gpu_state_lines(rows, backends)
 
     notes = {}
     for row in rows:

@@ -12,7 +12,7 @@ import warnings
 
 import torch
 
-from tiledattn.bench import measure
+from tiledattn.bench import env, measure
 from tiledattn.bench.backends import FLEX_SLOW_FRACTION, FUSED_BASELINES, Unsupported
 
 
@@ -27,6 +27,9 @@ class Settings:
     rtol: float = measure.RTOL
     atol: float = measure.ATOL
     seed: int = 0
+    # Sample the SM clock and power after each backend's last timed round
+    # (one nvidia-smi call per backend and case).
+    sample_gpu_state: bool = True
 
 
 def _is_oom(error):
@@ -162,6 +165,8 @@ def run_case(case, backends, settings, flusher, device="cuda"):
                         warmup=settings.warmup if r == 0 else 1,
                         device=device,
                     )
+                if settings.sample_gpu_state and r == rounds - 1:
+                    rows[name].update(env.gpu_state())
             except Exception as error:  # noqa: BLE001 -- e.g. OOM: record, go on
                 _failure(rows[name], error, None)
                 del times[name]
