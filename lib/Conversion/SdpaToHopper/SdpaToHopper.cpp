@@ -33,7 +33,9 @@
 // 2, tiles alternate between two Q buffers, so the next tile's Q loads
 // while this one runs), dynamic_tiles (the producer takes each next tile
 // from a global counter and hands its index to the consumers in a shared
-// slot next to the tile's Q, published by the Q-full barrier).
+// slot next to the tile's Q, published by the Q-full barrier),
+// conditional_rescale (O's rescale after a block only when a warp vote says
+// some row got a new maximum).
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,6 +229,22 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
+  } /// `values` changed by `change` where `cond` (i1, uniform) holds, and
+  /// left as they are otherwise: an scf.if yielding them, so the work is
+  /// skipped, not selected away.
+  void changeIf(Value cond, Regs &values, function_ref<void(Regs &)> change) {
+    SmallVector<Type> types;
+    for (Value v : values)
+      types.push_back(v.getType());
+    auto branch = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    Regs changed = values;
+    change(changed);
+    scf::YieldOp::create(b, loc, changed);
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, loc, values);
+    values.assign(branch.getResults().begin(), branch.getResults().end());
   }
 
   //===------------------------------------------------------------------===//
@@ -390,6 +408,10 @@ private:
     return values.front();
   }
   void scaleAcc(Regs &acc, Value (&rescale)[2]);
+  /// scaleAcc; with conditional_rescale skipped when no row of the warp
+  /// has a new maximum (every factor exactly 1): exact, and most blocks of
+  /// long rows.
+  void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
   Regs scoresOf(Value it, Value consumer);
   void accumulatePV(Value it, Regs &acc, ArrayRef<Value> probs);
   void emitBlock(Value it, Value consumer, Value rowBase, Regs &acc,
@@ -810,7 +832,7 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
                                   Value maskIf) {
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   int64_t chunks = blockN / 8;
-  auto applyMask = [&] {
+  auto applyMask = [&](Regs &scores) {
     // Keys past the end of the sequence and, when causal, right of the
     // query row see -inf. Register 4i + h holds key key0 + c with the
     // constant c = 8i + h % 2, so a row's keys from its limit on are those
@@ -833,22 +855,10 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
             arith::SelectOp::create(b, loc, bad, negInf, scores[4 * i + h]);
       }
   };
-  if (mask && !maskIf) {
-    applyMask();
-  } else if (mask) {
-    SmallVector<Type> types(scores.size(), b.getF32Type());
-    auto branch = scf::IfOp::create(b, loc, types, maskIf, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      Regs unmasked = scores;
-      b.setInsertionPointToStart(branch.thenBlock());
-      applyMask();
-      scf::YieldOp::create(b, loc, scores);
-      b.setInsertionPointToStart(branch.elseBlock());
-      scf::YieldOp::create(b, loc, unmasked);
-    }
-    scores.assign(branch.getResults().begin(), branch.getResults().end());
-  }
+  if (mask && !maskIf)
+    applyMask(scores);
+  else if (mask)
+    changeIf(maskIf, scores, applyMask);
 
   // Row maxima over this block: the thread's own values, then the four
   // threads of the row (quads differ in the low two lane bits).
@@ -910,6 +920,20 @@ void HopperKernelEmitter::scaleAcc(Regs &acc, Value (&rescale)[2]) {
     acc[i] = fmul(acc[i], rescale[(i % 4) / 2]);
 }
 
+void HopperKernelEmitter::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
+  if (!schedule.getConditionalRescale())
+    return scaleAcc(acc, rescale);
+  Value changed = arith::OrIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, rescale[0],
+                            f32(1.0)),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, rescale[1],
+                            f32(1.0)));
+  Value anyChanged = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1),
+                                              changed, NVVM::VoteSyncKind::any);
+  changeIf(anyChanged, acc, [&](Regs &values) { scaleAcc(values, rescale); });
+}
+
 /// S of block `it` on its own: a turn to issue, the wait, K released.
 Regs HopperKernelEmitter::scoresOf(Value it, Value consumer) {
   auto [s, parity] = stageOf(it);
@@ -944,7 +968,7 @@ void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
   Value rescale[2];
   softmax(scores, st, it, rowBase, mask, rescale);
   Regs probs = pack(scores);
-  scaleAcc(acc, rescale);
+  scaleAccIfChanged(acc, rescale);
   accumulatePV(it, acc, probs);
 }
 
@@ -972,7 +996,7 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStruct);
   release(vEmpty(prev));
-  scaleAcc(acc, rescale);
+  scaleAccIfChanged(acc, rescale);
   // Only now: the P.V in flight read the previous P's registers, and
   // writing new A-operand registers under it makes ptxas serialize (C7513).
   probs = pack(scores);

@@ -296,6 +296,8 @@ func.func @bf16_d128_overlap(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
 // The softmax runs while P.V does.
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Without conditional_rescale O is rescaled after every block.
+// CHECK-NOT: nvvm.vote.sync
 // CHECK: scf.yield
 // The masked loop does the same.
 // CHECK: scf.for
@@ -784,3 +786,33 @@ func.func @bf16_d128_persistent_causal_by_head(%q: !head, %k: !head, %v: !head, 
 // CHECK: arith.divui %[[T]], %[[QB]] : i32
 // CHECK: %[[LASTQ:.*]] = arith.subi %[[QB]], %c1_i32{{.*}} : i32
 // CHECK: arith.subi %[[LASTQ]], %[[QOFF]] : i32
+
+// -----
+
+// conditional_rescale: after P.V retires, a warp vote on "some rescale
+// factor is not exactly 1" guards O's 64 multiplies; the else branch yields
+// O unchanged.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_conditional_rescale(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   overlap_softmax = true, conditional_rescale = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_conditional_rescale
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: arith.cmpf une, %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.cmpf une, %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[EITHER:.*]] = arith.ori %{{[0-9]+}}, %{{[0-9]+}} : i1
+// CHECK: %[[ANY:.*]] = nvvm.vote.sync any %c-1_i32{{.*}}, %[[EITHER]] -> i1
+// CHECK: %[[O:.*]]:64 = scf.if %[[ANY]] -> ({{(f32, ){63}f}}32) {
+// CHECK-COUNT-64: arith.mulf
+// CHECK: scf.yield
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK: scf.yield

@@ -193,6 +193,11 @@ func.func private @schedule_persistent_without_tma() attributes {s = #tiledattn.
 
 // -----
 
+// expected-error @+1 {{schedule field conditional_rescale: only the warp-specialized kernel skips rescales, so expected false without producer = tma, but got true with producer = direct}}
+func.func private @schedule_conditional_rescale_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, conditional_rescale = true>}
+
+// -----
+
 // Three consumers need the register file split three ways: 240 each is too many.
 // expected-error @+1 {{schedule fields producer_regs, consumer_regs: 128 * (producer_regs + consumer_warpgroups * consumer_regs) = 95232 registers, but a multiprocessor has 65536}}
 func.func private @schedule_tma_three_consumers_registers() attributes {s = #tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2, warps = 16, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 3>}

@@ -158,7 +158,8 @@ LogicalResult ScheduleAttr::verify(
     Producer producer, int64_t swizzle, bool splitKvLoop,
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
-    bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder) {
+    bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
+    bool conditionalRescale) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -286,6 +287,12 @@ LogicalResult ScheduleAttr::verify(
                             "expected by_head without persistent = true, but "
                             "got "
                          << stringifyTileOrder(tileOrder);
+  } else if (conditionalRescale) {
+    return emitError() << "schedule field conditional_rescale: only the "
+                          "warp-specialized kernel skips rescales, so "
+                          "expected false without producer = tma, but got "
+                          "true with producer = "
+                       << stringifyProducer(producer);
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
              consumerRegs != 240 || pingpong || overlapSoftmax ||
              ctasPerSm != 1 || persistent || tmaStore || qBuffers != 1 ||

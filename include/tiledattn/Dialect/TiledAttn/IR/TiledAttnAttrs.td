@@ -105,6 +105,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       query blocks from the last (causal: every head's longest tiles first,
       the short ones fill the end; a fixed assignment mirrors every other
       round). Needs `persistent` for `across_heads`.
+    - `conditional_rescale` (default `false`): O is rescaled after a block
+      only when some row of the warp got a new maximum (a warp vote on the
+      rescale factors; skipping a factor of exactly 1 is exact). Long rows
+      skip most rescales; short ones pay the vote for little. Needs
+      `producer = tma`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -134,7 +139,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "1">:$q_buffers,
                         DefaultValuedParameter<"bool", "false">:$dynamic_tiles,
                         DefaultValuedParameter<"::mlir::tiledattn::TileOrder",
-                            "::mlir::tiledattn::TileOrder::by_head">:$tile_order);
+                            "::mlir::tiledattn::TileOrder::by_head">:$tile_order,
+                        DefaultValuedParameter<"bool", "false">:$conditional_rescale);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
