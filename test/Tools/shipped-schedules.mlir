@@ -41,14 +41,6 @@
 // RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/19/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/20/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_long.mlir -o %t/21 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_long
-// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/21/manifest.json
-// RUN: FileCheck %s --check-prefix=LONG4K --input-file %t/21/manifest.json
-// RUN: FileCheck %s --check-prefix=RESCALEPTX --input-file %t/21/kernel.ptx
-// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_long.mlir -o %t/22 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_long
-// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/22/manifest.json
-// RUN: FileCheck %s --check-prefix=LONG4K --input-file %t/22/manifest.json
-// RUN: FileCheck %s --check-prefix=RESCALEPTX --input-file %t/22/kernel.ptx
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
@@ -75,11 +67,11 @@
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
-// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, conditional_rescale = true)?}}>"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2>"
 // D=64 causal from 2k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.
-// ACROSS: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, tile_order = across_heads{{(, conditional_rescale = true)?}}>"
+// ACROSS: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, tile_order = across_heads>"
 // LONG-NOT: "max_seqlen_k"
 // LONG: "min_seqlen_k": 2048,
 // LONG-NOT: "max_seqlen_k"
@@ -110,8 +102,3 @@
 // SHORT512: "max_seqlen_k": 512,
 // SHORT512-NOT: "min_seqlen_k"
 // SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,
-// D=128 without a mask from 4096 keys: conditional_rescale, a warp vote
-// before O's rescale.
-// LONG4K: "min_seqlen_k": 4096,
-// LONG4K: "schedule": "#tiledattn.schedule<{{.*}}conditional_rescale = true>"
-// RESCALEPTX: vote.sync.any.pred

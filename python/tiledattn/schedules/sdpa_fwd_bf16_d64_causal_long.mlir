@@ -15,8 +15,7 @@ func.func @sdpa_fwd_bf16_d64_causal_long(%q: !head, %k: !head, %v: !head, %o: !h
                                    swizzle = 128, consumer_warpgroups = 3,
                                    consumer_regs = 160, pingpong = true, overlap_softmax = true,
                                    persistent = true, tma_store = true, q_buffers = 2,
-                                   tile_order = across_heads,
-                                   conditional_rescale = true>)
+                                   tile_order = across_heads>)
       : !head, !head, !head, !head, !lse
   return
 }
