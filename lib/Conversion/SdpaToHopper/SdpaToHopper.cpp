@@ -881,6 +881,14 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
     Value scaledMax = arith::SelectOp::create(b, loc, isInf, f32(0.0),
                                               fmul(newMax, scaleLog2));
     rescale[r] = exp2(fsub(fmul(st.max[r], scaleLog2), scaledMax));
+    // ex2.approx need not return exactly 1 for 0: with conditional_rescale
+    // an unchanged maximum says 1 itself, so the skip is taken and exact.
+    if (schedule.getConditionalRescale())
+      rescale[r] = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                                st.max[r]),
+          f32(1.0), rescale[r]);
     offset[r] = arith::NegFOp::create(b, loc, scaledMax);
     st.max[r] = newMax;
   }
