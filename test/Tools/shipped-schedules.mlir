@@ -88,7 +88,7 @@
 // DYN-NEXT: "name": "tile_counter"
 // DYN-NEXT: }
 // DYN-NEXT: ],
-// DYN: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true>"
+// DYN: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true, overlap_epilogue = true>"
 // The counter follows scale and precedes the four grid-constant tensor maps;
 // the producer's atomic add takes the next tile; the consumers read its rank
 // through redux.sync, so ptxas keeps the tile arithmetic warp-uniform.

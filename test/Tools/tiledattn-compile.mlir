@@ -36,7 +36,7 @@
 // CHECK-DAG: "spill_stores": 0
 // CHECK-DAG: "spill_loads": 0
 // CHECK-DAG: "stack_bytes": 0
-// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, tma_store = true>"
+// CHECK-DAG: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, tma_store = true, overlap_epilogue = true>"
 
 // PTX: .target sm_90a
 // PTX: .visible .entry sdpa_fwd_bf16_d128_causal(

@@ -35,7 +35,8 @@
 // from a global counter and hands its index to the consumers in a shared
 // slot next to the tile's Q, published by the Q-full barrier),
 // conditional_rescale (O's rescale after a block only when a warp vote says
-// some row got a new maximum).
+// some row got a new maximum), overlap_epilogue (the rows' totals and lse
+// under the tile's last P.V).
 //
 //===----------------------------------------------------------------------===//
 
@@ -413,14 +414,18 @@ private:
   /// long rows.
   void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
   Regs scoresOf(Value it, Value consumer);
-  void accumulatePV(Value it, Regs &acc, ArrayRef<Value> probs);
+  /// O += P.V of block `it`; `underPV` runs between the issue and the wait.
+  void accumulatePV(Value it, Regs &acc, ArrayRef<Value> probs,
+                    function_ref<void()> underPV = nullptr);
   void emitBlock(Value it, Value consumer, Value rowBase, Regs &acc,
                  RowState &st, bool mask);
   void emitOverlappedBlock(Value it, Value consumer, Value rowBase, Regs &acc,
                            Regs &probs, RowState &st, bool mask);
   /// 1 / (row sum) and the log-sum-exp of row half `r`.
   std::pair<Value, Value> rowTotals(RowState &st, int r);
-  void emitStore(Value consumer, Value rowBase, Regs &acc, RowState &st);
+  /// 1 / (row sum) of both row halves, after storing their lse.
+  void finishRows(RowState &st, Value rowBase, Value (&inv)[2]);
+  void emitStore(Value consumer, Value rowBase, Regs &acc, Value (&inv)[2]);
   void storeByTma(Value consumer, Value (&inv)[2], Regs &acc);
   /// An !llvm.ptr<3> to `byteOffset` past the pad.
   Value sharedPointer(Value byteOffset) {
@@ -958,12 +963,15 @@ Regs HopperKernelEmitter::scoresOf(Value it, Value consumer) {
 /// O += P.V of block `it` on its own: a turn to issue, the wait, V
 /// released.
 void HopperKernelEmitter::accumulatePV(Value it, Regs &acc,
-                                       ArrayRef<Value> probs) {
+                                       ArrayRef<Value> probs,
+                                       function_ref<void()> underPV) {
   auto [s, parity] = stageOf(it);
   turnBegin();
   waitParity(vFull(s), parity);
   Value oStruct = issuePV(acc, probs, s);
   turnEnd();
+  if (underPV)
+    underPV();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStruct);
   release(vEmpty(s));
@@ -1075,36 +1083,36 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
   }
 }
 
-void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
-                                    RowState &st) {
-  if (schedule.getTmaStore()) {
-    Value inv[2];
-    for (int r = 0; r < 2; ++r) {
-      auto [rowInv, lseValue] = rowTotals(st, r);
-      inv[r] = rowInv;
-      Value row = add(rowBase, r * 8);
-      ifThen(arith::AndIOp::create(b, loc,
-                                   cmp(arith::CmpIPredicate::ult, row, seqQ),
-                                   cmp(arith::CmpIPredicate::eq, quad, idx(0))),
-             [&] {
-               memref::StoreOp::create(b, loc, lseValue, lse,
-                                       ValueRange{batch, head, row});
-             });
-    }
-    storeByTma(consumer, inv, acc);
-    return;
+void HopperKernelEmitter::finishRows(RowState &st, Value rowBase,
+                                     Value (&inv)[2]) {
+  for (int r = 0; r < 2; ++r) {
+    auto [rowInv, lseValue] = rowTotals(st, r);
+    inv[r] = rowInv;
+    Value row = add(rowBase, r * 8);
+    ifThen(arith::AndIOp::create(b, loc,
+                                 cmp(arith::CmpIPredicate::ult, row, seqQ),
+                                 cmp(arith::CmpIPredicate::eq, quad, idx(0))),
+           [&] {
+             memref::StoreOp::create(b, loc, lseValue, lse,
+                                     ValueRange{batch, head, row});
+           });
   }
+}
+
+void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
+                                    Value (&inv)[2]) {
+  if (schedule.getTmaStore())
+    return storeByTma(consumer, inv, acc);
   auto pairType = VectorType::get({2}, elementType);
   for (int r = 0; r < 2; ++r) {
-    auto [inv, lseValue] = rowTotals(st, r);
     Value row = add(rowBase, r * 8);
     Value inside = cmp(arith::CmpIPredicate::ult, row, seqQ);
     SmallVector<Value> pairs;
     for (int64_t i = 0; i < headDim / 8; ++i) {
       Value lo = arith::TruncFOp::create(b, loc, elementType,
-                                         fmul(acc[4 * i + 2 * r], inv));
+                                         fmul(acc[4 * i + 2 * r], inv[r]));
       Value hi = arith::TruncFOp::create(b, loc, elementType,
-                                         fmul(acc[4 * i + 2 * r + 1], inv));
+                                         fmul(acc[4 * i + 2 * r + 1], inv[r]));
       pairs.push_back(
           vector::FromElementsOp::create(b, loc, pairType, ValueRange{lo, hi}));
     }
@@ -1113,10 +1121,6 @@ void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
       for (int64_t i = 0; i < headDim / 8; ++i)
         vector::StoreOp::create(b, loc, pairs[i], o,
                                 ValueRange{batch, head, row, add(col0, 8 * i)});
-      ifThen(cmp(arith::CmpIPredicate::eq, quad, idx(0)), [&] {
-        memref::StoreOp::create(b, loc, lseValue, lse,
-                                ValueRange{batch, head, row});
-      });
     });
   }
 }
@@ -1226,11 +1230,19 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
   // later tile's Q into this buffer (unless O is to be staged there).
   if (schedule.getPersistent() && !qReleasedAfterStore())
     release(qEmpty(qBuffer));
-  if (overlap) {
-    // The last block's P.V.
-    accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs);
+  // The rows' totals and lse need only the softmax statistics: with
+  // overlap_epilogue they run under the last block's P.V, not after it.
+  Value inv[2];
+  if (overlap && schedule.getOverlapEpilogue())
+    accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs,
+                 [&] { finishRows(st, rowBase, inv); });
+  else {
+    if (overlap)
+      accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc,
+                   probs);
+    finishRows(st, rowBase, inv);
   }
-  emitStore(consumer, rowBase, acc, st);
+  emitStore(consumer, rowBase, acc, inv);
 }
 
 void HopperKernelEmitter::emit() {

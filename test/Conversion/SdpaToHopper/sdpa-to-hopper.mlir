@@ -148,11 +148,11 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // CHECK-NOT: arith.cmpi uge
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: scf.yield
-// The two rows of each thread: head_dim / 8 = 16 pairs into o, and lse.
-// CHECK-COUNT-16: vector.store %{{.*}}, %[[O]][%[[BATCH]], %[[HEAD]], %{{.*}}, %{{.*}}] : memref<?x?x?x128xbf16, {{.*}}>, vector<2xbf16>
+// The two rows of each thread: lse, then head_dim / 8 = 16 pairs into o.
 // CHECK: memref.store %{{.*}}, %[[LSE]][%[[BATCH]], %[[HEAD]], %{{.*}}] : memref<?x?x?xf32, {{.*}}>
-// CHECK-COUNT-16: vector.store %{{.*}}, %[[O]]
 // CHECK: memref.store %{{.*}}, %[[LSE]]
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[O]][%[[BATCH]], %[[HEAD]], %{{.*}}, %{{.*}}] : memref<?x?x?x128xbf16, {{.*}}>, vector<2xbf16>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[O]]
 // CHECK: gpu.return
 // Without overlap_softmax every group is waited for at once.
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
@@ -304,7 +304,8 @@ func.func @bf16_d128_overlap(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: scf.yield
-// The last block's P.V after the loops.
+// The last block's P.V after the loops, waited for at once (without
+// overlap_epilogue).
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
@@ -821,3 +822,33 @@ func.func @bf16_d128_conditional_rescale(%q: !head, %k: !head, %v: !head, %o: !h
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: }
 // CHECK: scf.yield
+
+// -----
+
+// overlap_epilogue: the row sums, 1 / sum and lse (softmax statistics only)
+// run under the tile's last P.V, between its commit and its wait.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   overlap_softmax = true, overlap_epilogue = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_overlap_epilogue
+// Past the unmasked and the masked loop (one wait for S per iteration).
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: scf.yield
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: gpu.shuffle xor
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32, {{.*}}>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: vector.store
+// CHECK: gpu.return

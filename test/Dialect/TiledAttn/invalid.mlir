@@ -193,8 +193,18 @@ func.func private @schedule_persistent_without_tma() attributes {s = #tiledattn.
 
 // -----
 
-// expected-error @+1 {{schedule field conditional_rescale: only the warp-specialized kernel skips rescales, so expected false without producer = tma, but got true with producer = direct}}
+// expected-error @+1 {{schedule field conditional_rescale: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = direct}}
 func.func private @schedule_conditional_rescale_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, conditional_rescale = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field overlap_epilogue: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_overlap_epilogue_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_epilogue = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field overlap_epilogue: runs the rows' totals under the tile's last P.V, which only overlap_softmax leaves in flight, so expected overlap_softmax = true with it, but got false}}
+func.func private @schedule_overlap_epilogue_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_epilogue = true>}
 
 // -----
 

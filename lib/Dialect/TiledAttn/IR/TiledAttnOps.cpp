@@ -159,7 +159,7 @@ LogicalResult ScheduleAttr::verify(
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
-    bool conditionalRescale) {
+    bool conditionalRescale, bool overlapEpilogue) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -273,6 +273,12 @@ LogicalResult ScheduleAttr::verify(
                             "holds the next tile's Q, which only a "
                             "persistent block has, so expected 1 without "
                             "persistent = true, but got 2";
+    // Without overlap_softmax the last P.V is waited for inside the loop.
+    if (overlapEpilogue && !overlapSoftmax)
+      return emitError() << "schedule field overlap_epilogue: runs the rows' "
+                            "totals under the tile's last P.V, which only "
+                            "overlap_softmax leaves in flight, so expected "
+                            "overlap_softmax = true with it, but got false";
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -287,9 +293,11 @@ LogicalResult ScheduleAttr::verify(
                             "expected by_head without persistent = true, but "
                             "got "
                          << stringifyTileOrder(tileOrder);
-  } else if (conditionalRescale) {
-    return emitError() << "schedule field conditional_rescale: only the "
-                          "warp-specialized kernel skips rescales, so "
+  } else if (conditionalRescale || overlapEpilogue) {
+    return emitError() << "schedule field "
+                       << (conditionalRescale ? "conditional_rescale"
+                                              : "overlap_epilogue")
+                       << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
                           "true with producer = "
                        << stringifyProducer(producer);

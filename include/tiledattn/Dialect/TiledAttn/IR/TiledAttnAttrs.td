@@ -110,6 +110,10 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       rescale factors; skipping a factor of exactly 1 is exact). Long rows
       skip most rescales; short ones pay the vote for little. Needs
       `producer = tma`.
+    - `overlap_epilogue` (default `false`): the rows' sums, 1 / sum and lse
+      (softmax statistics only) are computed and lse stored while the
+      tile's last P.V runs, instead of after its wait. Needs
+      `overlap_softmax`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -140,7 +144,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$dynamic_tiles,
                         DefaultValuedParameter<"::mlir::tiledattn::TileOrder",
                             "::mlir::tiledattn::TileOrder::by_head">:$tile_order,
-                        DefaultValuedParameter<"bool", "false">:$conditional_rescale);
+                        DefaultValuedParameter<"bool", "false">:$conditional_rescale,
+                        DefaultValuedParameter<"bool", "false">:$overlap_epilogue);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
