@@ -35,7 +35,8 @@ for v in "${variants[@]}"; do
       case $key in # short names keep the harness's columns readable
         pingpong) short=pp ;; overlap_softmax) short=ov ;; persistent) short=pers ;;
         producer_regs) short=pr ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
-        q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;; *) short=$key ;;
+        q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;;
+        overlap_epilogue) short=oe ;; conditional_rescale) short=condr ;; *) short=$key ;;
       esac
       case $value in
         true) tag+="_$short" ;;
