@@ -72,7 +72,6 @@ StringRef layoutName(Layout l) {
 }
 
 bool isTile(Value v) { return isa<TileType>(v.getType()); }
-TileType tileOf(Value v) { return cast<TileType>(v.getType()); }
 
 //===----------------------------------------------------------------------===//
 // Layout assignment
