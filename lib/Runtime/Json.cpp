@@ -239,11 +239,11 @@ private:
         out += '\t';
         break;
       case 'u': {
-        unsigned code;
+        unsigned code = 0;
         if (!parseHex4(code))
           return false;
         if (code >= 0xD800 && code < 0xDC00) {
-          unsigned low;
+          unsigned low = 0;
           if (!consume("\\u") || !parseHex4(low) || low < 0xDC00 ||
               low >= 0xE000)
             return fail("unpaired surrogate in a \\u escape");
