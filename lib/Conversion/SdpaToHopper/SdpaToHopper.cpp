@@ -145,11 +145,11 @@ private:
   int64_t ringEnd() const { return ringOffset() + 2 * stages * kvBytes(); }
   Value oOffset() { return oInQBuffer() ? qOffset(qBuffer) : idx(ringEnd()); }
   /// dynamic_tiles: the shared slot holding the rank of the tile whose Q is
-  /// in `buffer`, after every tile above.
+  /// in `buffer`; the slots are the last bytes of the block's shared memory.
   Value tileSlot(Value buffer) {
-    int64_t end =
-        ringEnd() + (schedule.getTmaStore() && !oInQBuffer() ? qBytes() : 0);
-    return sharedPointer(add(mul(buffer, 4), idx(end)));
+    int64_t slots =
+        dynamicSmemBytes() - kSwizzleAlignmentBytes - kTileSlotBytes;
+    return sharedPointer(add(mul(buffer, 4), idx(slots)));
   }
 
   // Barrier indices: Q full per Q buffer, then per stage K full, V full, K
@@ -230,7 +230,8 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
-  } /// `values` changed by `change` where `cond` (i1, uniform) holds, and
+  }
+  /// `values` changed by `change` where `cond` (i1, uniform) holds, and
   /// left as they are otherwise: an scf.if yielding them, so the work is
   /// skipped, not selected away.
   void changeIf(Value cond, Regs &values, function_ref<void(Regs &)> change) {
@@ -1233,15 +1234,13 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
   // The rows' totals and lse need only the softmax statistics: with
   // overlap_epilogue they run under the last block's P.V, not after it.
   Value inv[2];
-  if (overlap && schedule.getOverlapEpilogue())
+  auto totals = [&] { finishRows(st, rowBase, inv); };
+  bool totalsUnderPV = overlap && schedule.getOverlapEpilogue();
+  if (overlap) // The last block's P.V.
     accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs,
-                 [&] { finishRows(st, rowBase, inv); });
-  else {
-    if (overlap)
-      accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc,
-                   probs);
-    finishRows(st, rowBase, inv);
-  }
+                 totalsUnderPV ? function_ref<void()>(totals) : nullptr);
+  if (!totalsUnderPV)
+    totals();
   emitStore(consumer, rowBase, acc, inv);
 }
 
