@@ -124,6 +124,14 @@ def _auto_cell(row):
     return chosen
 
 
+def _case_cells(key):
+    """The leading cells of a case's row: dtype, D, causal, S (Sq x Sk when
+    they differ)."""
+    dtype, head_dim, causal, seqlen_q, seqlen_k = key[:5]
+    seqlen = str(seqlen_q) if seqlen_q == seqlen_k else f"{seqlen_q}x{seqlen_k}"
+    return [dtype, str(head_dim), str(int(bool(causal))), seqlen]
+
+
 def _gpu_state_lines(rows, backends):
     """SM clock and power after each backend's last timed round, per case:
     a lower TFLOP/s at a lower clock is the power limit, not the kernel."""
@@ -138,9 +146,7 @@ def _gpu_state_lines(rows, backends):
         "|" + "---|" * (4 + len(sampled)),
     ]
     for key, by_backend in group_cases(rows).items():
-        dtype, head_dim, causal, seqlen_q, seqlen_k, _, _ = key
-        seqlen = str(seqlen_q) if seqlen_q == seqlen_k else f"{seqlen_q}x{seqlen_k}"
-        cells = [dtype, str(head_dim), str(int(bool(causal))), seqlen]
+        cells = _case_cells(key)
         for b in sampled:
             row = by_backend.get(b) or {}
             state = row.get("sm_clock_mhz"), row.get("power_w")
@@ -188,10 +194,8 @@ def markdown_table(data):
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     for key, by_backend in group_cases(rows).items():
-        dtype, head_dim, causal, seqlen_q, seqlen_k, batch, heads = key
-        seqlen = str(seqlen_q) if seqlen_q == seqlen_k else f"{seqlen_q}x{seqlen_k}"
-        cells = [dtype, str(head_dim), str(int(bool(causal))), seqlen]
-        cells += [str(batch), str(heads)]
+        batch, heads = key[5:]
+        cells = _case_cells(key) + [str(batch), str(heads)]
         cells += [_cell(by_backend.get(b)) for b in backends]
         if has_auto:
             cells.append(_auto_cell(by_backend.get("sdpa_auto")))
