@@ -36,7 +36,8 @@ for v in "${variants[@]}"; do
         pingpong) short=pp ;; overlap_softmax) short=ov ;; persistent) short=pers ;;
         producer_regs) short=pr ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
         q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;;
-        overlap_epilogue) short=oe ;; conditional_rescale) short=condr ;; *) short=$key ;;
+        overlap_epilogue) short=oe ;; conditional_rescale) short=condr ;;
+        defer_store) short=ds ;; *) short=$key ;;
       esac
       case $value in
         true) tag+="_$short" ;;

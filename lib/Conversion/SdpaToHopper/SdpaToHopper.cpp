@@ -366,15 +366,20 @@ private:
   void setTileOfBlock();
   /// Runs `body` once per tile of this block, the tile set up; `producer`
   /// says which role's loop it is (they differ with dynamic_tiles).
-  void forEachTile(function_ref<void()> body, bool producer);
-  void forEachTileDynamic(function_ref<void()> body, bool producer,
-                          Value qBlocks);
+  /// `carried` goes from one tile's body to the next (the loop's iter_args):
+  /// in, its values before the first tile; out, after the last.
+  void forEachTile(function_ref<void(Regs &)> body, bool producer,
+                   Regs &carried);
+  void forEachTileDynamic(function_ref<void(Regs &)> body, bool producer,
+                          Value qBlocks, Regs &carried);
   /// The Q buffer and barrier phase of the `done`-th tile (i32) of a block.
   void setTileBuffer(Value done);
 
   void emitProducer();
   void emitConsumer(Value consumer);
-  void consumeTile(Value consumer);
+  /// `held`: with defer_store, the previous tile's O (see HeldO), stored
+  /// under this tile's first Q.K^T and replaced by this tile's.
+  void consumeTile(Value consumer, Regs &held);
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
                 Value headIndex, Value barrier, int64_t bytes);
 
@@ -414,7 +419,9 @@ private:
   /// has a new maximum (every factor exactly 1): exact, and most blocks of
   /// long rows.
   void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
-  Regs scoresOf(Value it, Value consumer);
+  /// S of block `it`; `underQK` runs between the issue and the wait.
+  Regs scoresOf(Value it, Value consumer,
+                function_ref<void()> underQK = nullptr);
   /// O += P.V of block `it`; `underPV` runs between the issue and the wait.
   void accumulatePV(Value it, Regs &acc, ArrayRef<Value> probs,
                     function_ref<void()> underPV = nullptr);
@@ -427,7 +434,41 @@ private:
   /// 1 / (row sum) of both row halves, after storing their lse.
   void finishRows(RowState &st, Value rowBase, Value (&inv)[2]);
   void emitStore(Value consumer, Value rowBase, Regs &acc, Value (&inv)[2]);
-  void storeByTma(Value consumer, Value (&inv)[2], Regs &acc);
+  /// O of the tile at query row `row0` of (`headIndex`, `batchIndex`).
+  void storeByTma(Value consumer, Value (&inv)[2], ArrayRef<Value> acc,
+                  Value row0, Value headIndex, Value batchIndex);
+  /// defer_store: a tile's O kept in registers across the tile loop's back
+  /// edge, as loop values: acc, 1 / sum of both row halves, the tile's
+  /// first row, head and batch, and whether there is one (not before the
+  /// first tile).
+  struct HeldO {
+    Regs acc;
+    Value inv[2], row0, head, batch, valid;
+  };
+  Regs heldValues(const HeldO &h) {
+    Regs values = h.acc;
+    values.append({h.inv[0], h.inv[1], h.row0, h.head, h.batch, h.valid});
+    return values;
+  }
+  HeldO heldOf(ArrayRef<Value> values) {
+    HeldO h;
+    h.acc.assign(values.begin(), values.end() - 6);
+    ArrayRef<Value> rest = values.take_back(6);
+    h.inv[0] = rest[0];
+    h.inv[1] = rest[1];
+    h.row0 = rest[2];
+    h.head = rest[3];
+    h.batch = rest[4];
+    h.valid = rest[5];
+    return h;
+  }
+  /// Stores a held O, if there is one.
+  void storeHeld(Value consumer, ArrayRef<Value> held) {
+    HeldO h = heldOf(held);
+    ifThen(h.valid, [&] {
+      storeByTma(consumer, h.inv, h.acc, h.row0, h.head, h.batch);
+    });
+  }
   /// An !llvm.ptr<3> to `byteOffset` past the pad.
   Value sharedPointer(Value byteOffset) {
     Value address = arith::IndexCastUIOp::create(
@@ -473,8 +514,9 @@ void HopperKernelEmitter::emitProducer() {
       NVVM::SetMaxRegisterActionAttr::get(
           b.getContext(), NVVM::SetMaxRegisterAction::decrease));
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
+    Regs none;
     forEachTile(
-        [&] {
+        [&](Regs &) {
           if (schedule.getPersistent()) // The buffer's last Q.K^T are done.
             waitParity(qEmpty(qBuffer), flip(tileParity));
           // Published with Q: the arrive below releases it, the consumers' wait
@@ -496,7 +538,7 @@ void HopperKernelEmitter::emitProducer() {
           loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s),
                    kvBytes());
         },
-        /*producer=*/true);
+        /*producer=*/true, none);
   });
 }
 
@@ -567,24 +609,25 @@ void HopperKernelEmitter::setTileBuffer(Value done) {
   tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), uses);
 }
 
-void HopperKernelEmitter::forEachTile(function_ref<void()> body,
-                                      bool producer) {
+void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
+                                      bool producer, Regs &carried) {
   if (!schedule.getPersistent()) { // The one tile was set up by emit().
-    body();
+    body(carried);
     return;
   }
   Value qBlocks = toI32(div(add(seqQ, blockM - 1), blockM));
   numTiles = arith::MulIOp::create(
       b, loc, qBlocks, toI32(arith::MulIOp::create(b, loc, headsQ, batches)));
   if (schedule.getDynamicTiles())
-    return forEachTileDynamic(body, producer, qBlocks);
+    return forEachTileDynamic(body, producer, qBlocks, carried);
   Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   // Loop state: the ring position of the tile's first K/V block and the
   // number of tiles done (modulo q_buffers: the tile's Q buffer; the next
-  // bit: the phase of that buffer's barriers).
-  auto loop = scf::ForOp::create(b, loc, blockX, numTiles, gridX,
-                                 ValueRange{i32(0), i32(0)});
+  // bit: the phase of that buffer's barriers), then `carried`.
+  Regs inits = {i32(0), i32(0)};
+  inits.append(carried.begin(), carried.end());
+  auto loop = scf::ForOp::create(b, loc, blockX, numTiles, gridX, inits);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value t = loop.getInductionVar();
@@ -611,11 +654,13 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body,
   Value done = loop.getRegionIterArgs()[1];
   ringBase = toIndex(ring);
   setTileBuffer(done);
-  body();
-  scf::YieldOp::create(
-      b, loc,
-      ValueRange{arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
-                 arith::AddIOp::create(b, loc, done, i32(1))});
+  Regs values(loop.getRegionIterArgs().drop_front(2));
+  body(values);
+  Regs yields = {arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
+                 arith::AddIOp::create(b, loc, done, i32(1))};
+  yields.append(values.begin(), values.end());
+  scf::YieldOp::create(b, loc, yields);
+  carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
 }
 
 /// dynamic_tiles. The producer starts at tile blockIdx.x and, at the start
@@ -626,27 +671,29 @@ void HopperKernelEmitter::forEachTile(function_ref<void()> body,
 /// the Q buffer's slot before the Q load's arrive; when the ranks run out
 /// it writes numTiles there and arrives without a load, which ends the
 /// consumers' loops, which read the slot after waiting for Q.
-void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
-                                             bool producer, Value qBlocks) {
+void HopperKernelEmitter::forEachTileDynamic(function_ref<void(Regs &)> body,
+                                             bool producer, Value qBlocks,
+                                             Regs &carried) {
   Type i32Type = b.getI32Type();
   // Loop state: (producer only) the tile's rank, then as in forEachTile the
-  // ring position and the number of tiles done.
+  // ring position, the number of tiles done and `carried`. The condition
+  // passes on the rank, ring position, tiles done and `carried`.
   SmallVector<Value> inits = {i32(0), i32(0)};
-  SmallVector<Type> types = {i32Type, i32Type};
-  if (producer) {
+  if (producer)
     inits.insert(inits.begin(),
                  toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x)));
-    types.push_back(i32Type);
-  }
-  auto loop =
-      scf::WhileOp::create(b, loc, TypeRange{i32Type, i32Type, i32Type}, inits);
+  inits.append(carried.begin(), carried.end());
+  SmallVector<Type> types = llvm::to_vector(ValueRange(inits).getTypes());
+  SmallVector<Type> passed = {i32Type, i32Type, i32Type};
+  passed.append(llvm::to_vector(ValueRange(carried).getTypes()));
+  auto loop = scf::WhileOp::create(b, loc, passed, inits);
   OpBuilder::InsertionGuard guard(b);
   Block *before = b.createBlock(&loop.getBefore(), {}, types,
                                 SmallVector<Location>(types.size(), loc));
-  Block *after =
-      b.createBlock(&loop.getAfter(), {}, {i32Type, i32Type, i32Type},
-                    SmallVector<Location>(3, loc));
+  Block *after = b.createBlock(&loop.getAfter(), {}, passed,
+                               SmallVector<Location>(passed.size(), loc));
   b.setInsertionPointToStart(before);
+  int64_t firstCarried = producer ? 3 : 2;
   Value rank, ring, done;
   if (producer) {
     rank = before->getArgument(0);
@@ -663,9 +710,11 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
     rank = NVVM::ReduxOp::create(b, loc, i32Type, rank, NVVM::ReduxKind::UMIN,
                                  i32(-1));
   }
-  scf::ConditionOp::create(b, loc,
-                           cmp(arith::CmpIPredicate::ult, rank, numTiles),
-                           ValueRange{rank, ring, done});
+  Regs conditionArgs = {rank, ring, done};
+  conditionArgs.append(before->getArguments().begin() + firstCarried,
+                       before->getArguments().end());
+  scf::ConditionOp::create(
+      b, loc, cmp(arith::CmpIPredicate::ult, rank, numTiles), conditionArgs);
 
   b.setInsertionPointToStart(after);
   rank = after->getArgument(0);
@@ -684,7 +733,8 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
   setTileOfRank(rank, qBlocks);
   ringBase = toIndex(ring);
   setTileBuffer(done);
-  body();
+  Regs values(after->getArguments().drop_front(3));
+  body(values);
   if (producer) {
     // Every tile run makes one add, so the adds return 0 .. numTiles - 1
     // and the one that got numTiles - 1 was the launch's last: it zeroes
@@ -701,7 +751,9 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void()> body,
       arith::AddIOp::create(b, loc, done, i32(1))};
   if (producer)
     yields.insert(yields.begin(), next);
+  yields.append(values.begin(), values.end());
   scf::YieldOp::create(b, loc, yields);
+  carried.assign(loop.getResults().begin() + 3, loop.getResults().end());
 
   if (!producer)
     return;
@@ -949,12 +1001,15 @@ void HopperKernelEmitter::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
 }
 
 /// S of block `it` on its own: a turn to issue, the wait, K released.
-Regs HopperKernelEmitter::scoresOf(Value it, Value consumer) {
+Regs HopperKernelEmitter::scoresOf(Value it, Value consumer,
+                                   function_ref<void()> underQK) {
   auto [s, parity] = stageOf(it);
   turnBegin();
   waitParity(kFull(s), parity);
   Value sStruct = issueQK(consumer, s);
   turnEnd();
+  if (underQK)
+    underQK();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   Regs scores = retire(sStruct);
   release(kEmpty(s));
@@ -1036,7 +1091,8 @@ std::pair<Value, Value> HopperKernelEmitter::rowTotals(RowState &st, int r) {
 /// reads; then one thread stores each 64 x 64 box. TMA drops the rows past
 /// seqlen_q.
 void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
-                                     Regs &acc) {
+                                     ArrayRef<Value> acc, Value row0,
+                                     Value headIndex, Value batchIndex) {
   Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
   Value region = add(mul(consumer, 64 * 128), oOffset());
   if (!oInQBuffer()) {
@@ -1068,11 +1124,11 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
   fenceProxyAsyncShared(b, loc); // stmatrix before the TMA store reads
   syncConsumer(consumer);
   ifThen(issuer, [&] {
-    Value row0 = add(qRow0, mul(consumer, 64));
+    Value firstRow = add(row0, mul(consumer, 64));
     for (int64_t a = 0; a < atoms; ++a)
       nvgpu::TmaAsyncStoreOp::create(
           b, loc, atomView(add(region, a * blockM * 128), 64), oMap,
-          ValueRange{idx(64 * a), row0, head, batch}, Value());
+          ValueRange{idx(64 * a), firstRow, headIndex, batchIndex}, Value());
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   });
   if (qReleasedAfterStore()) {
@@ -1103,7 +1159,7 @@ void HopperKernelEmitter::finishRows(RowState &st, Value rowBase,
 void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
                                     Value (&inv)[2]) {
   if (schedule.getTmaStore())
-    return storeByTma(consumer, inv, acc);
+    return storeByTma(consumer, inv, acc, qRow0, head, batch);
   auto pairType = VectorType::get({2}, elementType);
   for (int r = 0; r < 2; ++r) {
     Value row = add(rowBase, r * 8);
@@ -1143,7 +1199,20 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(consumers - 1)), [&] {
       NVVM::BarrierArriveOp::create(b, loc, i32(kTurnBarrier), i32(256));
     });
-  forEachTile([&] { consumeTile(consumer); }, /*producer=*/false);
+  // defer_store: no O is held before the first tile.
+  Regs held;
+  if (schedule.getDeferStore()) {
+    HeldO none;
+    none.acc.assign(headDim / 2, f32(0.0));
+    none.inv[0] = none.inv[1] = f32(0.0);
+    none.row0 = none.head = none.batch = idx(0);
+    none.valid = arith::ConstantIntOp::create(b, loc, 0, 1);
+    held = heldValues(none);
+  }
+  forEachTile([&](Regs &values) { consumeTile(consumer, values); },
+              /*producer=*/false, held);
+  if (schedule.getDeferStore()) // The last tile's.
+    storeHeld(consumer, held);
   if (schedule.getTmaStore()) // The block's shared memory outlives the reads.
     ifThen(cmp(arith::CmpIPredicate::eq, localTid, idx(0)),
            [&] { waitStoresRead(); });
@@ -1151,7 +1220,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
 
 /// One tile: this consumer's 64 query rows against the tile's K/V blocks,
 /// then O and lse.
-void HopperKernelEmitter::consumeTile(Value consumer) {
+void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   Value rowBase = add(add(qRow0, mul(consumer, 64)), add(warpRow, group));
   RowState st;
   Value negInf = f32(-std::numeric_limits<float>::infinity());
@@ -1179,7 +1248,11 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
     // Block 0 alone, so that every loop iteration has a P from the block
     // before; masked only when it is the diagonal or the ragged end (most
     // tiles of short causal rows would otherwise mask two blocks).
-    Regs scores = scoresOf(first, consumer);
+    bool defer = schedule.getDeferStore();
+    Regs scores = scoresOf(
+        first, consumer,
+        defer ? function_ref<void()>([&] { storeHeld(consumer, held); })
+              : nullptr);
     Value rescale[2];
     Value maskFirst;
     if (schedule.getSplitKvLoop())
@@ -1241,7 +1314,17 @@ void HopperKernelEmitter::consumeTile(Value consumer) {
                  totalsUnderPV ? function_ref<void()>(totals) : nullptr);
   if (!totalsUnderPV)
     totals();
-  emitStore(consumer, rowBase, acc, inv);
+  if (!schedule.getDeferStore())
+    return emitStore(consumer, rowBase, acc, inv);
+  HeldO tileO;
+  tileO.acc = acc;
+  tileO.inv[0] = inv[0];
+  tileO.inv[1] = inv[1];
+  tileO.row0 = qRow0;
+  tileO.head = head;
+  tileO.batch = batch;
+  tileO.valid = arith::ConstantIntOp::create(b, loc, 1, 1);
+  held = heldValues(tileO);
 }
 
 void HopperKernelEmitter::emit() {

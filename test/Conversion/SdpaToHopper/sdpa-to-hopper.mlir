@@ -852,3 +852,79 @@ func.func @bf16_d128_overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: vector.store
 // CHECK: gpu.return
+
+// -----
+
+// defer_store: the tile loop carries the tile's O (32 registers at head dim
+// 64), 1 / sum of both row halves, its first row, head and batch and a valid
+// bit (false before the first tile). The held O is stored between the issue
+// and the wait of the next tile's first Q.K^T, and the last one after the
+// loop.
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d64_defer_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2, defer_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d64_defer_store
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: %[[NONE:.*]] = arith.constant false
+// CHECK: %[[TILES:.*]]:40 = scf.for {{.*}} iter_args({{.*}}, %[[VALID:.*]] = %[[NONE]]) -> (i32, i32, {{(f32, ){34}i}}ndex, index, index, i1)
+// The first block's Q.K^T, then the held O under it.
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: scf.if %[[VALID]] {
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-COUNT-4: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// The tile ends without a store: its O goes to the next one.
+// CHECK-NOT: nvvm.stmatrix
+// CHECK: %[[HELD:.*]] = arith.constant true
+// CHECK-NOT: nvvm.stmatrix
+// CHECK: scf.yield {{.*}}, %[[HELD]] : i32, i32, {{(f32, ){34}i}}ndex, index, index, i1
+// CHECK: scf.if %[[TILES]]#39 {
+// CHECK-COUNT-4: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}, %[[TILES]]#37, %[[TILES]]#38]
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.return
+
+// -----
+
+// defer_store with dynamic_tiles: the scf.while carries the held O through
+// both regions and hands the last one out.
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d64_defer_store_dynamic(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2, dynamic_tiles = true,
+                                   defer_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d64_defer_store_dynamic
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: %[[NONE:.*]] = arith.constant false
+// CHECK: %[[TILES:.*]]:41 = scf.while ({{.*}}, %{{.*}} = %[[NONE]]) : (i32, i32, {{(f32, ){34}i}}ndex, index, index, i1) -> (i32, i32, i32, {{(f32, ){34}i}}ndex, index, index, i1)
+// CHECK: scf.condition(%{{.*}}) {{.*}} : i32, i32, i32, {{(f32, ){34}i}}ndex, index, index, i1
+// CHECK: ^bb0({{.*}}, %[[VALID:.*]]: i1):
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: scf.if %[[VALID]] {
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[HELD:.*]] = arith.constant true
+// CHECK: scf.yield {{.*}}, %[[HELD]] : i32, i32, {{(f32, ){34}i}}ndex, index, index, i1
+// CHECK: scf.if %[[TILES]]#40 {
+// CHECK-COUNT-4: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}, %[[TILES]]#38, %[[TILES]]#39]
+// CHECK: gpu.return

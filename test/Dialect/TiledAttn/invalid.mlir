@@ -208,6 +208,31 @@ func.func private @schedule_overlap_epilogue_without_overlap() attributes {s = #
 
 // -----
 
+// expected-error @+1 {{schedule field defer_store: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_defer_store_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, defer_store = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field defer_store: stores a tile's O under the next tile's first Q.K^T, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = false, tma_store = true, q_buffers = 1, overlap_softmax = true}}
+func.func private @schedule_defer_store_not_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, tma_store = true, defer_store = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field defer_store: stores a tile's O under the next tile's first Q.K^T, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = false, q_buffers = 2, overlap_softmax = true}}
+func.func private @schedule_defer_store_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, q_buffers = 2, defer_store = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field defer_store: stores a tile's O under the next tile's first Q.K^T, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = true, q_buffers = 1, overlap_softmax = true}}
+func.func private @schedule_defer_store_one_q_buffer() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, defer_store = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field defer_store: stores a tile's O under the next tile's first Q.K^T, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = true, q_buffers = 2, overlap_softmax = false}}
+func.func private @schedule_defer_store_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, q_buffers = 2, defer_store = true>}
+
+// -----
+
 // Three consumers need the register file split three ways: 240 each is too many.
 // expected-error @+1 {{schedule fields producer_regs, consumer_regs: 128 * (producer_regs + consumer_warpgroups * consumer_regs) = 95232 registers, but a multiprocessor has 65536}}
 func.func private @schedule_tma_three_consumers_registers() attributes {s = #tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2, warps = 16, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 3>}

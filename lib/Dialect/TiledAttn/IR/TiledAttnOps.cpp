@@ -152,6 +152,9 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
+/// A bool schedule field as the schedule's text spells it.
+static StringRef flag(bool value) { return value ? "true" : "false"; }
+
 LogicalResult ScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
     int64_t blockN, int64_t numStages, int64_t warps, MmaKind mma,
@@ -159,7 +162,7 @@ LogicalResult ScheduleAttr::verify(
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
-    bool conditionalRescale, bool overlapEpilogue) {
+    bool conditionalRescale, bool overlapEpilogue, bool deferStore) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -279,6 +282,20 @@ LogicalResult ScheduleAttr::verify(
                             "totals under the tile's last P.V, which only "
                             "overlap_softmax leaves in flight, so expected "
                             "overlap_softmax = true with it, but got false";
+    // The held O is stored under the next tile's first Q.K^T: there must be
+    // a next tile, a staging tile apart from Q's buffers (the next Q may be
+    // arriving in the other one) and a first block issued on its own.
+    if (deferStore &&
+        (!persistent || !tmaStore || qBuffers != 2 || !overlapSoftmax))
+      return emitError() << "schedule field defer_store: stores a tile's O "
+                            "under the next tile's first Q.K^T, so expected "
+                            "persistent = true, tma_store = true, q_buffers "
+                            "= 2 and overlap_softmax = true with it, but got "
+                            "persistent = "
+                         << flag(persistent)
+                         << ", tma_store = " << flag(tmaStore)
+                         << ", q_buffers = " << qBuffers
+                         << ", overlap_softmax = " << flag(overlapSoftmax);
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -293,10 +310,11 @@ LogicalResult ScheduleAttr::verify(
                             "expected by_head without persistent = true, but "
                             "got "
                          << stringifyTileOrder(tileOrder);
-  } else if (conditionalRescale || overlapEpilogue) {
+  } else if (conditionalRescale || overlapEpilogue || deferStore) {
     return emitError() << "schedule field "
                        << (conditionalRescale ? "conditional_rescale"
-                                              : "overlap_epilogue")
+                           : overlapEpilogue  ? "overlap_epilogue"
+                                              : "defer_store")
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
                           "true with producer = "

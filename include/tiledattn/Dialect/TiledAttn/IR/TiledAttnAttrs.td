@@ -114,6 +114,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       (softmax statistics only) are computed and lse stored while the
       tile's last P.V runs, instead of after its wait. Needs
       `overlap_softmax`.
+    - `defer_store` (default `false`): a persistent consumer keeps a tile's
+      O in registers and stores it while the next tile's first Q.K^T runs
+      (the last tile's after the loop), instead of between the two tiles.
+      Needs `persistent`, `tma_store`, `q_buffers = 2` (O staged in its own
+      tile, not in Q's) and `overlap_softmax`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -145,7 +150,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"::mlir::tiledattn::TileOrder",
                             "::mlir::tiledattn::TileOrder::by_head">:$tile_order,
                         DefaultValuedParameter<"bool", "false">:$conditional_rescale,
-                        DefaultValuedParameter<"bool", "false">:$overlap_epilogue);
+                        DefaultValuedParameter<"bool", "false">:$overlap_epilogue,
+                        DefaultValuedParameter<"bool", "false">:$defer_store);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
