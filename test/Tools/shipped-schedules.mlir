@@ -60,14 +60,14 @@
 // GRID-NEXT: "x": "ceil_div(seqlen_q, block_m)",
 // GRID-NEXT: "y": "heads_q",
 // GRID-NEXT: "z": "batch"
-// D=64 and D=128 without a mask, D=64 causal (below 2k keys) and D=128
-// causal up to 2k keys: persistent, one block per
+// D=64 and D=128 without a mask (D=128 with defer_store), D=64 causal
+// (below 2k keys) and D=128 causal up to 2k keys: persistent, one block per
 // multiprocessor at most, looping over the tiles, with two Q buffers.
 // PERSISTENT: "grid": {
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
-// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2>"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true)?}}>"
 // D=64 causal from 2k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.

@@ -12,7 +12,7 @@ func.func @sdpa_fwd_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true, persistent = true,
-                                   tma_store = true, q_buffers = 2>)
+                                   tma_store = true, q_buffers = 2, defer_store = true>)
       : !head, !head, !head, !head, !lse
   return
 }
