@@ -231,22 +231,28 @@ private:
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
   }
-  /// `values` changed by `change` where `cond` (i1, uniform) holds, and
-  /// left as they are otherwise: an scf.if yielding them, so the work is
-  /// skipped, not selected away.
-  void changeIf(Value cond, Regs &values, function_ref<void(Regs &)> change) {
-    SmallVector<Type> types;
-    for (Value v : values)
-      types.push_back(v.getType());
+  /// `values` changed by `then` where `cond` (i1, uniform) holds and by
+  /// `otherwise` where it does not: an scf.if yielding them, so only one
+  /// of the two runs. Both keep the values' number and types.
+  void chooseIf(Value cond, Regs &values, function_ref<void(Regs &)> then,
+                function_ref<void(Regs &)> otherwise) {
+    SmallVector<Type> types = llvm::to_vector(ValueRange(values).getTypes());
     auto branch = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.thenBlock());
-    Regs changed = values;
-    change(changed);
-    scf::YieldOp::create(b, loc, changed);
-    b.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(b, loc, values);
+    for (auto [block, change] :
+         {std::make_pair(branch.thenBlock(), then),
+          std::make_pair(branch.elseBlock(), otherwise)}) {
+      b.setInsertionPointToStart(block);
+      Regs changed = values;
+      change(changed);
+      scf::YieldOp::create(b, loc, changed);
+    }
     values.assign(branch.getResults().begin(), branch.getResults().end());
+  }
+  /// `values` changed by `change` where `cond` holds, left as they are
+  /// otherwise: the work is skipped, not selected away.
+  void changeIf(Value cond, Regs &values, function_ref<void(Regs &)> change) {
+    chooseIf(cond, values, change, [](Regs &) {});
   }
 
   //===------------------------------------------------------------------===//
@@ -386,7 +392,9 @@ private:
   //===------------------------------------------------------------------===//
   // Consumer pieces
   //===------------------------------------------------------------------===//
-  Value issueQK(Value consumer, Value s);
+  /// S = Q.K^T of the first `n` keys of the block in stage `s` (n = 0: all
+  /// block_n).
+  Value issueQK(Value consumer, Value s, int64_t n = 0);
   Value issuePV(ArrayRef<Value> acc, ArrayRef<Value> probs, Value s);
   Regs retire(Value accStruct);
   /// With `mask`, scores outside the sequence or the causal triangle become
@@ -427,8 +435,20 @@ private:
                     function_ref<void()> underPV = nullptr);
   void emitBlock(Value it, Value consumer, Value rowBase, Regs &acc,
                  RowState &st, bool mask);
+  /// `n`: as for issueQK; a narrow block's P is padded with zeros to
+  /// block_n.
   void emitOverlappedBlock(Value it, Value consumer, Value rowBase, Regs &acc,
-                           Regs &probs, RowState &st, bool mask);
+                           Regs &probs, RowState &st, bool mask, int64_t n = 0);
+  /// narrow_diagonal: whether block `it`'s keys from 64 on are right of
+  /// every row of this consumer (causal), so only its first 64 count.
+  Value isNarrow(Value it, Value consumer) {
+    Value narrow = cmp(arith::CmpIPredicate::uge, mul(it, blockN),
+                       add(qRow0, mul(consumer, 64)));
+    // The same in every lane; through vote.sync ptxas knows it and branches
+    // without a reconvergence barrier.
+    return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), narrow,
+                                    NVVM::VoteSyncKind::any);
+  }
   /// 1 / (row sum) and the log-sum-exp of row half `r`.
   std::pair<Value, Value> rowTotals(RowState &st, int r);
   /// 1 / (row sum) of both row halves, after storing their lse.
@@ -770,8 +790,10 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void(Regs &)> body,
 /// Issues S = Q.K^T for this consumer's 64 rows and commits the group:
 /// head_dim / 16 wgmma.m64nNk16 with N = block_n, Q and K both K-major in
 /// shared memory. Returns the accumulator struct, valid after a wait.
-Value HopperKernelEmitter::issueQK(Value consumer, Value s) {
-  SmallVector<Type> f32s(blockN / 2, b.getF32Type());
+Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
+  if (!n)
+    n = blockN;
+  SmallVector<Type> f32s(n / 2, b.getF32Type());
   auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
   Value acc = LLVM::UndefOp::create(b, loc, structTy);
   auto type =
@@ -787,7 +809,7 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s) {
     Value descB = advance(kDesc, atom * blockN * 128 + within);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, structTy, acc, descA, descB,
-        NVVM::MMAShapeAttr::get(b.getContext(), 64, blockN, 16),
+        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16),
         NVVM::WGMMATypesAttr::get(b.getContext(), type),
         NVVM::WGMMATypesAttr::get(b.getContext(), type),
         NVVM::WGMMATypesAttr::get(b.getContext(), NVVM::WGMMATypes::f32),
@@ -804,8 +826,9 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s) {
   return acc;
 }
 
-/// Issues O += P.V and commits the group: block_n / 16 wgmma.m64nNk16
-/// (N = head dim) with P from registers (four packed pairs per k-step) and V
+/// Issues O += P.V and commits the group: one wgmma.m64nNk16 (N = head dim)
+/// per four packed pairs of P (block_n / 16; fewer for a narrow P, which
+/// reads the first V rows only), P from registers and V
 /// MN-major in shared memory. nvvm.wgmma.mma_async takes A from shared
 /// memory only, hence inline PTX. Returns the accumulator struct.
 Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
@@ -832,7 +855,8 @@ Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
   Value vDesc = descriptor(vStageOffset(s), /*leading=*/blockN * 128,
                            /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (int64_t kk = 0; kk < blockN / 16; ++kk) {
+  int64_t kSteps = probs.size() / 4; // block_n / 16, or 4 when narrow
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
     // V rows kk*16 .. kk*16+15 start 16 * 128 bytes further into every
     // atom; the atoms (64 head-dim columns each) are block_n * 128 apart.
     Value desc = advance(vDesc, kk * 2048);
@@ -848,7 +872,7 @@ Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
             LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
             ArrayAttr())
             .getResult(0);
-    if (kk + 1 < blockN / 16)
+    if (kk + 1 < kSteps)
       for (int64_t i = 0; i < n; ++i)
         acc[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
   }
@@ -889,7 +913,7 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
                                   Value rowBase, bool mask, Value (&rescale)[2],
                                   Value maskIf) {
   Value negInf = f32(-std::numeric_limits<float>::infinity());
-  int64_t chunks = blockN / 8;
+  int64_t chunks = scores.size() / 4; // of 8 keys
   auto applyMask = [&](Regs &scores) {
     // Keys past the end of the sequence and, when causal, right of the
     // query row see -inf. Register 4i + h holds key key0 + c with the
@@ -1051,12 +1075,12 @@ void HopperKernelEmitter::emitBlock(Value it, Value consumer, Value rowBase,
 void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
                                               Value rowBase, Regs &acc,
                                               Regs &probs, RowState &st,
-                                              bool mask) {
+                                              bool mask, int64_t n) {
   auto [s, parity] = stageOf(it);
   auto [prev, prevParity] = stageOf(arith::SubIOp::create(b, loc, it, idx(1)));
   turnBegin();
   waitParity(kFull(s), parity);
-  Value sStruct = issueQK(consumer, s);
+  Value sStruct = issueQK(consumer, s, n);
   waitParity(vFull(prev), prevParity);
   Value oStruct = issuePV(acc, probs, prev);
   turnEnd();
@@ -1072,6 +1096,7 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
   // Only now: the P.V in flight read the previous P's registers, and
   // writing new A-operand registers under it makes ptxas serialize (C7513).
   probs = pack(scores);
+  probs.resize(blockN / 4, i32(0));
 }
 
 std::pair<Value, Value> HopperKernelEmitter::rowTotals(RowState &st, int r) {
@@ -1262,39 +1287,52 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     first = idx(1);
     unmaskedEnd = arith::MaxUIOp::create(b, loc, unmaskedEnd, first);
   }
+  // narrow_diagonal: masked blocks whose keys from 64 on are right of all
+  // this consumer's rows take the narrow form (N = 64, 4 P.V k-steps).
+  bool narrow = causal && schedule.getNarrowDiagonal();
   // Loop state: O, then (with overlap) the packed P, then max and sum of
   // the two rows.
-  auto emitLoop = [&](Value begin, Value end, bool mask) {
-    SmallVector<Value> inits(acc.begin(), acc.end());
-    inits.append(probs.begin(), probs.end());
+  int64_t nAcc = acc.size(), nProbs = probs.size();
+  auto joined = [&](ArrayRef<Value> a, ArrayRef<Value> p, RowState &rs) {
+    Regs values(a.begin(), a.end());
+    values.append(p.begin(), p.end());
     for (int r = 0; r < 2; ++r)
-      inits.append({st.max[r], st.sum[r]});
-    auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), inits);
-    int64_t nAcc = acc.size(), nProbs = probs.size();
-    auto unpack = [&](ValueRange values, Regs &a, Regs &p, RowState &rs) {
-      a.assign(values.begin(), values.begin() + nAcc);
-      p.assign(values.begin() + nAcc, values.begin() + nAcc + nProbs);
-      for (int r = 0; r < 2; ++r) {
-        rs.max[r] = values[nAcc + nProbs + 2 * r];
-        rs.sum[r] = values[nAcc + nProbs + 2 * r + 1];
-      }
-    };
+      values.append({rs.max[r], rs.sum[r]});
+    return values;
+  };
+  auto unpack = [&](ValueRange values, Regs &a, Regs &p, RowState &rs) {
+    a.assign(values.begin(), values.begin() + nAcc);
+    p.assign(values.begin() + nAcc, values.begin() + nAcc + nProbs);
+    for (int r = 0; r < 2; ++r) {
+      rs.max[r] = values[nAcc + nProbs + 2 * r];
+      rs.sum[r] = values[nAcc + nProbs + 2 * r + 1];
+    }
+  };
+  auto emitLoop = [&](Value begin, Value end, bool mask) {
+    auto loop =
+        scf::ForOp::create(b, loc, begin, end, idx(1), joined(acc, probs, st));
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Regs a, p;
-      RowState rs;
-      unpack(loop.getRegionIterArgs(), a, p, rs);
-      if (overlap)
-        emitOverlappedBlock(loop.getInductionVar(), consumer, rowBase, a, p, rs,
-                            mask);
+      Value it = loop.getInductionVar();
+      Regs state(loop.getRegionIterArgs());
+      auto block = [&](int64_t n) {
+        return [&, n](Regs &values) {
+          Regs a, p;
+          RowState rs;
+          unpack(values, a, p, rs);
+          if (overlap)
+            emitOverlappedBlock(it, consumer, rowBase, a, p, rs, mask, n);
+          else
+            emitBlock(it, consumer, rowBase, a, rs, mask);
+          values = joined(a, p, rs);
+        };
+      };
+      if (narrow && mask)
+        chooseIf(isNarrow(it, consumer), state, block(64), block(0));
       else
-        emitBlock(loop.getInductionVar(), consumer, rowBase, a, rs, mask);
-      SmallVector<Value> yields(a.begin(), a.end());
-      yields.append(p.begin(), p.end());
-      for (int r = 0; r < 2; ++r)
-        yields.append({rs.max[r], rs.sum[r]});
-      scf::YieldOp::create(b, loc, yields);
+        block(0)(state);
+      scf::YieldOp::create(b, loc, state);
     }
     unpack(loop.getResults(), acc, probs, st);
   };
@@ -1309,9 +1347,32 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   Value inv[2];
   auto totals = [&] { finishRows(st, rowBase, inv); };
   bool totalsUnderPV = overlap && schedule.getOverlapEpilogue();
-  if (overlap) // The last block's P.V.
-    accumulatePV(arith::SubIOp::create(b, loc, numBlocks, idx(1)), acc, probs,
-                 totalsUnderPV ? function_ref<void()>(totals) : nullptr);
+  if (overlap) { // The last block's P.V.
+    Value last = arith::SubIOp::create(b, loc, numBlocks, idx(1));
+    auto lastPV = [&](int64_t words) {
+      return [&, words](Regs &values) {
+        values.resize(nAcc);
+        accumulatePV(last, values, ArrayRef<Value>(probs).take_front(words),
+                     totalsUnderPV ? function_ref<void()>(totals) : nullptr);
+        if (totalsUnderPV) // Computed in the branch: handed out by it.
+          values.append({inv[0], inv[1]});
+      };
+    };
+    Regs values = acc;
+    if (narrow) {
+      if (totalsUnderPV) // Placeholders: each branch yields its own.
+        values.append({f32(0.0), f32(0.0)});
+      chooseIf(isNarrow(last, consumer), values, lastPV(64 / 4),
+               lastPV(nProbs));
+    } else {
+      lastPV(nProbs)(values);
+    }
+    acc.assign(values.begin(), values.begin() + nAcc);
+    if (totalsUnderPV) {
+      inv[0] = values[nAcc];
+      inv[1] = values[nAcc + 1];
+    }
+  }
   if (!totalsUnderPV)
     totals();
   if (!schedule.getDeferStore())

@@ -928,3 +928,57 @@ func.func @bf16_d64_defer_store_dynamic(%q: !head, %k: !head, %v: !head, %o: !he
 // CHECK-COUNT-4: nvvm.stmatrix
 // CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}, %[[TILES]]#38, %[[TILES]]#39]
 // CHECK: gpu.return
+
+// -----
+
+// narrow_diagonal: in the masked loop, a consumer whose rows all end before
+// block it's key 64 (it * block_n >= the tile's first row + 64 * consumer)
+// issues S with N = 64 (32 registers) and pads P with zeros; otherwise the
+// full block. The last block's P.V takes 4 k-steps where it is narrow.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   overlap_softmax = true, narrow_diagonal = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_narrow_diagonal
+// The unmasked loop has only full blocks.
+// CHECK: scf.for
+// CHECK-NOT: n = 64
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16
+// CHECK: scf.yield
+// CHECK: scf.for %[[IT:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[FIRST:.*]] = arith.addi
+// CHECK: %[[KEY0:.*]] = arith.muli %[[IT]], %c128{{.*}} : index
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[KEY0]], %[[FIRST]] : index
+// Through vote.sync, so ptxas sees the branch is warp-uniform.
+// CHECK: %[[NARROW:.*]] = nvvm.vote.sync any %c-1_i32{{.*}}, %[[PAST]] -> i1
+// CHECK: scf.if %[[NARROW]] -> ({{(f32, ){64}(i32, ){32}f}}32, f32, f32, f32) {
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>{{.*}} -> !llvm.struct<({{(f32, ){31}f}}32)>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// The previous block's P.V stays full.
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// The padding of P: 16 words of zeros.
+// CHECK: scf.yield {{.*}}{{(%c0_i32[_0-9]*, ){15}%}}c0_i32
+// CHECK: } else {
+// CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK: scf.yield
+// CHECK: scf.yield
+// The last P.V: 4 k-steps where narrow, 8 otherwise.
+// CHECK: arith.cmpi uge
+// CHECK: %[[LASTNARROW:.*]] = nvvm.vote.sync any
+// CHECK: scf.if %[[LASTNARROW]] -> ({{(f32, ){63}f}}32) {
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: } else {
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: gpu.return

@@ -957,3 +957,30 @@ func.func private @seqlen_k_range_empty() attributes {tiledattn.min_seqlen_k = 4
 
 // expected-error @+1 {{expected tiledattn.max_seqlen_k on the function that holds tiledattn.sdpa, but it is on builtin.module}}
 module attributes {tiledattn.max_seqlen_k = 2048 : i64} {}
+
+// -----
+
+// expected-error @+1 {{schedule field narrow_diagonal: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_narrow_diagonal_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, narrow_diagonal = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field narrow_diagonal: computes the first 64 of a block's block_n keys, so expected overlap_softmax = true and block_n > 64 with it, but got overlap_softmax = false, block_n = 128}}
+func.func private @schedule_narrow_diagonal_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, narrow_diagonal = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field narrow_diagonal: computes the first 64 of a block's block_n keys, so expected overlap_softmax = true and block_n > 64 with it, but got overlap_softmax = true, block_n = 64}}
+func.func private @schedule_narrow_diagonal_block_n_64() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, narrow_diagonal = true>}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_narrow_diagonal_not_causal(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule field narrow_diagonal: narrows the causal diagonal, so expected false without causal, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, narrow_diagonal = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -162,7 +162,8 @@ LogicalResult ScheduleAttr::verify(
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
-    bool conditionalRescale, bool overlapEpilogue, bool deferStore) {
+    bool conditionalRescale, bool overlapEpilogue, bool deferStore,
+    bool narrowDiagonal) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -296,6 +297,14 @@ LogicalResult ScheduleAttr::verify(
                          << ", tma_store = " << flag(tmaStore)
                          << ", q_buffers = " << qBuffers
                          << ", overlap_softmax = " << flag(overlapSoftmax);
+    // The narrow block is issued apart from the rest of the loop only in
+    // the overlapped form, and is 64 keys wide.
+    if (narrowDiagonal && (!overlapSoftmax || blockN <= 64))
+      return emitError() << "schedule field narrow_diagonal: computes the "
+                            "first 64 of a block's block_n keys, so expected "
+                            "overlap_softmax = true and block_n > 64 with "
+                            "it, but got overlap_softmax = "
+                         << flag(overlapSoftmax) << ", block_n = " << blockN;
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -310,11 +319,13 @@ LogicalResult ScheduleAttr::verify(
                             "expected by_head without persistent = true, but "
                             "got "
                          << stringifyTileOrder(tileOrder);
-  } else if (conditionalRescale || overlapEpilogue || deferStore) {
+  } else if (conditionalRescale || overlapEpilogue || deferStore ||
+             narrowDiagonal) {
     return emitError() << "schedule field "
                        << (conditionalRescale ? "conditional_rescale"
                            : overlapEpilogue  ? "overlap_epilogue"
-                                              : "defer_store")
+                           : deferStore       ? "defer_store"
+                                              : "narrow_diagonal")
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
                           "true with producer = "
@@ -468,6 +479,10 @@ LogicalResult SdpaOp::verify() {
   // Measured wrong: causal kernels with two blocks per multiprocessor left
   // NaN rows on the H200 at >= 1k tokens (the same kernel with one block
   // per multiprocessor was right). Refused until the cause is found.
+  if (schedule.getNarrowDiagonal() && !getCausal())
+    return emitOpError("schedule field narrow_diagonal: narrows the causal "
+                       "diagonal, so expected false without causal, but got "
+                       "true");
   if (schedule.getCtasPerSm() > 1 && getCausal())
     return emitOpError("schedule field ctas_per_sm: causal kernels with two "
                        "blocks per multiprocessor gave NaN rows on the H200 "

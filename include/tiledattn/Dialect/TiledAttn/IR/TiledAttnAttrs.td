@@ -119,6 +119,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       (the last tile's after the loop), instead of between the two tiles.
       Needs `persistent`, `tma_store`, `q_buffers = 2` (O staged in its own
       tile, not in Q's) and `overlap_softmax`.
+    - `narrow_diagonal` (default `false`): causal only. Where a consumer's
+      64 rows end before a block's key 64 (its half of the diagonal block
+      when block_m = block_n = 128), the block's columns from 64 on are
+      masked for all of them: that consumer computes S with N = 64 and
+      P.V with 4 k-steps there. Needs `overlap_softmax` and block_n > 64.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -151,7 +156,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                             "::mlir::tiledattn::TileOrder::by_head">:$tile_order,
                         DefaultValuedParameter<"bool", "false">:$conditional_rescale,
                         DefaultValuedParameter<"bool", "false">:$overlap_epilogue,
-                        DefaultValuedParameter<"bool", "false">:$defer_store);
+                        DefaultValuedParameter<"bool", "false">:$defer_store,
+                        DefaultValuedParameter<"bool", "false">:$narrow_diagonal);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
