@@ -13,7 +13,7 @@ func.func @sdpa_fwd_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true, persistent = true,
                                    tma_store = true, q_buffers = 2, dynamic_tiles = true,
-                                   overlap_epilogue = true>)
+                                   overlap_epilogue = true, narrow_diagonal = true>)
       : !head, !head, !head, !head, !lse
   return
 }
