@@ -389,14 +389,23 @@ def test_drop_in_for_a_transformer_block(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
 def test_long_keys_take_their_bundle(dtype):
-    # D=64 causal ships a bundle for seqlen_k >= 2048; the public call must
-    # take it there and the general one below.
-    long_entry = registry.select(dtype, 64, True, seqlen_k=2048)
-    short_entry = registry.select(dtype, 64, True, seqlen_k=2047)
-    if not long_entry.has_length_range:
+    # D=64 causal ships a bundle for long keys (seqlen_k >= its
+    # min_seqlen_k); the public call must take it from there on and the
+    # general one below.
+    name = registry.dtype_name(dtype)
+    longs = [
+        e
+        for e in registry.kernels()
+        if (e.dtype, e.head_dim, e.causal) == (name, 64, True) and e.min_seqlen_k
+    ]
+    if not longs:
         pytest.skip("the kernel dir has no D=64 causal bundle for long keys")
+    start = longs[0].min_seqlen_k
+    long_entry = registry.select(dtype, 64, True, seqlen_k=start)
+    short_entry = registry.select(dtype, 64, True, seqlen_k=start - 1)
+    assert long_entry.name == longs[0].name
     assert not short_entry.has_length_range
-    q, k, v = (make(1, 3, 2048, 64, dtype) for _ in range(3))
+    q, k, v = (make(1, 3, start, 64, dtype) for _ in range(3))
     out = run_and_check(q, k, v, causal=True)
     direct, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, True, 1 / 8, str(long_entry.path))
     assert torch.equal(out, direct)

@@ -52,7 +52,7 @@
 
 // CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=384 -> {{.*}}
 // MMA: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=128 -> {{.*}}
-// Head dim 64 without a mask, and causal from 6k keys: three consumer
+// Head dim 64 without a mask, and causal from 4.5k keys: three consumer
 // warpgroups (512 threads).
 // THREE: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=512 -> {{.*}}
 // Causal D=128 (and D=256): one block per tile, the grid follows the shape.
@@ -61,22 +61,22 @@
 // GRID-NEXT: "y": "heads_q",
 // GRID-NEXT: "z": "batch"
 // D=64 and D=128 without a mask (D=128 with defer_store), D=64 causal
-// (below 6k keys) and D=128 causal up to 4k keys: persistent, one block per
+// (below 4.5k keys) and D=128 causal up to 4k keys: persistent, one block per
 // multiprocessor at most, looping over the tiles, with two Q buffers.
 // PERSISTENT: "grid": {
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
 // QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true)?}}>"
-// D=64 causal from 6k keys on: three consumers (block_n 112 to fit 160
+// D=64 causal from 4.5k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.
 // ACROSS: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2, tile_order = across_heads>"
 // LONG-NOT: "max_seqlen_k"
-// LONG: "min_seqlen_k": 6144,
+// LONG: "min_seqlen_k": 4608,
 // LONG-NOT: "max_seqlen_k"
 // ANYLENGTH-NOT: seqlen_k
-// Causal D=64 below 6k keys and D=128 up to 4k: tiles handed out by a
+// Causal D=64 below 4.5k keys and D=128 up to 4k: tiles handed out by a
 // counter the runtime passes after scale (one i32, zero at launch).
 // SHORT-NOT: "min_seqlen_k"
 // SHORT: "max_seqlen_k": 4096,

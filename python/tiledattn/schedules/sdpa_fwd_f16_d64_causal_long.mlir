@@ -1,5 +1,5 @@
 // Shipped default schedule: f16, head dim 64, causal (top-left). Warp-specialized TMA + wgmma.
-// Run for key/value lengths >= 6144; the bundle without a range covers the rest.
+// Run for key/value lengths >= 4608; the bundle without a range covers the rest.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d64_causal_long.mlir -o sdpa_fwd_f16_d64_causal_long
 // docs/Schedules.md describes every field.
@@ -8,7 +8,7 @@
 
 func.func @sdpa_fwd_f16_d64_causal_long(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32)
-    attributes {tiledattn.min_seqlen_k = 6144 : i64} {
+    attributes {tiledattn.min_seqlen_k = 4608 : i64} {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 192, block_n = 112, num_stages = 2,
                                    warps = 16, mma = wgmma, producer = tma,
