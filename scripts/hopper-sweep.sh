@@ -37,7 +37,8 @@ for v in "${variants[@]}"; do
         producer_regs) short=pr ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
         q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;;
         overlap_epilogue) short=oe ;; conditional_rescale) short=condr ;;
-        defer_store) short=ds ;; narrow_diagonal) short=nd ;; *) short=$key ;;
+        defer_store) short=ds ;; narrow_diagonal) short=nd ;; skip_masked_blocks) short=skip ;;
+        uniform_consumer) short=uc ;; *) short=$key ;;
       esac
       case $value in
         true) tag+="_$short" ;;

@@ -38,9 +38,9 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_short.mlir -o %t/18 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/18/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal_short.mlir -o %t/19 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal_short
-// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/19/manifest.json
+// RUN: FileCheck %s --check-prefixes=GRID,SHORT1K --input-file %t/19/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
-// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/20/manifest.json
+// RUN: FileCheck %s --check-prefixes=GRID,SHORT1K --input-file %t/20/manifest.json
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
@@ -67,7 +67,7 @@
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
-// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true)?}}>"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true|, uniform_consumer = true)?}}>"
 // D=64 causal from 4.5k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.
@@ -102,3 +102,8 @@
 // SHORT512: "max_seqlen_k": 512,
 // SHORT512-NOT: "min_seqlen_k"
 // SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,
+// Causal D=256 up to 1k keys: the same, and each consumer stops at the last
+// block its rows reach (consumer 0 skips every tile's last block).
+// SHORT1K: "max_seqlen_k": 1024,
+// SHORT1K-NOT: "min_seqlen_k"
+// SHORT1K: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}skip_masked_blocks = true>"

@@ -386,6 +386,34 @@ private:
   /// `held`: with defer_store, the previous tile's O (see HeldO), stored
   /// under this tile's first Q.K^T and replaced by this tile's.
   void consumeTile(Value consumer, Regs &held);
+  /// skip_masked_blocks: the tile's blocks from `from` on, which this
+  /// consumer does not read. `skipTurns`: `turns` empty ping-pong turns
+  /// each, right away, since the other consumers wait for them.
+  /// `releaseSkipped`: their K and V stages, once loaded (an arrive before
+  /// the load would count for the stage's previous use); after the
+  /// epilogue, where O's registers are free (before it ptxas spills at
+  /// D=256).
+  void skipTurns(Value from, int64_t turns) {
+    if (!schedule.getPingpong())
+      return;
+    auto loop = scf::ForOp::create(b, loc, from, numBlocks, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    for (int64_t t = 0; t < turns; ++t) {
+      turnBegin();
+      turnEnd();
+    }
+  }
+  void releaseSkipped(Value from) {
+    auto loop = scf::ForOp::create(b, loc, from, numBlocks, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    auto [s, parity] = stageOf(loop.getInductionVar());
+    waitParity(kFull(s), parity);
+    release(kEmpty(s));
+    waitParity(vFull(s), parity);
+    release(vEmpty(s));
+  }
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
                 Value headIndex, Value barrier, int64_t bytes);
 
@@ -1219,6 +1247,14 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   quad = rem(lane, 4);
   warpRow = mul(div(local, 32), 16);
   scaleLog2 = fmul(scale, f32(1.4426950408889634));
+  // uniform_consumer: the index is the same in every lane of a warp;
+  // through redux.sync ptxas knows it, so what depends on it (Q's
+  // descriptors, the turn barriers, the rows of the tile) can stay on the
+  // uniform datapath.
+  if (schedule.getUniformConsumer())
+    consumer =
+        toIndex(NVVM::ReduxOp::create(b, loc, b.getI32Type(), toI32(consumer),
+                                      NVVM::ReduxKind::UMIN, i32(-1)));
   consumerIndex = consumer;
   if (schedule.getPingpong()) // Consumer 0 takes the first turn.
     ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(consumers - 1)), [&] {
@@ -1257,6 +1293,22 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   if (!schedule.getDynamicTiles()) // Dynamic: waited for with the tile's rank.
     waitParity(qFull(qBuffer), tileParity);
 
+  // skip_masked_blocks: this consumer's K/V blocks end where its own rows
+  // do; the tile's blocks after that are released unread (skipRest).
+  Value blocks = numBlocks;
+  bool skip = causal && schedule.getSkipMaskedBlocks();
+  if (skip) {
+    Value rowsEnd = add(qRow0, mul(add(consumer, 1), 64));
+    Value keysEnd = arith::MinUIOp::create(b, loc, seqK, rowsEnd);
+    blocks = arith::MinUIOp::create(b, loc, numBlocks,
+                                    div(add(keysEnd, blockN - 1), blockN));
+    // The same in every lane (it depends on the consumer, which ptxas
+    // cannot tell is warp-uniform): through redux.sync it knows, and keeps
+    // the loops' stage and descriptor arithmetic uniform; without it the
+    // D=256 kernels spill.
+    blocks = toIndex(NVVM::ReduxOp::create(
+        b, loc, b.getI32Type(), toI32(blocks), NVVM::ReduxKind::UMIN, i32(-1)));
+  }
   // Blocks that need no mask (inside the sequence and, when causal, left of
   // the block's first row) run in a loop without one; the rest are masked.
   Value unmaskedEnd = idx(0);
@@ -1264,7 +1316,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     Value full = div(seqK, blockN);
     if (causal)
       full = arith::MinUIOp::create(b, loc, full, div(add(qRow0, 1), blockN));
-    unmaskedEnd = arith::MinUIOp::create(b, loc, full, numBlocks);
+    unmaskedEnd = arith::MinUIOp::create(b, loc, full, blocks);
   }
   bool overlap = schedule.getOverlapSoftmax();
   Regs probs;
@@ -1337,7 +1389,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     unpack(loop.getResults(), acc, probs, st);
   };
   emitLoop(first, unmaskedEnd, /*mask=*/false);
-  emitLoop(unmaskedEnd, numBlocks, /*mask=*/true);
+  emitLoop(unmaskedEnd, blocks, /*mask=*/true);
   // Every Q.K^T of the tile has been waited for: the producer may load a
   // later tile's Q into this buffer (unless O is to be staged there).
   if (schedule.getPersistent() && !qReleasedAfterStore())
@@ -1348,7 +1400,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   auto totals = [&] { finishRows(st, rowBase, inv); };
   bool totalsUnderPV = overlap && schedule.getOverlapEpilogue();
   if (overlap) { // The last block's P.V.
-    Value last = arith::SubIOp::create(b, loc, numBlocks, idx(1));
+    Value last = arith::SubIOp::create(b, loc, blocks, idx(1));
     auto lastPV = [&](int64_t words) {
       return [&, words](Regs &values) {
         values.resize(nAcc);
@@ -1373,10 +1425,18 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
       inv[1] = values[nAcc + 1];
     }
   }
+  if (skip)
+    skipTurns(blocks, overlap ? 1 : 2);
   if (!totalsUnderPV)
     totals();
-  if (!schedule.getDeferStore())
-    return emitStore(consumer, rowBase, acc, inv);
+  if (!schedule.getDeferStore()) {
+    emitStore(consumer, rowBase, acc, inv);
+    if (skip)
+      releaseSkipped(blocks);
+    return;
+  }
+  if (skip)
+    releaseSkipped(blocks);
   HeldO tileO;
   tileO.acc = acc;
   tileO.inv[0] = inv[0];

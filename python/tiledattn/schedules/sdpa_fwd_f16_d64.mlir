@@ -13,7 +13,7 @@ func.func @sdpa_fwd_f16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !l
                                    swizzle = 128, consumer_warpgroups = 3,
                                    producer_regs = 24, consumer_regs = 160, pingpong = true,
                                    overlap_softmax = true, persistent = true, tma_store = true,
-                                   q_buffers = 2>)
+                                   q_buffers = 2, uniform_consumer = true>)
       : !head, !head, !head, !head, !lse
   return
 }

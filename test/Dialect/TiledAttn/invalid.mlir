@@ -984,3 +984,25 @@ func.func @sdpa_narrow_diagonal_not_causal(%q: !head, %lse: !lse, %scale: f32) {
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// expected-error @+1 {{schedule field skip_masked_blocks: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_skip_masked_blocks_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, skip_masked_blocks = true>}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_skip_masked_blocks_not_causal(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule field skip_masked_blocks: skips blocks the causal mask hides, so expected false without causal, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, skip_masked_blocks = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// expected-error @+1 {{schedule field uniform_consumer: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_uniform_consumer_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, uniform_consumer = true>}

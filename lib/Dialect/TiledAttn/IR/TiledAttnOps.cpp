@@ -163,7 +163,7 @@ LogicalResult ScheduleAttr::verify(
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
-    bool narrowDiagonal) {
+    bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -320,12 +320,14 @@ LogicalResult ScheduleAttr::verify(
                             "got "
                          << stringifyTileOrder(tileOrder);
   } else if (conditionalRescale || overlapEpilogue || deferStore ||
-             narrowDiagonal) {
+             narrowDiagonal || skipMaskedBlocks || uniformConsumer) {
     return emitError() << "schedule field "
                        << (conditionalRescale ? "conditional_rescale"
                            : overlapEpilogue  ? "overlap_epilogue"
                            : deferStore       ? "defer_store"
-                                              : "narrow_diagonal")
+                           : narrowDiagonal   ? "narrow_diagonal"
+                           : skipMaskedBlocks ? "skip_masked_blocks"
+                                              : "uniform_consumer")
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
                           "true with producer = "
@@ -483,6 +485,10 @@ LogicalResult SdpaOp::verify() {
     return emitOpError("schedule field narrow_diagonal: narrows the causal "
                        "diagonal, so expected false without causal, but got "
                        "true");
+  if (schedule.getSkipMaskedBlocks() && !getCausal())
+    return emitOpError("schedule field skip_masked_blocks: skips blocks the "
+                       "causal mask hides, so expected false without causal, "
+                       "but got true");
   if (schedule.getCtasPerSm() > 1 && getCausal())
     return emitOpError("schedule field ctas_per_sm: causal kernels with two "
                        "blocks per multiprocessor gave NaN rows on the H200 "

@@ -124,6 +124,16 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       when block_m = block_n = 128), the block's columns from 64 on are
       masked for all of them: that consumer computes S with N = 64 and
       P.V with 4 k-steps there. Needs `overlap_softmax` and block_n > 64.
+    - `skip_masked_blocks` (default `false`): causal only. Each consumer
+      stops at the last K/V block its own 64 rows reach; the tile's blocks
+      after it (masked for all its rows: with block_n = 64 consumer 0's
+      last block of every tile) are only released, with an empty turn
+      each under `pingpong`. Needs `producer = tma`.
+    - `uniform_consumer` (default `false`): the consumer warpgroup's index
+      passes through redux.sync, which tells ptxas it is warp-uniform, so
+      the arithmetic that depends on it can use the uniform datapath.
+      ptxas then allocates differently: faster for some kernels, slower
+      for others (docs/Schedules.md). Needs `producer = tma`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -157,7 +167,9 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$conditional_rescale,
                         DefaultValuedParameter<"bool", "false">:$overlap_epilogue,
                         DefaultValuedParameter<"bool", "false">:$defer_store,
-                        DefaultValuedParameter<"bool", "false">:$narrow_diagonal);
+                        DefaultValuedParameter<"bool", "false">:$narrow_diagonal,
+                        DefaultValuedParameter<"bool", "false">:$skip_masked_blocks,
+                        DefaultValuedParameter<"bool", "false">:$uniform_consumer);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
