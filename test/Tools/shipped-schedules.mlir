@@ -38,9 +38,9 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_short.mlir -o %t/18 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/18/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal_short.mlir -o %t/19 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal_short
-// RUN: FileCheck %s --check-prefixes=GRID,SHORT1K --input-file %t/19/manifest.json
+// RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/19/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
-// RUN: FileCheck %s --check-prefixes=GRID,SHORT1K --input-file %t/20/manifest.json
+// RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/20/manifest.json
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
@@ -102,8 +102,8 @@
 // SHORT512: "max_seqlen_k": 512,
 // SHORT512-NOT: "min_seqlen_k"
 // SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,
-// Causal D=256 up to 1k keys: the same, and each consumer stops at the last
-// block its rows reach (consumer 0 skips every tile's last block).
-// SHORT1K: "max_seqlen_k": 1024,
-// SHORT1K-NOT: "min_seqlen_k"
-// SHORT1K: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}skip_masked_blocks = true>"
+// Causal D=256 up to 512 keys: the same, and each consumer stops at the
+// last block its rows reach (consumer 0 skips every tile's last block).
+// SHORTSKIP: "max_seqlen_k": 512,
+// SHORTSKIP-NOT: "min_seqlen_k"
+// SHORTSKIP: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}skip_masked_blocks = true>"

@@ -982,3 +982,55 @@ func.func @bf16_d128_narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head,
 // CHECK-NOT: wgmma.mma_async
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: gpu.return
+
+// -----
+
+// skip_masked_blocks: the consumer's block count is the blocks its own rows
+// reach (min with the tile's, through redux.sync so ptxas sees it is
+// warp-uniform) and ends the masked loop; the tile's later blocks get an
+// empty ping-pong turn each right after the last P.V and their K and V
+// stages released (once loaded) after the epilogue. uniform_consumer: the
+// consumer index through redux.sync first.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_skip_masked_blocks(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   skip_masked_blocks = true, uniform_consumer = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_skip_masked_blocks
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: %[[RAW:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[UNI:.*]] = nvvm.redux.sync {{ *}}umin %[[RAW]], %c-1_i32
+// CHECK: %[[CONSUMER:.*]] = arith.index_castui %[[UNI]] : i32 to index
+// CHECK: %[[KEYS:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: %[[UP:.*]] = arith.addi %[[KEYS]], %c63{{.*}} : index
+// CHECK: %[[REACHED:.*]] = arith.divui %[[UP]], %c64{{.*}} : index
+// CHECK: %[[MINE:.*]] = arith.minui %[[TILE:.*]], %[[REACHED]] : index
+// CHECK: %[[MINE32:.*]] = arith.index_castui %[[MINE]] : index to i32
+// CHECK: %[[SAME:.*]] = nvvm.redux.sync {{ *}}umin %[[MINE32]], %c-1_i32
+// CHECK: %[[BLOCKS:.*]] = arith.index_castui %[[SAME]] : i32 to index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]] step
+// The last P.V, then one empty turn per skipped block.
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16
+// CHECK: scf.for %{{.*}} = %[[BLOCKS]] to %[[TILE]] step
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: arith.addi %[[CONSUMER]]
+// CHECK: nvvm.barrier id
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: nvvm.barrier.arrive id
+// CHECK-NEXT: }
+// After the O store, the skipped blocks' stages: wait for K, release it,
+// the same for V.
+// CHECK: nvgpu.tma.async.store
+// CHECK: scf.for %{{.*}} = %[[BLOCKS]] to %[[TILE]] step
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: gpu.return
