@@ -816,8 +816,9 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void(Regs &)> body,
 }
 
 /// Issues S = Q.K^T for this consumer's 64 rows and commits the group:
-/// head_dim / 16 wgmma.m64nNk16 with N = block_n, Q and K both K-major in
-/// shared memory. Returns the accumulator struct, valid after a wait.
+/// head_dim / 16 wgmma.m64nNk16 with N = `n` (block_n unless narrow: the
+/// first n keys of the block), Q and K both K-major in shared memory.
+/// Returns the accumulator struct, valid after a wait.
 Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
   if (!n)
     n = blockN;
@@ -855,10 +856,10 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
 }
 
 /// Issues O += P.V and commits the group: one wgmma.m64nNk16 (N = head dim)
-/// per four packed pairs of P (block_n / 16; fewer for a narrow P, which
-/// reads the first V rows only), P from registers and V
-/// MN-major in shared memory. nvvm.wgmma.mma_async takes A from shared
-/// memory only, hence inline PTX. Returns the accumulator struct.
+/// per four packed pairs of P (block_n / 16 of them; fewer for a narrow P,
+/// which reads only the first V rows), P from registers, V MN-major in
+/// shared memory. nvvm.wgmma.mma_async takes A from shared memory only,
+/// hence inline PTX. Returns the accumulator struct.
 Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
                                    Value s) {
   int64_t n = headDim / 2;
