@@ -114,6 +114,8 @@ private:
 
   // Kernel values set up by emit().
   Value q, k, v, o, lse, scale, qMap, kMap, vMap, oMap, tileCounter;
+  // Q's tensor map as the kernel parameter's pointer (for NVVM ops).
+  Value qMapPointer;
   Value smem, smemAddress, pad, barriers;
   Value tid, seqQ, seqK, headsQ, headsKV, batches;
   // The current tile, set by forEachTile: its coordinates, K/V block count,
@@ -382,6 +384,7 @@ private:
   void setTileBuffer(Value done);
 
   void emitProducer();
+  void prefetchNextQ();
   void emitConsumer(Value consumer);
   /// `held`: with defer_store, the previous tile's O (see HeldO), stored
   /// under this tile's first Q.K^T and replaced by this tile's.
@@ -587,6 +590,48 @@ void HopperKernelEmitter::emitProducer() {
                    kvBytes());
         },
         /*producer=*/true, none);
+    if (schedule.getPrefetchNextQ())
+      prefetchNextQ();
+  });
+}
+
+/// prefetch_next_q: blocks are dispatched in order of their linear index,
+/// so the one that starts when a block ends is about this block's index +
+/// the number of multiprocessors (one block each). Its Q tile goes into L2
+/// now, after this block's loads were issued; a wrong guess only warms L2
+/// for another block.
+void HopperKernelEmitter::prefetchNextQ() {
+  using gpu::Dimension;
+  Value gridX = gpu::GridDimOp::create(b, loc, Dimension::x);
+  Value gridY = gpu::GridDimOp::create(b, loc, Dimension::y);
+  Value gridZ = gpu::GridDimOp::create(b, loc, Dimension::z);
+  Value linear =
+      add(gpu::BlockIdOp::create(b, loc, Dimension::x),
+          arith::MulIOp::create(
+              b, loc, gridX,
+              add(gpu::BlockIdOp::create(b, loc, Dimension::y),
+                  arith::MulIOp::create(
+                      b, loc, gridY,
+                      gpu::BlockIdOp::create(b, loc, Dimension::z)))));
+  Value next =
+      add(linear, toIndex(NVVM::SmDimOp::create(b, loc, b.getI32Type())));
+  Value blocks = arith::MulIOp::create(
+      b, loc, gridX, arith::MulIOp::create(b, loc, gridY, gridZ));
+  ifThen(cmp(arith::CmpIPredicate::ult, next, blocks), [&] {
+    Value x = arith::RemUIOp::create(b, loc, next, gridX);
+    Value yz = arith::DivUIOp::create(b, loc, next, gridX);
+    Value y = arith::RemUIOp::create(b, loc, yz, gridY);
+    Value z = arith::DivUIOp::create(b, loc, yz, gridY);
+    if (causal) // As setTileOfBlock: the longest rows first.
+      x = arith::SubIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, gridX, idx(1)), x);
+    Value row = toI32(mul(x, blockM)), headIndex = toI32(y),
+          batchIndex = toI32(z);
+    for (int64_t a = 0; a < atoms; ++a)
+      NVVM::CpAsyncBulkTensorPrefetchOp::create(
+          b, loc, qMapPointer,
+          ValueRange{i32(64 * a), row, headIndex, batchIndex}, ValueRange{},
+          NVVM::TMALoadMode::TILE, Value());
   });
 }
 
@@ -1461,9 +1506,10 @@ void HopperKernelEmitter::emit() {
   unsigned firstMap = 6;
   if (schedule.getDynamicTiles())
     tileCounter = entry.getArgument(firstMap++);
-  qMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockM),
-                                            entry.getArgument(firstMap))
-             .getResult(0);
+  qMapPointer = entry.getArgument(firstMap);
+  qMap =
+      UnrealizedConversionCastOp::create(b, loc, mapType(blockM), qMapPointer)
+          .getResult(0);
   kMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
                                             entry.getArgument(firstMap + 1))
              .getResult(0);

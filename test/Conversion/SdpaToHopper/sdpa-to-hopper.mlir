@@ -1034,3 +1034,51 @@ func.func @bf16_d256_skip_masked_blocks(%q: !head, %k: !head, %v: !head, %o: !he
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: gpu.return
+
+// -----
+
+// prefetch_next_q (one block per tile): after the tile's loads the producer
+// prefetches into L2 the Q tile of block (linear index + nsmid), decoded
+// as the grid is (query block, reversed when causal; head; batch), one
+// box per 64-column atom, through Q's tensor-map parameter.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_prefetch_next_q(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   prefetch_next_q = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_prefetch_next_q
+// CHECK: gpu.func @bf16_d256_prefetch_next_q({{.*}}, %[[QMAP:[a-z0-9]+]]: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr)
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// The tile's K/V loop, then the prefetch.
+// CHECK: scf.for
+// CHECK: nvgpu.tma.async.load
+// CHECK: }
+// CHECK: %[[GX:.*]] = gpu.grid_dim {{ *}}x
+// CHECK: %[[GY:.*]] = gpu.grid_dim {{ *}}y
+// CHECK: %[[LINEAR:.*]] = arith.addi %block_id_x{{.*}}, %{{.*}} : index
+// CHECK: %[[SMS:.*]] = nvvm.read.ptx.sreg.nsmid : i32
+// CHECK: %[[SMSIDX:.*]] = arith.index_castui %[[SMS]] : i32 to index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[LINEAR]], %[[SMSIDX]] : index
+// CHECK: %[[BLOCKS:.*]] = arith.muli %[[GX]], %{{.*}} : index
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ult, %[[NEXT]], %[[BLOCKS]] : index
+// CHECK: scf.if %[[INSIDE]] {
+// CHECK: %[[X:.*]] = arith.remui %[[NEXT]], %[[GX]] : index
+// CHECK: %[[YZ:.*]] = arith.divui %[[NEXT]], %[[GX]] : index
+// CHECK: arith.remui %[[YZ]], %[[GY]] : index
+// CHECK: arith.divui %[[YZ]], %[[GY]] : index
+// Causal: the grid runs query blocks from the last.
+// CHECK: %[[LASTX:.*]] = arith.subi %[[GX]], %c1{{.*}} : index
+// CHECK: %[[QB:.*]] = arith.subi %[[LASTX]], %[[X]] : index
+// CHECK: %[[ROW:.*]] = arith.muli %[[QB]], %c128{{.*}} : index
+// CHECK: %[[ROW32:.*]] = arith.index_castui %[[ROW]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]], box[%c0_i32{{.*}}, %[[ROW32]], %{{.*}}, %{{.*}}] : !llvm.ptr
+// CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]], box[%c64_i32{{.*}}, %[[ROW32]], %{{.*}}, %{{.*}}] : !llvm.ptr
+// CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]], box[%c128_i32{{.*}}, %[[ROW32]], %{{.*}}, %{{.*}}] : !llvm.ptr
+// CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]], box[%c192_i32{{.*}}, %[[ROW32]], %{{.*}}, %{{.*}}] : !llvm.ptr
+// CHECK: nvvm.setmaxregister {{ *}}increase 240

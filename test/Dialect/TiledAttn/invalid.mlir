@@ -1006,3 +1006,13 @@ func.func @sdpa_skip_masked_blocks_not_causal(%q: !head, %lse: !lse, %scale: f32
 
 // expected-error @+1 {{schedule field uniform_consumer: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_uniform_consumer_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, uniform_consumer = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field prefetch_next_q: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_prefetch_next_q_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, prefetch_next_q = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field prefetch_next_q: prefetches the Q of the block that starts after this one, which a persistent block loads itself, so expected false with persistent = true, but got true}}
+func.func private @schedule_prefetch_next_q_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, prefetch_next_q = true>}

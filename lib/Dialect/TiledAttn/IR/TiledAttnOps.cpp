@@ -163,7 +163,8 @@ LogicalResult ScheduleAttr::verify(
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
-    bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer) {
+    bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
+    bool prefetchNextQ) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -305,6 +306,13 @@ LogicalResult ScheduleAttr::verify(
                             "overlap_softmax = true and block_n > 64 with "
                             "it, but got overlap_softmax = "
                          << flag(overlapSoftmax) << ", block_n = " << blockN;
+    // A persistent block loads the next tile's Q into its own buffer.
+    if (prefetchNextQ && persistent)
+      return emitError() << "schedule field prefetch_next_q: prefetches the "
+                            "Q of the block that starts after this one, "
+                            "which a persistent block loads itself, so "
+                            "expected false with persistent = true, but got "
+                            "true";
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -320,14 +328,16 @@ LogicalResult ScheduleAttr::verify(
                             "got "
                          << stringifyTileOrder(tileOrder);
   } else if (conditionalRescale || overlapEpilogue || deferStore ||
-             narrowDiagonal || skipMaskedBlocks || uniformConsumer) {
+             narrowDiagonal || skipMaskedBlocks || uniformConsumer ||
+             prefetchNextQ) {
     return emitError() << "schedule field "
                        << (conditionalRescale ? "conditional_rescale"
                            : overlapEpilogue  ? "overlap_epilogue"
                            : deferStore       ? "defer_store"
                            : narrowDiagonal   ? "narrow_diagonal"
                            : skipMaskedBlocks ? "skip_masked_blocks"
-                                              : "uniform_consumer")
+                           : uniformConsumer  ? "uniform_consumer"
+                                              : "prefetch_next_q")
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
                           "true with producer = "

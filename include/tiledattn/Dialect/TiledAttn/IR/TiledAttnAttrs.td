@@ -134,6 +134,12 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       the arithmetic that depends on it can use the uniform datapath.
       ptxas then allocates differently: faster for some kernels, slower
       for others (docs/Schedules.md). Needs `producer = tma`.
+    - `prefetch_next_q` (default `false`): a block that runs one tile
+      prefetches into L2 the Q tile of the block likely to start next on a
+      multiprocessor (its linear index + the number of multiprocessors),
+      after issuing its own loads, so that block's first wait is on L2.
+      Needs `producer = tma` and no `persistent` (a persistent block loads
+      its next Q itself).
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -169,7 +175,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$defer_store,
                         DefaultValuedParameter<"bool", "false">:$narrow_diagonal,
                         DefaultValuedParameter<"bool", "false">:$skip_masked_blocks,
-                        DefaultValuedParameter<"bool", "false">:$uniform_consumer);
+                        DefaultValuedParameter<"bool", "false">:$uniform_consumer,
+                        DefaultValuedParameter<"bool", "false">:$prefetch_next_q);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
