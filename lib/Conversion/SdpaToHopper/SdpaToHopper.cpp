@@ -188,6 +188,17 @@ private:
   Value toI32(Value index) {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
   }
+  /// `value` (i32 or index) that is the same in every lane of the warp,
+  /// through redux.sync: then ptxas knows it is warp-uniform and keeps what
+  /// depends on it on the uniform datapath (else it may spill, or branch
+  /// with reconvergence barriers).
+  Value warpUniform(Value value) {
+    bool isIndex = value.getType().isIndex();
+    Value word = isIndex ? toI32(value) : value;
+    Value same = NVVM::ReduxOp::create(b, loc, b.getI32Type(), word,
+                                       NVVM::ReduxKind::UMIN, i32(-1));
+    return isIndex ? toIndex(same) : same;
+  }
   Value toIndex(Value i32) {
     return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);
   }
@@ -798,10 +809,7 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void(Regs &)> body,
     setTileBuffer(done);
     waitParity(qFull(qBuffer), tileParity);
     rank = LLVM::LoadOp::create(b, loc, i32Type, tileSlot(qBuffer));
-    // The same in every lane; through redux.sync ptxas knows it, and keeps
-    // the tile arithmetic on the uniform datapath.
-    rank = NVVM::ReduxOp::create(b, loc, i32Type, rank, NVVM::ReduxKind::UMIN,
-                                 i32(-1));
+    rank = warpUniform(rank); // keeps the tile arithmetic uniform
   }
   Regs conditionArgs = {rank, ring, done};
   conditionArgs.append(before->getArguments().begin() + firstCarried,
@@ -1293,14 +1301,10 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   quad = rem(lane, 4);
   warpRow = mul(div(local, 32), 16);
   scaleLog2 = fmul(scale, f32(1.4426950408889634));
-  // uniform_consumer: the index is the same in every lane of a warp;
-  // through redux.sync ptxas knows it, so what depends on it (Q's
-  // descriptors, the turn barriers, the rows of the tile) can stay on the
-  // uniform datapath.
+  // uniform_consumer: Q's descriptors, the turn barriers and the tile's
+  // rows then stay on the uniform datapath.
   if (schedule.getUniformConsumer())
-    consumer =
-        toIndex(NVVM::ReduxOp::create(b, loc, b.getI32Type(), toI32(consumer),
-                                      NVVM::ReduxKind::UMIN, i32(-1)));
+    consumer = warpUniform(consumer);
   consumerIndex = consumer;
   if (schedule.getPingpong()) // Consumer 0 takes the first turn.
     ifThen(cmp(arith::CmpIPredicate::eq, consumer, idx(consumers - 1)), [&] {
@@ -1340,7 +1344,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     waitParity(qFull(qBuffer), tileParity);
 
   // skip_masked_blocks: this consumer's K/V blocks end where its own rows
-  // do; the tile's blocks after that are released unread (skipRest).
+  // do; it takes empty turns for the tile's later blocks (skipTurns) and
+  // releases their stages after the epilogue (releaseSkipped).
   Value blocks = numBlocks;
   bool skip = causal && schedule.getSkipMaskedBlocks();
   if (skip) {
@@ -1348,12 +1353,10 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     Value keysEnd = arith::MinUIOp::create(b, loc, seqK, rowsEnd);
     blocks = arith::MinUIOp::create(b, loc, numBlocks,
                                     div(add(keysEnd, blockN - 1), blockN));
-    // The same in every lane (it depends on the consumer, which ptxas
-    // cannot tell is warp-uniform): through redux.sync it knows, and keeps
-    // the loops' stage and descriptor arithmetic uniform; without it the
-    // D=256 kernels spill.
-    blocks = toIndex(NVVM::ReduxOp::create(
-        b, loc, b.getI32Type(), toI32(blocks), NVVM::ReduxKind::UMIN, i32(-1)));
+    // It depends on the consumer, which ptxas cannot tell is warp-uniform;
+    // as a loop bound it would move the loops' stage and descriptor
+    // arithmetic off the uniform datapath (the D=256 kernels spilled).
+    blocks = warpUniform(blocks);
   }
   // Blocks that need no mask (inside the sequence and, when causal, left of
   // the block's first row) run in a loop without one; the rest are masked.

@@ -155,6 +155,15 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
 /// A bool schedule field as the schedule's text spells it.
 static StringRef flag(bool value) { return value ? "true" : "false"; }
 
+/// The name of the first of `fields` (name, value) that is true, if any.
+static std::optional<StringRef>
+firstSet(ArrayRef<std::pair<StringRef, bool>> fields) {
+  for (auto [name, value] : fields)
+    if (value)
+      return name;
+  return std::nullopt;
+}
+
 LogicalResult ScheduleAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
     int64_t blockN, int64_t numStages, int64_t warps, MmaKind mma,
@@ -327,17 +336,15 @@ LogicalResult ScheduleAttr::verify(
                             "expected by_head without persistent = true, but "
                             "got "
                          << stringifyTileOrder(tileOrder);
-  } else if (conditionalRescale || overlapEpilogue || deferStore ||
-             narrowDiagonal || skipMaskedBlocks || uniformConsumer ||
-             prefetchNextQ) {
-    return emitError() << "schedule field "
-                       << (conditionalRescale ? "conditional_rescale"
-                           : overlapEpilogue  ? "overlap_epilogue"
-                           : deferStore       ? "defer_store"
-                           : narrowDiagonal   ? "narrow_diagonal"
-                           : skipMaskedBlocks ? "skip_masked_blocks"
-                           : uniformConsumer  ? "uniform_consumer"
-                                              : "prefetch_next_q")
+  } else if (std::optional<StringRef> set =
+                 firstSet({{"conditional_rescale", conditionalRescale},
+                           {"overlap_epilogue", overlapEpilogue},
+                           {"defer_store", deferStore},
+                           {"narrow_diagonal", narrowDiagonal},
+                           {"skip_masked_blocks", skipMaskedBlocks},
+                           {"uniform_consumer", uniformConsumer},
+                           {"prefetch_next_q", prefetchNextQ}})) {
+    return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
                           "true with producer = "
@@ -488,9 +495,6 @@ LogicalResult SdpaOp::verify() {
            << "num_stages, q_buffers, dynamic_tiles with head dim " << headDim
            << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
-  // Measured wrong: causal kernels with two blocks per multiprocessor left
-  // NaN rows on the H200 at >= 1k tokens (the same kernel with one block
-  // per multiprocessor was right). Refused until the cause is found.
   if (schedule.getNarrowDiagonal() && !getCausal())
     return emitOpError("schedule field narrow_diagonal: narrows the causal "
                        "diagonal, so expected false without causal, but got "
@@ -499,6 +503,9 @@ LogicalResult SdpaOp::verify() {
     return emitOpError("schedule field skip_masked_blocks: skips blocks the "
                        "causal mask hides, so expected false without causal, "
                        "but got true");
+  // Measured wrong: causal kernels with two blocks per multiprocessor left
+  // NaN rows on the H200 at >= 1k tokens (the same kernel with one block
+  // per multiprocessor was right). Refused until the cause is found.
   if (schedule.getCtasPerSm() > 1 && getCausal())
     return emitOpError("schedule field ctas_per_sm: causal kernels with two "
                        "blocks per multiprocessor gave NaN rows on the H200 "
