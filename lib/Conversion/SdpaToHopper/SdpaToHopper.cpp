@@ -396,17 +396,38 @@ private:
 
   void emitProducer();
   void prefetchNextQ();
+  /// skip_masked_blocks: the empty-barrier arrivals (one per warp) of the
+  /// consumers that do not read block `it`, in stage `s`. Made by the
+  /// producer right after it issued the block's loads: it had waited for
+  /// the stage's previous use to complete, so they count for this one, and
+  /// the skipping consumer needs no wait (a consumer-side wait for the
+  /// loads spilled at D=256).
+  void releaseForSkippers(Value it, Value s) {
+    for (int64_t c = 0; c + 1 < consumers; ++c)
+      ifThen(cmp(arith::CmpIPredicate::uge, it, blocksOf(idx(c))), [&] {
+        for (int64_t warp = 0; warp < 4; ++warp)
+          for (Value barrier : {kEmpty(s), vEmpty(s)})
+            nvgpu::MBarrierArriveOp::create(
+                b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+                barrier);
+      });
+  }
   void emitConsumer(Value consumer);
   /// `held`: with defer_store, the previous tile's O (see HeldO), stored
   /// under this tile's first Q.K^T and replaced by this tile's.
   void consumeTile(Value consumer, Regs &held);
+  /// skip_masked_blocks: the K/V blocks consumer `c` reads, those its rows
+  /// reach (the last consumer reaches all of the tile's).
+  Value blocksOf(Value c) {
+    Value rowsEnd = add(qRow0, mul(add(c, 1), 64));
+    Value keysEnd = arith::MinUIOp::create(b, loc, seqK, rowsEnd);
+    return arith::MinUIOp::create(b, loc, numBlocks,
+                                  div(add(keysEnd, blockN - 1), blockN));
+  }
   /// skip_masked_blocks: the tile's blocks from `from` on, which this
-  /// consumer does not read. `skipTurns`: `turns` empty ping-pong turns
-  /// each, right away, since the other consumers wait for them.
-  /// `releaseSkipped`: their K and V stages, once loaded (an arrive before
-  /// the load would count for the stage's previous use); after the
-  /// epilogue, where O's registers are free (before it ptxas spills at
-  /// D=256).
+  /// consumer does not read, get `turns` empty ping-pong turns each, right
+  /// away, since the other consumers wait for them. (The producer releases
+  /// their stages for it.)
   void skipTurns(Value from, int64_t turns) {
     if (!schedule.getPingpong())
       return;
@@ -417,16 +438,6 @@ private:
       turnBegin();
       turnEnd();
     }
-  }
-  void releaseSkipped(Value from) {
-    auto loop = scf::ForOp::create(b, loc, from, numBlocks, idx(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    auto [s, parity] = stageOf(loop.getInductionVar());
-    waitParity(kFull(s), parity);
-    release(kEmpty(s));
-    waitParity(vFull(s), parity);
-    release(vEmpty(s));
   }
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
                 Value headIndex, Value barrier, int64_t bytes);
@@ -599,6 +610,8 @@ void HopperKernelEmitter::emitProducer() {
           waitParity(vEmpty(s), flip(parity));
           loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s),
                    kvBytes());
+          if (causal && schedule.getSkipMaskedBlocks())
+            releaseForSkippers(it, s);
         },
         /*producer=*/true, none);
     if (schedule.getPrefetchNextQ())
@@ -1344,15 +1357,12 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     waitParity(qFull(qBuffer), tileParity);
 
   // skip_masked_blocks: this consumer's K/V blocks end where its own rows
-  // do; it takes empty turns for the tile's later blocks (skipTurns) and
-  // releases their stages after the epilogue (releaseSkipped).
+  // do; it takes empty turns for the tile's later blocks (skipTurns), and
+  // the producer releases their stages (releaseForSkippers).
   Value blocks = numBlocks;
   bool skip = causal && schedule.getSkipMaskedBlocks();
   if (skip) {
-    Value rowsEnd = add(qRow0, mul(add(consumer, 1), 64));
-    Value keysEnd = arith::MinUIOp::create(b, loc, seqK, rowsEnd);
-    blocks = arith::MinUIOp::create(b, loc, numBlocks,
-                                    div(add(keysEnd, blockN - 1), blockN));
+    blocks = blocksOf(consumer);
     // It depends on the consumer, which ptxas cannot tell is warp-uniform;
     // as a loop bound it would move the loops' stage and descriptor
     // arithmetic off the uniform datapath (the D=256 kernels spilled).
@@ -1480,12 +1490,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     totals();
   if (!schedule.getDeferStore()) {
     emitStore(consumer, rowBase, acc, inv);
-    if (skip)
-      releaseSkipped(blocks);
     return;
   }
-  if (skip)
-    releaseSkipped(blocks);
   HeldO tileO;
   tileO.acc = acc;
   tileO.inv[0] = inv[0];
