@@ -133,17 +133,24 @@ def launch(manifest, func, q, k, v, scale, sync=True):
     for t in (q, k, v, o, lse):
         vals += memref_args(t, keep)
     vals.append(ctypes.c_float(scale))
+    grid = grid_of(manifest, q, k)
     if any(p["name"] == "tile_counter" for p in manifest["params"]):
         counter = torch.zeros(1, device=q.device, dtype=torch.int32)
         keep.append(counter)
         vals.append(ctypes.c_void_p(counter.data_ptr()))
+    for p in manifest["params"]:
+        if p["name"] == "workspace":  # split_tail: zero at the first launch
+            workspace = torch.zeros(
+                p["bytes_per_block"] * grid[0], device=q.device, dtype=torch.uint8
+            )
+            keep.append(workspace)
+            vals.append(ctypes.c_void_p(workspace.data_ptr()))
     operands = {"q": q, "k": k, "v": v, "o": o}
     for entry in manifest.get("tensor_maps", []):  # by value, after scale
         vals.append(tensor_map(operands[entry["operand"]], entry, manifest["dtype"]))
     params = (ctypes.c_void_p * len(vals))(
         *[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals]
     )
-    grid = grid_of(manifest, q, k)
     stream = torch.cuda.current_stream().cuda_stream
     check(
         cuda.cuLaunchKernel(

@@ -137,6 +137,9 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
       p.rank = reader.integerIn(param, "rank", path + ".rank", 1);
       p.dtype = reader.stringIn(param, "dtype", path + ".dtype");
     }
+    if (p.kind == "zeroed_bytes_per_block")
+      p.bytesPerBlock = reader.integerIn(param, "bytes_per_block",
+                                         path + ".bytes_per_block", 1);
     spec.params.push_back(std::move(p));
   }
 
@@ -165,12 +168,18 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   for (const ParamSpec &p : spec.params)
     foundText += (foundText.empty() ? "" : ", ") +
                  render(p.name, p.kind, p.rank, p.dtype);
-  // Optionally last: a tile counter, zero whenever a launch starts.
+  // Optionally last: a tile counter, zero whenever a launch starts, or a
+  // workspace of bytes_per_block per block, zero at the first launch.
   size_t numParams = spec.params.size();
   if (numParams == std::size(expected) + 1 &&
       spec.params.back().name == "tile_counter" &&
       spec.params.back().kind == "zeroed_i32") {
     spec.tileCounter = true;
+    --numParams;
+  } else if (numParams == std::size(expected) + 1 &&
+             spec.params.back().name == "workspace" &&
+             spec.params.back().kind == "zeroed_bytes_per_block") {
+    spec.workspaceBytesPerBlock = spec.params.back().bytesPerBlock;
     --numParams;
   }
   bool same = numParams == std::size(expected);
@@ -183,7 +192,8 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   if (!same)
     reader.mismatch("params",
                     "[" + expectedText +
-                        "] (optionally followed by tile_counter: zeroed_i32)",
+                        "] (optionally followed by tile_counter: zeroed_i32 "
+                        "or workspace: zeroed_bytes_per_block)",
                     "[" + foundText + "]");
 }
 

@@ -238,6 +238,27 @@ at::Tensor tileCounterFor(const at::Tensor &q) {
   return counter;
 }
 
+/// split_tail's workspace: at least `bytes` on q's device, zero at its
+/// first use. The kernel leaves its flags zero, so as for the tile counter
+/// one buffer per stream serves every launch on it; a larger need gets a
+/// new zeroed buffer, a stream being captured a fresh one.
+at::Tensor workspaceFor(const at::Tensor &q, int64_t bytes) {
+  at::TensorOptions options = q.options().dtype(at::kByte);
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+      c10::cuda::CaptureStatus::None)
+    return at::zeros({bytes}, options);
+  static std::mutex mutex;
+  static auto &buffers =
+      *new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
+  cudaStream_t stream =
+      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  std::lock_guard<std::mutex> lock(mutex);
+  at::Tensor &buffer = buffers[{q.device().index(), stream}];
+  if (!buffer.defined() || buffer.numel() < bytes)
+    buffer = at::zeros({bytes}, options);
+  return buffer;
+}
+
 /// Registered for CPU too, where it fails at the device check with a message
 /// in our voice rather than the dispatcher's "could not run".
 std::tuple<at::Tensor, at::Tensor>
@@ -286,10 +307,14 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
        std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
     args.addMemref(*t);
   args.addFloat(static_cast<float>(scale));
-  at::Tensor tileCounter;
+  at::Tensor tileCounter, workspace;
   if (spec.tileCounter) {
     tileCounter = tileCounterFor(q);
     args.addPointer(tileCounter.data_ptr());
+  }
+  if (spec.workspaceBytesPerBlock) {
+    workspace = workspaceFor(q, spec.workspaceBytesPerBlock * grid[0]);
+    args.addPointer(workspace.data_ptr());
   }
   // Encoding needs the current context, made current above.
   for (const TensorMapParams &map : maps)

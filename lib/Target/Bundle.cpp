@@ -148,6 +148,9 @@ LogicalResult mlir::tiledattn::readLaunchContract(ModuleOp module,
            << kDynamicSmemAttrName
            << " attribute from convert-tiledattn-to-nvgpu";
   kernel.dynamicSmemBytes = smem.getInt();
+  if (auto workspace =
+          func->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttrName))
+    kernel.workspaceBytesPerBlock = workspace.getInt();
   return readTensorMaps(func, kernel);
 }
 
@@ -281,6 +284,10 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
       memref("lse", 3, "f32"), Object{{"name", "scale"}, {"kind", "f32"}}};
   if (k.dynamicTiles) // One i32 in global memory, zero at launch.
     params.push_back(Object{{"name", "tile_counter"}, {"kind", "zeroed_i32"}});
+  if (k.workspaceBytesPerBlock) // split_tail, zero at the first launch.
+    params.push_back(Object{{"name", "workspace"},
+                            {"kind", "zeroed_bytes_per_block"},
+                            {"bytes_per_block", k.workspaceBytesPerBlock}});
   Object manifest{
       {"format_version", kBundleFormatVersion},
       {"name", k.name},

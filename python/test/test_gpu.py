@@ -430,9 +430,13 @@ def test_every_bundle_is_right_at_any_length(runtime, shape):
         check_close(out, ref, low, f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}")
 
 
-def _takes_tile_counter(entry):
+def _takes_param(entry, name):
     manifest = json.loads((entry.path / "manifest.json").read_text())
-    return any(p["name"] == "tile_counter" for p in manifest["params"])
+    return any(p["name"] == name for p in manifest["params"])
+
+
+# (batch, heads, tokens): more tiles than multiprocessors.
+_MANY_TILES = (4, 8, 1000)
 
 
 def test_tile_counter_is_zero_for_every_launch(runtime):
@@ -440,17 +444,36 @@ def test_tile_counter_is_zero_for_every_launch(runtime):
     # launch's last tile puts back to 0. A count left over would make the
     # next launch skip tiles, leaving the poisoned (NaN) outputs: check
     # back-to-back launches, a second stream and a replayed CUDA graph.
-    entries = [e for e in registry.kernels() if _takes_tile_counter(e)]
+    entries = [e for e in registry.kernels() if _takes_param(e, "tile_counter")]
     if not entries:
         pytest.skip("no bundle in the kernel dir takes a tile counter")
     for entry in entries:
-        _check_tile_counter(entry)
+        _check_repeated_launches(entry, _MANY_TILES)
 
 
-def _check_tile_counter(entry):
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (2, 16, 8192),  # 2048 tiles: a tail of 68 over 132 blocks, 3 per tile
+        (4, 16, 1536),  # one or two blocks per tail tile
+        (3, 7, 777),  # a tail of fewer K/V steps than blocks: one more round
+        (1, 33, 4096),  # 1056 tiles: no tail on 132 multiprocessors
+    ],
+)
+def test_split_tail_workspace_for_every_launch(runtime, shape):
+    # split_tail kernels leave partial O in a per-stream workspace whose
+    # flags the merging block puts back to 0. A flag left set would let the
+    # next launch merge stale values; one never set would hang it.
+    entries = [e for e in registry.kernels() if _takes_param(e, "workspace")]
+    if not entries:
+        pytest.skip("no bundle in the kernel dir takes a workspace (split_tail)")
+    for entry in entries:
+        _check_repeated_launches(entry, shape)
+
+
+def _check_repeated_launches(entry, tokens_shape):
     dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
-    # 4 x 8 heads x 8 query blocks: more tiles than multiprocessors.
-    shape = (4, 8, 1000, entry.head_dim)
+    shape = (*tokens_shape, entry.head_dim)
     q, k, v = (torch.randn(shape, dtype=dtype, device="cuda") for _ in range(3))
     scale = 1 / math.sqrt(entry.head_dim)
     ref, _, low = reference(q, k, v, entry.causal, scale)

@@ -37,9 +37,10 @@ constexpr int64_t kMaxTensorMaps = 8;
 /// to `allocated, aligned, offset, sizes[rank], strides[rank]` at launch.
 struct ParamSpec {
   std::string name;
-  std::string kind;  // "memref" or a scalar type ("f32")
-  int64_t rank = 0;  // memrefs only
-  std::string dtype; // memrefs only
+  std::string kind;          // "memref" or a scalar type ("f32")
+  int64_t rank = 0;          // memrefs only
+  std::string dtype;         // memrefs only
+  int64_t bytesPerBlock = 0; // "zeroed_bytes_per_block" only
 };
 
 /// A TMA tensor map the kernel takes as a 128-byte by-value parameter after
@@ -79,6 +80,10 @@ struct KernelSpec {
   /// kernel takes a pointer to one int32 that must be 0 at launch (a
   /// persistent kernel hands out tiles by atomic adds to it).
   bool tileCounter = false;
+  /// params ends with {"name": "workspace", "kind": "zeroed_bytes_per_block",
+  /// "bytes_per_block": N} (split_tail): the kernel takes a pointer to
+  /// N * gridDim.x bytes, zero at the first launch, that it leaves zero.
+  int64_t workspaceBytesPerBlock = 0;
   /// Kernel parameters after `params`, in order; empty for kernels that do
   /// not use TMA (the manifest then has no "tensor_maps" key).
   std::vector<TensorMapSpec> tensorMaps;

@@ -51,6 +51,8 @@ struct KernelDescription {
   std::optional<int64_t> minSeqlenK, maxSeqlenK;
   /// Set from the lowered gpu.func by readLaunchContract.
   int64_t dynamicSmemBytes = 0;
+  /// split_tail: the workspace the kernel takes after scale, per block.
+  int64_t workspaceBytesPerBlock = 0;
   std::vector<TensorMapDescription> tensorMaps;
   std::string schedule; // printed #tiledattn.schedule
 };

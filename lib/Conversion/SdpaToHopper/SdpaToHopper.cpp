@@ -125,6 +125,15 @@ private:
   Value ringBase, qBuffer, tileParity;
   // dynamic_tiles: the current tile's rank (i32) and the tile count.
   Value tileRank, numTiles;
+  // split_tail (see forEachTileSplit): the workspace, and the current
+  // piece of a tile: its first K/V block (index), whether it leaves its
+  // partial O to the piece with the tile's first keys and whether it is
+  // that piece, merging the others' (i1), and how the merger finds them
+  // (i32: the tail's blocks, a full tile's, the piece's tile in the tail).
+  Value workspace, kvBlock0, writesPartial, mergesPartials;
+  Value tailBlocks, fullBlocks, tailTile;
+  /// The K/V block of the piece's block `it`.
+  Value keyBlock(Value it) { return kvBlock0 ? add(it, kvBlock0) : it; }
 
   int64_t qBytes() const { return blockM * headDim * 2; }
   int64_t kvBytes() const { return blockN * headDim * 2; }
@@ -389,6 +398,8 @@ private:
   /// in, its values before the first tile; out, after the last.
   void forEachTile(function_ref<void(Regs &)> body, bool producer,
                    Regs &carried);
+  void forEachTileSplit(function_ref<void(Regs &)> body, bool producer,
+                        Value qBlocks, Regs &carried);
   void forEachTileDynamic(function_ref<void(Regs &)> body, bool producer,
                           Value qBlocks, Regs &carried);
   /// The Q buffer and barrier phase of the `done`-th tile (i32) of a block.
@@ -549,6 +560,51 @@ private:
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
   }
+  /// split_tail's workspace, from the kernel parameter: per block and
+  /// consumer a slot of partialWords() f32 per thread (O, then max and sum
+  /// of both row halves), word-major so a warp's stores are contiguous;
+  /// after all slots, one i32 flag per slot.
+  int64_t partialWords() const { return headDim / 2 + 4; }
+
+public:
+  int64_t workspaceBytesPerBlock() const {
+    return consumers * (128 * partialWords() + 1) * 4;
+  }
+
+private:
+  Value workspaceWord(Value index) {
+    auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    Value base = LLVM::AddrSpaceCastOp::create(b, loc, global, workspace);
+    Value offset = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+    return LLVM::GEPOp::create(b, loc, global, b.getF32Type(), base,
+                               ValueRange{offset});
+  }
+  Value partialWord(Value slot, int64_t word) {
+    return workspaceWord(
+        add(mul(add(mul(slot, partialWords()), idx(word)), 128), localTid));
+  }
+  Value flagOf(Value slot, Value gridX) {
+    Value slots = mul(toIndex(gridX), consumers);
+    return workspaceWord(add(mul(slots, partialWords() * 128), slot));
+  }
+  /// Spins until the flag at `flag` is set (acquire: what its writer
+  /// stored before raising it is visible after).
+  void waitFlag(Value flag) {
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+    Value seen =
+        LLVM::LoadOp::create(b, loc, b.getI32Type(), flag, 4, false, false,
+                             false, false, LLVM::AtomicOrdering::acquire);
+    scf::ConditionOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, seen, i32(0)), ValueRange{});
+    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+    scf::YieldOp::create(b, loc, ValueRange{});
+  }
+  void shareTail(Value consumer, Regs &acc, RowState &st);
+  /// Folds `other` (O, max and sum of both row halves, as in a slot) into
+  /// `mine`, the first `nAcc` values O.
+  void mergePartial(Regs &mine, ArrayRef<Value> other, int64_t nAcc);
   /// The consumer's own named barrier (128 threads), after the turn ones.
   void syncConsumer(Value consumer) {
     Value id = arith::IndexCastUIOp::create(
@@ -603,7 +659,7 @@ void HopperKernelEmitter::emitProducer() {
           b.setInsertionPointToStart(loop.getBody());
           Value it = loop.getInductionVar();
           auto [s, parity] = stageOf(it);
-          Value row = mul(it, blockN);
+          Value row = mul(keyBlock(it), blockN);
           waitParity(kEmpty(s), flip(parity));
           loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
                    kvBytes());
@@ -737,6 +793,8 @@ void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
       b, loc, qBlocks, toI32(arith::MulIOp::create(b, loc, headsQ, batches)));
   if (schedule.getDynamicTiles())
     return forEachTileDynamic(body, producer, qBlocks, carried);
+  if (schedule.getSplitTail())
+    return forEachTileSplit(body, producer, qBlocks, carried);
   Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   // Loop state: the ring position of the tile's first K/V block and the
@@ -775,6 +833,91 @@ void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
   body(values);
   Regs yields = {arith::AddIOp::create(b, loc, ring, toI32(numBlocks)),
                  arith::AddIOp::create(b, loc, done, i32(1))};
+  yields.append(values.begin(), values.end());
+  scf::YieldOp::create(b, loc, yields);
+  carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
+}
+
+/// split_tail. With G = gridDim.x blocks and T tiles of NB K/V blocks each
+/// (no mask: all equal), the first T - T mod G tiles run as usual, block j
+/// taking j, j + G, ...; the last T mod G (the tail) would leave a part of
+/// the grid running one more tile alone. Their (tile, K/V block) steps,
+/// I = (T mod G) * NB of them, are shared out instead: block j takes steps
+/// [j * I / G, (j + 1) * I / G), one or two pieces of tiles (a share is
+/// under a tile, as T mod G < G). A piece that does not start at its
+/// tile's first block writes its partial O to the workspace; the piece
+/// that does merges those (mergePartials). A block's writing piece is its
+/// first in the tail and merging ones come after, so no block waits for
+/// one that waits. The arithmetic is 32-bit, as for the tile ranks.
+void HopperKernelEmitter::forEachTileSplit(function_ref<void(Regs &)> body,
+                                           bool producer, Value qBlocks,
+                                           Regs &carried) {
+  auto i32Op = [&](auto op, Value x, Value y) {
+    return decltype(op)::create(b, loc, x, y);
+  };
+  auto addI = [&](Value x, Value y) { return i32Op(arith::AddIOp(), x, y); };
+  auto subI = [&](Value x, Value y) { return i32Op(arith::SubIOp(), x, y); };
+  auto mulI = [&](Value x, Value y) { return i32Op(arith::MulIOp(), x, y); };
+  auto divI = [&](Value x, Value y) { return i32Op(arith::DivUIOp(), x, y); };
+  Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  fullBlocks = toI32(div(add(seqK, blockN - 1), blockN));
+  // A tail of fewer steps than blocks runs as a round of its own: shares
+  // of at least one step each keep every block between a tile's merging
+  // piece and its last a writer of it.
+  Value tail = arith::RemUIOp::create(b, loc, numTiles, gridX);
+  tail = arith::SelectOp::create(
+      b, loc, cmp(arith::CmpIPredicate::uge, mulI(tail, fullBlocks), gridX),
+      tail, i32(0));
+  Value fullRounds = subI(numTiles, tail); // tiles before the tail
+  tailBlocks = mulI(tail, fullBlocks);
+  Value shareBegin = divI(mulI(blockX, tailBlocks), gridX);
+  Value shareEnd = divI(mulI(addI(blockX, i32(1)), tailBlocks), gridX);
+  Value firstTail = divI(shareBegin, fullBlocks);
+  Value lastTail = divI(addI(shareEnd, subI(fullBlocks, i32(1))), fullBlocks);
+  lastTail = arith::SelectOp::create(
+      b, loc, cmp(arith::CmpIPredicate::ult, shareBegin, shareEnd), lastTail,
+      firstTail);
+  // This block's tiles of the full rounds: j, j + G, ... below fullRounds.
+  Value ownTiles =
+      divI(subI(addI(fullRounds, gridX), addI(blockX, i32(1))), gridX);
+  Value items = addI(ownTiles, subI(lastTail, firstTail));
+
+  Regs inits = {i32(0), i32(0)};
+  inits.append(carried.begin(), carried.end());
+  auto loop = scf::ForOp::create(b, loc, i32(0), items, i32(1), inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  Value inTail = cmp(arith::CmpIPredicate::uge, i, ownTiles);
+  // In the tail: tile u of it, the piece's steps [from, to).
+  Value u = addI(firstTail, subI(i, ownTiles));
+  Value tileStart = mulI(u, fullBlocks);
+  Value from = arith::MaxUIOp::create(b, loc, shareBegin, tileStart);
+  Value to =
+      arith::MinUIOp::create(b, loc, shareEnd, addI(tileStart, fullBlocks));
+  auto pick = [&](Value tailValue, Value fullValue) {
+    return arith::SelectOp::create(b, loc, inTail, tailValue, fullValue)
+        .getResult();
+  };
+  Value rank = pick(addI(fullRounds, u), addI(blockX, mulI(i, gridX)));
+  Value first = pick(subI(from, tileStart), i32(0));
+  Value count = pick(subI(to, from), fullBlocks);
+  setTileOfRank(rank, qBlocks);
+  numBlocks = toIndex(count);
+  kvBlock0 = toIndex(first);
+  tailTile = u;
+  writesPartial = cmp(arith::CmpIPredicate::ne, first, i32(0));
+  mergesPartials = arith::AndIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::eq, first, i32(0)),
+      cmp(arith::CmpIPredicate::ult, count, fullBlocks));
+  Value ring = loop.getRegionIterArgs()[0];
+  Value done = loop.getRegionIterArgs()[1];
+  ringBase = toIndex(ring);
+  setTileBuffer(done);
+  Regs values(loop.getRegionIterArgs().drop_front(2));
+  body(values);
+  Regs yields = {addI(ring, count), addI(done, i32(1))};
   yields.append(values.begin(), values.end());
   scf::YieldOp::create(b, loc, yields);
   carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
@@ -1016,7 +1159,7 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
     // with c >= limit - key0: one 32-bit compare with an immediate per
     // score instead of 64-bit key arithmetic (masked blocks are the
     // diagonal ones, a large share of the work of short causal rows).
-    Value key0 = toI32(add(mul(it, blockN), mul(quad, 2)));
+    Value key0 = toI32(add(mul(keyBlock(it), blockN), mul(quad, 2)));
     Value threshold[2];
     for (int r = 0; r < 2; ++r) {
       Value limit = seqK;
@@ -1266,13 +1409,18 @@ void HopperKernelEmitter::finishRows(RowState &st, Value rowBase,
     auto [rowInv, lseValue] = rowTotals(st, r);
     inv[r] = rowInv;
     Value row = add(rowBase, r * 8);
-    ifThen(arith::AndIOp::create(b, loc,
-                                 cmp(arith::CmpIPredicate::ult, row, seqQ),
-                                 cmp(arith::CmpIPredicate::eq, quad, idx(0))),
-           [&] {
-             memref::StoreOp::create(b, loc, lseValue, lse,
-                                     ValueRange{batch, head, row});
-           });
+    Value stores =
+        arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ult, row, seqQ),
+                              cmp(arith::CmpIPredicate::eq, quad, idx(0)));
+    if (writesPartial) // split_tail: the merging piece stores the rows.
+      stores = arith::AndIOp::create(
+          b, loc, stores,
+          arith::XOrIOp::create(b, loc, writesPartial,
+                                arith::ConstantIntOp::create(b, loc, 1, 1)));
+    ifThen(stores, [&] {
+      memref::StoreOp::create(b, loc, lseValue, lse,
+                              ValueRange{batch, head, row});
+    });
   }
 }
 
@@ -1373,6 +1521,9 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   Value unmaskedEnd = idx(0);
   if (schedule.getSplitKvLoop()) {
     Value full = div(seqK, blockN);
+    if (kvBlock0) // Counted from the piece's first block.
+      full = arith::SubIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, full, kvBlock0), kvBlock0);
     if (causal)
       full = arith::MinUIOp::create(b, loc, full, div(add(qRow0, 1), blockN));
     unmaskedEnd = arith::MinUIOp::create(b, loc, full, blocks);
@@ -1486,6 +1637,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   }
   if (skip)
     skipTurns(blocks, overlap ? 1 : 2);
+  if (schedule.getSplitTail())
+    shareTail(consumer, acc, st);
   if (!totalsUnderPV)
     totals();
   if (!schedule.getDeferStore()) {
@@ -1500,7 +1653,115 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   tileO.head = head;
   tileO.batch = batch;
   tileO.valid = arith::ConstantIntOp::create(b, loc, 1, 1);
+  if (writesPartial) // Its O is in the workspace, for another block.
+    tileO.valid = arith::XOrIOp::create(b, loc, writesPartial, tileO.valid);
   held = heldValues(tileO);
+}
+
+/// split_tail, after a piece's last P.V. A writing piece leaves this
+/// thread's O and row statistics in its block's workspace slot, then
+/// raises the slot's flag (release); the merging piece waits for the flags
+/// of the blocks that hold the rest of its tile (acquire) and folds their
+/// values into its own as the online softmax folds a block. Thread t of a
+/// slot reads what thread t wrote: the same rows and columns, no shuffle.
+void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
+  int64_t nAcc = acc.size();
+  Regs state = acc;
+  for (int r = 0; r < 2; ++r)
+    state.append({st.max[r], st.sum[r]});
+  Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  auto slotOf = [&](Value block) {
+    return add(mul(toIndex(block), consumers), consumer);
+  };
+  Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
+  auto release = LLVM::AtomicOrdering::release;
+  ifThen(writesPartial, [&] {
+    Value slot = slotOf(blockX);
+    for (int64_t w = 0, e = state.size(); w < e; ++w)
+      LLVM::StoreOp::create(b, loc, state[w], partialWord(slot, w));
+    LLVM::FenceOp::create(b, loc, release);
+    syncConsumer(consumer);
+    ifThen(issuer, [&] {
+      LLVM::StoreOp::create(b, loc, i32(1), flagOf(slot, gridX), 4, false,
+                            false, false, release);
+    });
+  });
+  // The blocks after this one, up to the one with the tile's last step.
+  auto writers = [&](function_ref<void(Value, Regs &)> each, Regs &values) {
+    Value lastStep = toIndex(arith::MulIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tailTile, i32(1)), fullBlocks));
+    // Block j's share starts at step j * I / G: the last block to start at
+    // or before step x is ((x + 1) * G - 1) / I.
+    Value lastBlock = arith::DivUIOp::create(
+        b, loc,
+        arith::SubIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, lastStep, toIndex(gridX)),
+            idx(1)),
+        toIndex(tailBlocks));
+    auto loop = scf::ForOp::create(b, loc, add(toIndex(blockX), 1),
+                                   add(lastBlock, 1), idx(1), values);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Regs inner(loop.getRegionIterArgs());
+    each(slotOf(toI32(loop.getInductionVar())), inner);
+    if (!values.empty()) // Else the builder gave the loop its yield.
+      scf::YieldOp::create(b, loc, inner);
+    values.assign(loop.getResults().begin(), loop.getResults().end());
+  };
+  changeIf(mergesPartials, state, [&](Regs &values) {
+    writers(
+        [&](Value slot, Regs &mine) {
+          waitFlag(flagOf(slot, gridX));
+          Regs other;
+          for (int64_t w = 0, e = mine.size(); w < e; ++w)
+            other.push_back(LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                                 partialWord(slot, w)));
+          mergePartial(mine, other, nAcc);
+        },
+        values);
+    // Every thread has seen the flags: put them back to 0 for the next
+    // launch on the workspace.
+    syncConsumer(consumer);
+    ifThen(issuer, [&] {
+      Regs none;
+      writers(
+          [&](Value slot, Regs &) {
+            LLVM::StoreOp::create(b, loc, i32(0), flagOf(slot, gridX));
+          },
+          none);
+    });
+  });
+  acc.assign(state.begin(), state.begin() + nAcc);
+  for (int r = 0; r < 2; ++r) {
+    st.max[r] = state[nAcc + 2 * r];
+    st.sum[r] = state[nAcc + 2 * r + 1];
+  }
+}
+
+void HopperKernelEmitter::mergePartial(Regs &mine, ArrayRef<Value> other,
+                                       int64_t nAcc) {
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value factor[2][2]; // [mine, other][row half]
+  for (int r = 0; r < 2; ++r) {
+    Value &max = mine[nAcc + 2 * r], &sum = mine[nAcc + 2 * r + 1];
+    Value otherMax = other[nAcc + 2 * r], otherSum = other[nAcc + 2 * r + 1];
+    Value newMax = fmax(max, otherMax);
+    // Rows with no key yet on both sides keep -inf and factors 0, not NaN.
+    Value scaledMax = arith::SelectOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                              negInf),
+        f32(0.0), fmul(newMax, scaleLog2));
+    factor[0][r] = exp2(fsub(fmul(max, scaleLog2), scaledMax));
+    factor[1][r] = exp2(fsub(fmul(otherMax, scaleLog2), scaledMax));
+    sum = fma(otherSum, factor[1][r], fmul(sum, factor[0][r]));
+    max = newMax;
+  }
+  for (int64_t i = 0; i < nAcc; ++i) {
+    int r = (i % 4) / 2;
+    mine[i] = fma(other[i], factor[1][r], fmul(mine[i], factor[0][r]));
+  }
 }
 
 void HopperKernelEmitter::emit() {
@@ -1515,6 +1776,8 @@ void HopperKernelEmitter::emit() {
   unsigned firstMap = 6;
   if (schedule.getDynamicTiles())
     tileCounter = entry.getArgument(firstMap++);
+  if (schedule.getSplitTail())
+    workspace = entry.getArgument(firstMap++);
   qMapPointer = entry.getArgument(firstMap);
   qMap =
       UnrealizedConversionCastOp::create(b, loc, mapType(blockM), qMapPointer)
@@ -1614,6 +1877,8 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   // tensor maps, which MarkTensorMapParams expects last.
   if (schedule.getDynamicTiles())
     inputs.push_back(ptr);
+  if (schedule.getSplitTail()) // split_tail: the workspace.
+    inputs.push_back(ptr);
   inputs.append({ptr, ptr, ptr});
   if (schedule.getTmaStore())
     inputs.push_back(ptr);
@@ -1637,6 +1902,9 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   emitter.emit();
   kernel->setAttr("tiledattn.dynamic_smem_bytes",
                   b.getI64IntegerAttr(emitter.dynamicSmemBytes()));
+  if (schedule.getSplitTail())
+    kernel->setAttr(kWorkspaceBytesAttrName,
+                    b.getI64IntegerAttr(emitter.workspaceBytesPerBlock()));
   // What the runtime must build: one tensor map per operand, in parameter
   // order, boxes of 64 columns (128 bytes, the swizzle span) by rows.
   auto map = [&](StringRef operand, int64_t rows) {

@@ -1016,3 +1016,35 @@ func.func private @schedule_prefetch_next_q_without_tma() attributes {s = #tiled
 
 // expected-error @+1 {{schedule field prefetch_next_q: prefetches the Q of the block that starts after this one, which a persistent block loads itself, so expected false with persistent = true, but got true}}
 func.func private @schedule_prefetch_next_q_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, prefetch_next_q = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field split_tail: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_split_tail_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, split_tail = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected defer_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got defer_store = false, dynamic_tiles = false, overlap_epilogue = false}}
+func.func private @schedule_split_tail_without_defer_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, split_tail = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected defer_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got defer_store = true, dynamic_tiles = true, overlap_epilogue = false}}
+func.func private @schedule_split_tail_dynamic() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, dynamic_tiles = true, split_tail = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected defer_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got defer_store = true, dynamic_tiles = false, overlap_epilogue = true}}
+func.func private @schedule_split_tail_overlap_epilogue() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, overlap_epilogue = true, split_tail = true>}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_split_tail_causal(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule field split_tail: shares out the last round's tiles by their keys, all of equal length only without a mask, so expected false with causal, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, split_tail = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

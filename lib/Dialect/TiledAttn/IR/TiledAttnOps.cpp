@@ -173,7 +173,7 @@ LogicalResult ScheduleAttr::verify(
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
-    bool prefetchNextQ) {
+    bool prefetchNextQ, bool splitTail) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -322,6 +322,19 @@ LogicalResult ScheduleAttr::verify(
                             "which a persistent block loads itself, so "
                             "expected false with persistent = true, but got "
                             "true";
+    // The tail's pieces are tiles of the static persistent order; the
+    // writers' O never reaches a store, which defer_store's held O lets
+    // the lowering skip; the totals must come after the merge.
+    if (splitTail && (!deferStore || dynamicTiles || overlapEpilogue))
+      return emitError() << "schedule field split_tail: cuts the last "
+                            "round's tiles of the static persistent order "
+                            "and merges them before the rows' totals, so "
+                            "expected defer_store = true, dynamic_tiles = "
+                            "false and overlap_epilogue = false with it, but "
+                            "got defer_store = "
+                         << flag(deferStore)
+                         << ", dynamic_tiles = " << flag(dynamicTiles)
+                         << ", overlap_epilogue = " << flag(overlapEpilogue);
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -343,7 +356,8 @@ LogicalResult ScheduleAttr::verify(
                            {"narrow_diagonal", narrowDiagonal},
                            {"skip_masked_blocks", skipMaskedBlocks},
                            {"uniform_consumer", uniformConsumer},
-                           {"prefetch_next_q", prefetchNextQ}})) {
+                           {"prefetch_next_q", prefetchNextQ},
+                           {"split_tail", splitTail}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
@@ -502,6 +516,12 @@ LogicalResult SdpaOp::verify() {
   if (schedule.getSkipMaskedBlocks() && !getCausal())
     return emitOpError("schedule field skip_masked_blocks: skips blocks the "
                        "causal mask hides, so expected false without causal, "
+                       "but got true");
+  // Causal tiles differ in length; the tail's shares assume equal ones.
+  if (schedule.getSplitTail() && getCausal())
+    return emitOpError("schedule field split_tail: shares out the last "
+                       "round's tiles by their keys, all of equal length "
+                       "only without a mask, so expected false with causal, "
                        "but got true");
   // Measured wrong: causal kernels with two blocks per multiprocessor left
   // NaN rows on the H200 at >= 1k tokens (the same kernel with one block

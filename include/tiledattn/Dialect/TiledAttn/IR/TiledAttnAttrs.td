@@ -140,6 +140,15 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       after issuing its own loads, so that block's first wait is on L2.
       Needs `producer = tma` and no `persistent` (a persistent block loads
       its next Q itself).
+    - `split_tail` (default `false`): without a mask, the tiles left after
+      the last full round of a persistent grid (tiles mod gridDim.x) are
+      cut along the keys into one contiguous share per block, so every
+      block ends at about the same time instead of a part of the grid
+      running one more tile alone. A block that computed a tile's later
+      keys leaves its partial O and row statistics in a workspace the
+      runtime provides; the block with the tile's first keys merges them
+      and stores O. Needs `defer_store` and no `dynamic_tiles` or
+      `overlap_epilogue` (the rows' totals follow the merge).
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -176,7 +185,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$narrow_diagonal,
                         DefaultValuedParameter<"bool", "false">:$skip_masked_blocks,
                         DefaultValuedParameter<"bool", "false">:$uniform_consumer,
-                        DefaultValuedParameter<"bool", "false">:$prefetch_next_q);
+                        DefaultValuedParameter<"bool", "false">:$prefetch_next_q,
+                        DefaultValuedParameter<"bool", "false">:$split_tail);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -23,6 +23,10 @@ constexpr llvm::StringLiteral kDynamicSmemAttrName =
 /// runtime builds and passes, by value, after the other parameters (an
 /// array of {operand, box_rows, box_cols, swizzle} dictionaries).
 constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
+/// Set by convert-sdpa-to-hopper on split_tail kernels: the bytes of
+/// workspace per block the runtime passes after scale.
+constexpr llvm::StringLiteral kWorkspaceBytesAttrName =
+    "tiledattn.workspace_bytes_per_block";
 
 /// Checks that `func`, which holds a tiledattn.sdpa, can become its kernel:
 /// one sdpa, no results, nothing else with side effects. Both
