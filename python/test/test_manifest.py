@@ -100,7 +100,8 @@ def test_persistent_grid_rule_round_trips(tmp_path):
         (
             {"params": []},
             r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] \(optionally "
-            r"followed by tile_counter: zeroed_i32\) but found \[\]",
+            r"followed by tile_counter: zeroed_i32 or workspace: zeroed_bytes_per_block\) "
+            r"but found \[\]",
         ),
         (
             {"ptx": "../kernel.ptx"},
@@ -141,6 +142,25 @@ def test_tile_counter_param_round_trips(tmp_path):
     ]
 
 
+def test_workspace_param_round_trips(tmp_path):
+    # What a split_tail kernel's manifest says (lib/Target/Bundle.cpp).
+    extra = {"name": "workspace", "kind": "zeroed_bytes_per_block", "bytes_per_block": 69640}
+    bundle = bundles.make_bundle(tmp_path, params=bundles.manifest()["params"] + [extra])
+    assert [(p["name"], p["kind"]) for p in info(bundle)["params"][-2:]] == [
+        ("scale", "f32"),
+        ("workspace", "zeroed_bytes_per_block"),
+    ]
+
+
+@pytest.mark.parametrize("bytes_per_block", [None, 0, "64"])
+def test_bad_workspace_param(tmp_path, bytes_per_block):
+    extra = {"name": "workspace", "kind": "zeroed_bytes_per_block"}
+    if bytes_per_block is not None:
+        extra["bytes_per_block"] = bytes_per_block
+    bundle = bundles.make_bundle(tmp_path, params=bundles.manifest()["params"] + [extra])
+    rejects(bundle, r"params\[6\]\.bytes_per_block")
+
+
 @pytest.mark.parametrize(
     "extra",
     [
@@ -153,11 +173,8 @@ def test_bad_tile_counter_param(tmp_path, extra):
     rejects(
         bundle,
         r"field 'params': expected \[q: .*scale: f32\] \(optionally followed by "
-        r"tile_counter: zeroed_i32\) but found \[.*scale: f32, "
-        + extra["name"]
-        + ": "
-        + extra["kind"]
-        + r"\]",
+        r"tile_counter: zeroed_i32 or workspace: zeroed_bytes_per_block\) but found "
+        r"\[.*scale: f32, " + extra["name"] + ": " + extra["kind"] + r"\]",
     )
 
 
