@@ -398,6 +398,10 @@ private:
   /// in, its values before the first tile; out, after the last.
   void forEachTile(function_ref<void(Regs &)> body, bool producer,
                    Regs &carried);
+  /// The body of a static tile loop (loop state: ring position, tiles
+  /// done, then `carried`) once the tile is set: its ring position and Q
+  /// buffer, `body`, and the yield that moves the ring on by its blocks.
+  void runTile(scf::ForOp loop, function_ref<void(Regs &)> body);
   void forEachTileSplit(function_ref<void(Regs &)> body, bool producer,
                         Value qBlocks, Regs &carried);
   void forEachTileDynamic(function_ref<void(Regs &)> body, bool producer,
@@ -825,6 +829,12 @@ void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
         b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t);
   }
   setTileOfRank(rank, qBlocks);
+  runTile(loop, body);
+  carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
+}
+
+void HopperKernelEmitter::runTile(scf::ForOp loop,
+                                  function_ref<void(Regs &)> body) {
   Value ring = loop.getRegionIterArgs()[0];
   Value done = loop.getRegionIterArgs()[1];
   ringBase = toIndex(ring);
@@ -835,7 +845,6 @@ void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
                  arith::AddIOp::create(b, loc, done, i32(1))};
   yields.append(values.begin(), values.end());
   scf::YieldOp::create(b, loc, yields);
-  carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
 }
 
 /// split_tail. With G = gridDim.x blocks and T tiles of NB K/V blocks each
@@ -911,15 +920,7 @@ void HopperKernelEmitter::forEachTileSplit(function_ref<void(Regs &)> body,
   mergesPartials = arith::AndIOp::create(
       b, loc, cmp(arith::CmpIPredicate::eq, first, i32(0)),
       cmp(arith::CmpIPredicate::ult, count, fullBlocks));
-  Value ring = loop.getRegionIterArgs()[0];
-  Value done = loop.getRegionIterArgs()[1];
-  ringBase = toIndex(ring);
-  setTileBuffer(done);
-  Regs values(loop.getRegionIterArgs().drop_front(2));
-  body(values);
-  Regs yields = {addI(ring, count), addI(done, i32(1))};
-  yields.append(values.begin(), values.end());
-  scf::YieldOp::create(b, loc, yields);
+  runTile(loop, body);
   carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
 }
 
