@@ -214,27 +214,46 @@ private:
   std::vector<void *> args;
 };
 
-/// Scratch memory that kernels leave zero when they end: the int32 a
-/// dynamic_tiles kernel counts its tiles on, split_tail's workspace flags.
-/// One buffer per stream and kind serves every launch on it (launches on one
-/// stream never overlap) without a memset each; a larger need gets a new
-/// zeroed one. A stream being captured into a CUDA graph gets a fresh zero
-/// instead (a memset node in the graph): the graph may be replayed on
-/// another stream, next to launches that use this stream's buffer.
-enum class Scratch { TileCounter, Workspace };
-at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind, int64_t bytes) {
+/// The zeroed int32 a dynamic_tiles kernel counts its tiles on. The kernel
+/// puts it back to 0 at the end of each launch, so one counter per stream
+/// serves every launch on it (launches on one stream never overlap) without
+/// a memset each. A stream being captured into a CUDA graph gets a fresh
+/// zero instead (a memset node in the graph): the graph may be replayed on
+/// another stream, next to launches that use this stream's counter.
+at::Tensor tileCounterFor(const at::Tensor &q) {
+  at::TensorOptions options = q.options().dtype(at::kInt);
+  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+      c10::cuda::CaptureStatus::None)
+    return at::zeros({1}, options);
+  static std::mutex mutex;
+  // Never destroyed: freeing device memory at exit races CUDA's teardown.
+  static auto &counters =
+      *new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
+  cudaStream_t stream =
+      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  std::lock_guard<std::mutex> lock(mutex);
+  at::Tensor &counter = counters[{q.device().index(), stream}];
+  if (!counter.defined())
+    counter = at::zeros({1}, options);
+  return counter;
+}
+
+/// split_tail's workspace: at least `bytes` on q's device, zero at its
+/// first use. The kernel leaves its flags zero, so as for the tile counter
+/// one buffer per stream serves every launch on it; a larger need gets a
+/// new zeroed buffer, a stream being captured a fresh one.
+at::Tensor workspaceFor(const at::Tensor &q, int64_t bytes) {
   at::TensorOptions options = q.options().dtype(at::kByte);
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
       c10::cuda::CaptureStatus::None)
     return at::zeros({bytes}, options);
   static std::mutex mutex;
-  // Never destroyed: freeing device memory at exit races CUDA's teardown.
   static auto &buffers =
-      *new std::map<std::tuple<int, cudaStream_t, Scratch>, at::Tensor>();
+      *new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
   cudaStream_t stream =
       c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
   std::lock_guard<std::mutex> lock(mutex);
-  at::Tensor &buffer = buffers[{q.device().index(), stream, kind}];
+  at::Tensor &buffer = buffers[{q.device().index(), stream}];
   if (!buffer.defined() || buffer.numel() < bytes)
     buffer = at::zeros({bytes}, options);
   return buffer;
@@ -290,12 +309,11 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   args.addFloat(static_cast<float>(scale));
   at::Tensor tileCounter, workspace;
   if (spec.tileCounter) {
-    tileCounter = zeroedPerStream(q, Scratch::TileCounter, 4);
+    tileCounter = tileCounterFor(q);
     args.addPointer(tileCounter.data_ptr());
   }
   if (spec.workspaceBytesPerBlock) {
-    workspace = zeroedPerStream(q, Scratch::Workspace,
-                                spec.workspaceBytesPerBlock * grid[0]);
+    workspace = workspaceFor(q, spec.workspaceBytesPerBlock * grid[0]);
     args.addPointer(workspace.data_ptr());
   }
   // Encoding needs the current context, made current above.
