@@ -1093,3 +1093,64 @@ func.func @bf16_d256_prefetch_next_q(%q: !head, %k: !head, %v: !head, %o: !head,
 // CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]], box[%c128_i32{{.*}}, %[[ROW32]], %{{.*}}, %{{.*}}] : !llvm.ptr
 // CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]], box[%c192_i32{{.*}}, %[[ROW32]], %{{.*}}, %{{.*}}] : !llvm.ptr
 // CHECK: nvvm.setmaxregister {{ *}}increase 240
+
+// -----
+
+// split_tail: a workspace pointer after scale (before the tensor maps) and
+// its size per block (2 consumers x (128 threads x (64 + 4) words + a
+// flag) x 4 bytes); the tail (tiles mod grid, kept only with at least one
+// K/V step per block) leaves the full rounds; one loop over this block's
+// full-round tiles, then its pieces. A writing piece stores its words,
+// fences, syncs the consumer and raises its flag (release); the merging
+// piece spins on each writer's flag (acquire), folds the partial in with
+// two exp2 factors per row half, syncs and zeroes the flags.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2, defer_store = true,
+                                   producer_regs = 32, consumer_regs = 232, split_tail = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_split_tail
+// CHECK: gpu.func @bf16_d128_split_tail({{.*}}%arg5: f32, %[[WS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-SAME: tiledattn.workspace_bytes_per_block = 69640
+// CHECK: nvvm.setmaxregister {{ *}}increase 232
+// CHECK: %[[GRID:.*]] = arith.index_castui %grid_dim_x : index to i32
+// CHECK: %[[REM:.*]] = arith.remui %[[TILES:.*]], %[[GRID]] : i32
+// CHECK: %[[STEPS:.*]] = arith.muli %[[REM]], %[[NB:.*]] : i32
+// CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[STEPS]], %[[GRID]] : i32
+// CHECK: %[[TAIL:.*]] = arith.select %[[ENOUGH]], %[[REM]], %c0_i32 : i32
+// CHECK: %[[FULL:.*]] = arith.subi %[[TILES]], %[[TAIL]] : i32
+// CHECK: scf.for %[[ITEM:.*]] = %c0_i32{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args
+// CHECK: %[[INTAIL:.*]] = arith.cmpi uge, %[[ITEM]], %{{.*}} : i32
+// Writer: the stores of this thread's words, the fence, the consumer's
+// barrier and the flag.
+// CHECK: llvm.addrspacecast %[[WS]] : !llvm.ptr to !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: llvm.fence release
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.index_castui
+// CHECK-NEXT: arith.constant 128 : i32
+// CHECK-NEXT: nvvm.barrier id
+// CHECK: llvm.store %c1_i32{{.*}}, %{{.*}} atomic release {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// Merger: over the blocks after this one that hold the tile's later steps.
+// CHECK: scf.for
+// CHECK: scf.while : () -> () {
+// CHECK-NEXT: %[[SEEN:.*]] = llvm.load %{{.*}} atomic acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: %[[UNSET:.*]] = arith.cmpi eq, %[[SEEN]], %{{.*}} : i32
+// CHECK-NEXT: scf.condition(%[[UNSET]])
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: nvvm.barrier id
+// CHECK: llvm.store %c0_i32{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
+// The rows' lse only where the piece does not write a partial.
+// CHECK: arith.xori
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32
+// CHECK: gpu.return
