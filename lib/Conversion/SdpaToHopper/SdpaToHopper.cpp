@@ -242,6 +242,29 @@ private:
   Value exp2(Value x) {
     return callApproxIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", x);
   }
+  /// exp2_on_fma: 2^x for x <= 0 without MUFU. x is clamped to -126 (so
+  /// the exponent below cannot wrap; 2^-126 stands for smaller values, in
+  /// unmasked blocks only), t = x + 1.5 * 2^23 rounds it to an integer r in
+  /// t's low bits, 2^(x - r) (x - r in [-0.5, 0.5]) is a degree-3
+  /// polynomial (relative error 7.5e-5), and r goes into its exponent by
+  /// an integer add of t's bits shifted by 23.
+  Value exp2OnFmaPipe(Value x) {
+    Value magic = f32(12582912.0f);
+    Value clamped = fmax(x, f32(-126.0f));
+    Value shifted = fadd(clamped, magic);
+    Value fraction = fsub(clamped, fsub(shifted, magic));
+    Value p = f32(0.055171627551317215f);
+    for (float c :
+         {0.24261116981506348f, 0.6932610273361206f, 0.9999280571937561f})
+      p = fma(p, fraction, f32(c));
+    Type i32Type = b.getI32Type();
+    Value bits = arith::AddIOp::create(
+        b, loc, arith::BitcastOp::create(b, loc, i32Type, p),
+        arith::ShLIOp::create(
+            b, loc, arith::BitcastOp::create(b, loc, i32Type, shifted),
+            i32(23)));
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
   Value log2(Value x) {
     return callApproxIntrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
   }
@@ -1214,12 +1237,14 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
     st.max[r] = newMax;
   }
   // P = exp2(S * scale * log2(e) - max * scale * log2(e)): one FMA and one
-  // MUFU op per score. Row sums stay per thread until the end.
-  for (int64_t i = 0; i < chunks; ++i)
-    for (int64_t h = 0; h < 4; ++h) {
-      Value &x = scores[4 * i + h];
-      x = exp2(fma(x, scaleLog2, offset[h / 2]));
-    }
+  // MUFU op per score (exp2_on_fma: some on the FMA pipe, spread evenly).
+  // Row sums stay per thread until the end.
+  int64_t n = scores.size(), onFma = mask ? 0 : schedule.getExp2OnFma();
+  for (int64_t i = 0; i < n; ++i) {
+    Value x = fma(scores[i], scaleLog2, offset[(i % 4) / 2]);
+    bool polynomial = (i + 1) * onFma / n > i * onFma / n;
+    scores[i] = polynomial ? exp2OnFmaPipe(x) : exp2(x);
+  }
   for (int r = 0; r < 2; ++r)
     st.sum[r] = fma(st.sum[r], rescale[r],
                     treeReduce(rowValues(scores, r),

@@ -1154,3 +1154,44 @@ func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse
 // CHECK: arith.xori
 // CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32
 // CHECK: gpu.return
+
+// -----
+
+// exp2_on_fma = 16: in the unmasked block loop, 16 of the thread's 64
+// probabilities (every fourth) take 2^x on the FMA pipe: clamp to -126,
+// round by adding 1.5 * 2^23, a degree-3 polynomial of the fraction, the
+// rounded value's bits shifted into the exponent. Masked blocks keep MUFU.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_exp2_on_fma(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, exp2_on_fma = 16>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_exp2_on_fma
+// CHECK-NOT: arith.shli %{{.*}}, %c23_i32
+// CHECK: scf.for %{{.*}} = %c1{{.*}} iter_args
+// CHECK: %[[X:.*]] = llvm.intr.fma
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[X]])
+// CHECK: %[[MAGIC:.*]] = arith.constant 0x4B400000 : f32
+// CHECK-NEXT: %[[FLOOR:.*]] = arith.constant -1.260000e+02 : f32
+// CHECK-NEXT: %[[C:.*]] = arith.maxnumf %{{.*}}, %[[FLOOR]] : f32
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[C]], %[[MAGIC]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.subf %[[T]], %[[MAGIC]] : f32
+// CHECK-NEXT: %[[F:.*]] = arith.subf %[[C]], %[[R]] : f32
+// CHECK: %[[P1:.*]] = llvm.intr.fma(%{{.*}}, %[[F]], %{{.*}})
+// CHECK: %[[P2:.*]] = llvm.intr.fma(%[[P1]], %[[F]], %{{.*}})
+// CHECK: %[[P3:.*]] = llvm.intr.fma(%[[P2]], %[[F]], %{{.*}})
+// CHECK: %[[TB:.*]] = arith.bitcast %[[T]] : f32 to i32
+// CHECK-NEXT: %[[E:.*]] = arith.shli %[[TB]], %c23_i32 : i32
+// CHECK-NEXT: %[[PB:.*]] = arith.bitcast %[[P3]] : f32 to i32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[PB]], %[[E]] : i32
+// CHECK-NEXT: arith.bitcast %[[SUM]] : i32 to f32
+// CHECK-COUNT-15: arith.shli %{{.*}}, %c23_i32
+// CHECK-NOT: arith.shli %{{.*}}, %c23_i32
+// CHECK: scf.for
+// CHECK-NOT: arith.shli %{{.*}}, %c23_i32
+// CHECK: gpu.return

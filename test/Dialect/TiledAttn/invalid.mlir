@@ -1048,3 +1048,18 @@ func.func @sdpa_split_tail_causal(%q: !head, %lse: !lse, %scale: f32) {
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// expected-error @+1 {{schedule field exp2_on_fma: counts the probabilities per thread and block (block_n / 2 = 64) taken on the FMA pipe, so expected a value in [0, 64], but got 65}}
+func.func private @schedule_exp2_on_fma_too_many() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, exp2_on_fma = 65>}
+
+// -----
+
+// expected-error @+1 {{schedule field exp2_on_fma: counts the probabilities per thread and block (block_n / 2 = 64) taken on the FMA pipe, so expected a value in [0, 64], but got -1}}
+func.func private @schedule_exp2_on_fma_negative() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, exp2_on_fma = -1>}
+
+// -----
+
+// expected-error @+1 {{schedule field exp2_on_fma: only the warp-specialized kernel has it, so expected 0 without producer = tma, but got 8 with producer = cp_async}}
+func.func private @schedule_exp2_on_fma_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, exp2_on_fma = 8>}

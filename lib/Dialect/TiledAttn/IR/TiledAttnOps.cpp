@@ -173,7 +173,7 @@ LogicalResult ScheduleAttr::verify(
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
-    bool prefetchNextQ, bool splitTail) {
+    bool prefetchNextQ, bool splitTail, int64_t exp2OnFma) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -335,6 +335,14 @@ LogicalResult ScheduleAttr::verify(
                          << flag(deferStore)
                          << ", dynamic_tiles = " << flag(dynamicTiles)
                          << ", overlap_epilogue = " << flag(overlapEpilogue);
+    // A thread holds block_n / 2 scores of a block (m64nN accumulator).
+    if (exp2OnFma < 0 || exp2OnFma > blockN / 2)
+      return emitError() << "schedule field exp2_on_fma: counts the "
+                            "probabilities per thread and block (block_n / 2 "
+                            "= "
+                         << blockN / 2 << ") taken on the FMA pipe, so "
+                         << "expected a value in [0, " << blockN / 2
+                         << "], but got " << exp2OnFma;
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -363,6 +371,12 @@ LogicalResult ScheduleAttr::verify(
                           "expected false without producer = tma, but got "
                           "true with producer = "
                        << stringifyProducer(producer);
+  } else if (exp2OnFma != 0) {
+    return emitError() << "schedule field exp2_on_fma: only the "
+                          "warp-specialized kernel has it, so expected 0 "
+                          "without producer = tma, but got "
+                       << exp2OnFma
+                       << " with producer = " << stringifyProducer(producer);
   } else if (consumerWarpgroups != 1 || producerRegs != 24 ||
              consumerRegs != 240 || pingpong || overlapSoftmax ||
              ctasPerSm != 1 || persistent || tmaStore || qBuffers != 1 ||

@@ -149,6 +149,14 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       runtime provides; the block with the tile's first keys merges them
       and stores O. Needs `defer_store` and no `dynamic_tiles` or
       `overlap_epilogue` (the rows' totals follow the merge).
+    - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
+      consumer thread computes per unmasked block, this many take 2^x as
+      a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
+      round(x) by the 1.5 * 2^23 trick and a fraction in [-0.5, 0.5],
+      relative error 7.5e-5, under half an f16 ulp) instead of MUFU.EX2:
+      the exp2 of a block then shares out over both pipes. Masked blocks
+      keep MUFU (exp2(-inf) must be 0). Needs `producer = tma`; at most
+      block_n / 2.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -186,7 +194,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$skip_masked_blocks,
                         DefaultValuedParameter<"bool", "false">:$uniform_consumer,
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_q,
-                        DefaultValuedParameter<"bool", "false">:$split_tail);
+                        DefaultValuedParameter<"bool", "false">:$split_tail,
+                        DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
