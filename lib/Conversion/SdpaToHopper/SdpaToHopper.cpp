@@ -163,19 +163,29 @@ private:
     return sharedPointer(add(mul(buffer, 4), idx(slots)));
   }
 
-  // Barrier indices: Q full per Q buffer, then per stage K full, V full, K
-  // empty, V empty, then (persistent only) Q empty per Q buffer.
+  // Barrier indices: Q full per Q buffer (q_per_consumer: per consumer),
+  // then per stage K full, V full, K empty, V empty, then (persistent only)
+  // Q empty per Q buffer.
+  int64_t qFulls() const {
+    return schedule.getQPerConsumer() ? consumers : qBuffers;
+  }
   Value qFull(Value buffer) { return buffer; }
-  Value kFull(Value s) { return add(s, qBuffers); }
-  Value vFull(Value s) { return add(s, qBuffers + stages); }
-  Value kEmpty(Value s) { return add(s, qBuffers + 2 * stages); }
-  Value vEmpty(Value s) { return add(s, qBuffers + 3 * stages); }
-  Value qEmpty(Value buffer) { return add(buffer, qBuffers + 4 * stages); }
+  /// The Q-full barrier consumer `c` waits on.
+  Value qFullOf(Value c) {
+    return schedule.getQPerConsumer() ? c : qFull(qBuffer);
+  }
+  Value kFull(Value s) { return add(s, qFulls()); }
+  Value vFull(Value s) { return add(s, qFulls() + stages); }
+  Value kEmpty(Value s) { return add(s, qFulls() + 2 * stages); }
+  Value vEmpty(Value s) { return add(s, qFulls() + 3 * stages); }
+  Value qEmpty(Value buffer) { return add(buffer, qFulls() + 4 * stages); }
   int64_t numBarriers() const {
-    return qBuffers + 4 * stages + (schedule.getPersistent() ? qBuffers : 0);
+    return qFulls() + 4 * stages + (schedule.getPersistent() ? qBuffers : 0);
   }
   /// Barriers that complete when every consumer warp has arrived.
-  bool isEmptyBarrier(int64_t i) const { return i >= qBuffers + 2 * stages; }
+  bool isEmptyBarrier(int64_t i) const { return i >= qFulls() + 2 * stages; }
+  /// Rows of Q's TMA box: the tile, or (q_per_consumer) a consumer's 64.
+  int64_t qBoxRows() const { return schedule.getQPerConsumer() ? 64 : blockM; }
 
   //===------------------------------------------------------------------===//
   // Small builders
@@ -477,8 +487,11 @@ private:
       turnEnd();
     }
   }
+  /// `rows` rows of every 64-column atom of an operand, each atom's
+  /// `atomRows` rows apart in shared memory (0: `rows`).
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
-                Value headIndex, Value barrier, int64_t bytes);
+                Value headIndex, Value barrier, int64_t bytes,
+                int64_t atomRows = 0);
 
   //===------------------------------------------------------------------===//
   // Consumer pieces
@@ -654,12 +667,13 @@ private:
 
 void HopperKernelEmitter::loadTile(Value map, int64_t rows, Value byteOffset,
                                    Value row, Value headIndex, Value barrier,
-                                   int64_t bytes) {
+                                   int64_t bytes, int64_t atomRows) {
   nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes), barrier,
                                           Value());
+  int64_t atomBytes = (atomRows ? atomRows : rows) * 128;
   for (int64_t a = 0; a < atoms; ++a)
     nvgpu::TmaAsyncLoadOp::create(
-        b, loc, atomView(add(byteOffset, a * rows * 128), rows), barriers, map,
+        b, loc, atomView(add(byteOffset, a * atomBytes), rows), barriers, map,
         ValueRange{idx(64 * a), row, headIndex, batch}, barrier, Value(),
         Value());
 }
@@ -679,8 +693,14 @@ void HopperKernelEmitter::emitProducer() {
           // on Q full acquires it.
           if (schedule.getDynamicTiles())
             LLVM::StoreOp::create(b, loc, tileRank, tileSlot(qBuffer));
-          loadTile(qMap, blockM, qOffset(qBuffer), qRow0, head, qFull(qBuffer),
-                   qBytes());
+          if (schedule.getQPerConsumer()) // Consumer 0 starts on its half.
+            for (int64_t c = 0; c < consumers; ++c)
+              loadTile(qMap, 64, add(qOffset(qBuffer), idx(c * 64 * 128)),
+                       add(qRow0, idx(c * 64)), head, idx(c),
+                       qBytes() / consumers, blockM);
+          else
+            loadTile(qMap, blockM, qOffset(qBuffer), qRow0, head,
+                     qFull(qBuffer), qBytes());
           auto loop = scf::ForOp::create(b, loc, idx(0), numBlocks, idx(1));
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(loop.getBody());
@@ -732,13 +752,16 @@ void HopperKernelEmitter::prefetchNextQ() {
     if (causal) // As setTileOfBlock: the longest rows first.
       x = arith::SubIOp::create(
           b, loc, arith::SubIOp::create(b, loc, gridX, idx(1)), x);
-    Value row = toI32(mul(x, blockM)), headIndex = toI32(y),
-          batchIndex = toI32(z);
-    for (int64_t a = 0; a < atoms; ++a)
-      NVVM::CpAsyncBulkTensorPrefetchOp::create(
-          b, loc, qMapPointer,
-          ValueRange{i32(64 * a), row, headIndex, batchIndex}, ValueRange{},
-          NVVM::TMALoadMode::TILE, Value());
+    Value headIndex = toI32(y), batchIndex = toI32(z);
+    for (int64_t r = 0; r < blockM; r += qBoxRows()) {
+      Value first = mul(x, blockM);
+      Value row = toI32(r ? add(first, idx(r)) : first);
+      for (int64_t a = 0; a < atoms; ++a)
+        NVVM::CpAsyncBulkTensorPrefetchOp::create(
+            b, loc, qMapPointer,
+            ValueRange{i32(64 * a), row, headIndex, batchIndex}, ValueRange{},
+            NVVM::TMALoadMode::TILE, Value());
+    }
   });
 }
 
@@ -1528,7 +1551,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   }
   Regs acc(headDim / 2, f32(0.0));
   if (!schedule.getDynamicTiles()) // Dynamic: waited for with the tile's rank.
-    waitParity(qFull(qBuffer), tileParity);
+    waitParity(qFullOf(consumer), tileParity);
 
   // skip_masked_blocks: this consumer's K/V blocks end where its own rows
   // do; it takes empty turns for the tile's later blocks (skipTurns), and
@@ -1805,9 +1828,9 @@ void HopperKernelEmitter::emit() {
   if (schedule.getSplitTail())
     workspace = entry.getArgument(firstMap++);
   qMapPointer = entry.getArgument(firstMap);
-  qMap =
-      UnrealizedConversionCastOp::create(b, loc, mapType(blockM), qMapPointer)
-          .getResult(0);
+  qMap = UnrealizedConversionCastOp::create(b, loc, mapType(qBoxRows()),
+                                            qMapPointer)
+             .getResult(0);
   kMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
                                             entry.getArgument(firstMap + 1))
              .getResult(0);
@@ -1940,9 +1963,9 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
          b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
          b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
   };
-  SmallVector<Attribute> maps = {map("q", schedule.getBlockM()),
-                                 map("k", schedule.getBlockN()),
-                                 map("v", schedule.getBlockN())};
+  SmallVector<Attribute> maps = {
+      map("q", schedule.getQPerConsumer() ? 64 : schedule.getBlockM()),
+      map("k", schedule.getBlockN()), map("v", schedule.getBlockN())};
   if (schedule.getTmaStore()) // One box per consumer and 64-column atom.
     maps.push_back(map("o", 64));
   kernel->setAttr(kTensorMapsAttrName, b.getArrayAttr(maps));

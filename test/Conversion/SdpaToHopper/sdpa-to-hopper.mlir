@@ -1195,3 +1195,35 @@ func.func @bf16_d128_exp2_on_fma(%q: !head, %k: !head, %v: !head, %o: !head, %ls
 // CHECK: scf.for
 // CHECK-NOT: arith.shli %{{.*}}, %c23_i32
 // CHECK: gpu.return
+
+// -----
+
+// q_per_consumer: Q full per consumer (barriers 0 and 1, then K/V from 2);
+// the producer loads each consumer's 64 rows (32 KB at D=256) into its
+// half of every 64-column atom (rows 64.. at 8 KB into each 16 KB atom),
+// on that consumer's barrier; a consumer waits on its own.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_q_per_consumer(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   q_per_consumer = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_q_per_consumer
+// CHECK: gpu.func
+// CHECK-SAME: {box_cols = 64 : i64, box_rows = 64 : i64, operand = "q"
+// CHECK-COUNT-10: nvgpu.mbarrier.init %{{.*}}, num_barriers = 10>
+// CHECK: %[[WG:.*]] = arith.divui %thread_id_x, %c128
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS:.*]][%[[Q0:.*]]], %c32768
+// CHECK-COUNT-4: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %[[ROW0:.*]], %block_id_y, %block_id_z], %[[BARS]][%[[Q0]]] to %{{.*}} : <tensor = memref<1x1x64x64xbf16, 3>
+// CHECK: %[[ROW1:.*]] = arith.addi %{{.*}}, %c64{{.*}} : index
+// CHECK: %c8192 = arith.constant 8192 : index
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARS]][%[[Q1:.*]]], %c32768
+// CHECK-COUNT-4: nvgpu.tma.async.load %{{.*}}[%{{.*}}, %[[ROW1]], %block_id_y, %block_id_z], %[[BARS]][%[[Q1]]]
+// CHECK: %[[CONSUMER:.*]] = arith.subi %[[WG]], %c1
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%[[CONSUMER]]], %false

@@ -1063,3 +1063,13 @@ func.func private @schedule_exp2_on_fma_negative() attributes {s = #tiledattn.sc
 
 // expected-error @+1 {{schedule field exp2_on_fma: only the warp-specialized kernel has it, so expected 0 without producer = tma, but got 8 with producer = cp_async}}
 func.func private @schedule_exp2_on_fma_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, exp2_on_fma = 8>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_per_consumer: loads a block's one Q tile per consumer, which a persistent block's Q buffers hand over whole, so expected false with persistent = true, but got true}}
+func.func private @schedule_q_per_consumer_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, q_per_consumer = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_per_consumer: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_q_per_consumer_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_per_consumer = true>}

@@ -173,7 +173,7 @@ LogicalResult ScheduleAttr::verify(
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
-    bool prefetchNextQ, bool splitTail, int64_t exp2OnFma) {
+    bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -335,6 +335,12 @@ LogicalResult ScheduleAttr::verify(
                          << flag(deferStore)
                          << ", dynamic_tiles = " << flag(dynamicTiles)
                          << ", overlap_epilogue = " << flag(overlapEpilogue);
+    // A persistent block's Q buffers hand Q over whole (Q empty, tile slots).
+    if (qPerConsumer && persistent)
+      return emitError() << "schedule field q_per_consumer: loads a block's "
+                            "one Q tile per consumer, which a persistent "
+                            "block's Q buffers hand over whole, so expected "
+                            "false with persistent = true, but got true";
     // A thread holds block_n / 2 scores of a block (m64nN accumulator).
     if (exp2OnFma < 0 || exp2OnFma > blockN / 2)
       return emitError() << "schedule field exp2_on_fma: counts the "
@@ -365,7 +371,8 @@ LogicalResult ScheduleAttr::verify(
                            {"skip_masked_blocks", skipMaskedBlocks},
                            {"uniform_consumer", uniformConsumer},
                            {"prefetch_next_q", prefetchNextQ},
-                           {"split_tail", splitTail}})) {
+                           {"split_tail", splitTail},
+                           {"q_per_consumer", qPerConsumer}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "

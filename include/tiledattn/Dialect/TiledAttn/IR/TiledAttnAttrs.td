@@ -149,6 +149,10 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       runtime provides; the block with the tile's first keys merges them
       and stores O. Needs `defer_store` and no `dynamic_tiles` or
       `overlap_epilogue` (the rows' totals follow the merge).
+    - `q_per_consumer` (default `false`): Q arrives as one TMA load per
+      consumer's 64 rows, each on its own barrier, so consumer 0 starts
+      its first Q.K^T when its half is in (D=256: 32 of 64 KB). Needs
+      `producer = tma` and no `persistent`.
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -195,7 +199,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$uniform_consumer,
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_q,
                         DefaultValuedParameter<"bool", "false">:$split_tail,
-                        DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma);
+                        DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma,
+                        DefaultValuedParameter<"bool", "false">:$q_per_consumer);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
