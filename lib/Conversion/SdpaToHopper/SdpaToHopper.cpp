@@ -125,12 +125,13 @@ private:
   Value ringBase, qBuffer, tileParity;
   // dynamic_tiles: the current tile's rank (i32) and the tile count.
   Value tileRank, numTiles;
-  // split_tail (see forEachTileSplit): the workspace, and the current
-  // piece of a tile: its first K/V block (index), whether it leaves its
-  // partial O to the piece with the tile's first keys and whether it is
-  // that piece, merging the others' (i1), and how the merger finds them
-  // (i32: the tail's blocks, a full tile's, the piece's tile in the tail).
-  Value workspace, kvBlock0, writesPartial, mergesPartials;
+  // split_tail (see forEachTileSplit): the workspace (!llvm.ptr<1>), and
+  // the current piece of a tile: its first K/V block (index), whether it
+  // starts at the tile's first key (so stores its rows), whether it leaves
+  // its partial O to that piece instead and whether it merges the others'
+  // (i1), and how the merger finds them (i32: the tail's blocks, a full
+  // tile's, the piece's tile in the tail).
+  Value workspace, kvBlock0, startsTile, writesPartial, mergesPartials;
   Value tailBlocks, fullBlocks, tailTile;
   /// The K/V block of the piece's block `it`.
   Value keyBlock(Value it) { return kvBlock0 ? add(it, kvBlock0) : it; }
@@ -184,8 +185,6 @@ private:
   }
   /// Barriers that complete when every consumer warp has arrived.
   bool isEmptyBarrier(int64_t i) const { return i >= qFulls() + 2 * stages; }
-  /// Rows of Q's TMA box: the tile, or (q_per_consumer) a consumer's 64.
-  int64_t qBoxRows() const { return schedule.getQPerConsumer() ? 64 : blockM; }
 
   //===------------------------------------------------------------------===//
   // Small builders
@@ -371,12 +370,15 @@ private:
   }
   /// A consumer's "done with this stage": one arrive per warp (lane 0),
   /// after the warp's wgmma.wait_group has retired the reads.
+  /// One arrival on `barrier` by the calling thread.
+  void arrive(Value barrier) {
+    nvgpu::MBarrierArriveOp::create(
+        b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+        barrier);
+  }
   void release(Value barrier) {
-    ifThen(cmp(arith::CmpIPredicate::eq, lane, idx(0)), [&] {
-      nvgpu::MBarrierArriveOp::create(
-          b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
-          barrier);
-    });
+    ifThen(cmp(arith::CmpIPredicate::eq, lane, idx(0)),
+           [&] { arrive(barrier); });
   }
   /// Stage and phase parity of K/V block `it` of the current tile.
   std::pair<Value, Value> stageOf(Value it) {
@@ -455,9 +457,7 @@ private:
       ifThen(cmp(arith::CmpIPredicate::uge, it, blocksOf(idx(c))), [&] {
         for (int64_t warp = 0; warp < 4; ++warp)
           for (Value barrier : {kEmpty(s), vEmpty(s)})
-            nvgpu::MBarrierArriveOp::create(
-                b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
-                barrier);
+            arrive(barrier);
       });
   }
   void emitConsumer(Value consumer);
@@ -553,6 +553,21 @@ private:
     return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), narrow,
                                     NVVM::VoteSyncKind::any);
   }
+  /// A row's new maximum times scale * log2(e), the exp2 offset of its
+  /// probabilities. A row with every key masked so far keeps max -inf;
+  /// its offset is 0 then, not -inf, so exp2(-inf) = 0 instead of NaN.
+  Value scaledMaximum(Value newMax) {
+    Value isInf =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                              f32(-std::numeric_limits<float>::infinity()));
+    return arith::SelectOp::create(b, loc, isInf, f32(0.0),
+                                   fmul(newMax, scaleLog2));
+  }
+  /// The factor that moves values scaled for maximum `oldMax` to the new
+  /// one, `scaledMax` (from scaledMaximum).
+  Value factorFrom(Value oldMax, Value scaledMax) {
+    return exp2(fsub(fmul(oldMax, scaleLog2), scaledMax));
+  }
   /// 1 / (row sum) and the log-sum-exp of row half `r`.
   std::pair<Value, Value> rowTotals(RowState &st, int r);
   /// 1 / (row sum) of both row halves, after storing their lse.
@@ -607,17 +622,17 @@ private:
   int64_t partialWords() const { return headDim / 2 + 4; }
 
 public:
+  /// Rows of Q's TMA box: the tile, or (q_per_consumer) a consumer's 64.
+  int64_t qBoxRows() const { return schedule.getQPerConsumer() ? 64 : blockM; }
   int64_t workspaceBytesPerBlock() const {
     return consumers * (128 * partialWords() + 1) * 4;
   }
 
 private:
   Value workspaceWord(Value index) {
-    auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    Value base = LLVM::AddrSpaceCastOp::create(b, loc, global, workspace);
     Value offset = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
-    return LLVM::GEPOp::create(b, loc, global, b.getF32Type(), base,
-                               ValueRange{offset});
+    return LLVM::GEPOp::create(b, loc, workspace.getType(), b.getF32Type(),
+                               workspace, ValueRange{offset});
   }
   Value partialWord(Value slot, int64_t word) {
     return workspaceWord(
@@ -753,8 +768,8 @@ void HopperKernelEmitter::prefetchNextQ() {
       x = arith::SubIOp::create(
           b, loc, arith::SubIOp::create(b, loc, gridX, idx(1)), x);
     Value headIndex = toI32(y), batchIndex = toI32(z);
+    Value first = mul(x, blockM);
     for (int64_t r = 0; r < blockM; r += qBoxRows()) {
-      Value first = mul(x, blockM);
       Value row = toI32(r ? add(first, idx(r)) : first);
       for (int64_t a = 0; a < atoms; ++a)
         NVVM::CpAsyncBulkTensorPrefetchOp::create(
@@ -962,10 +977,10 @@ void HopperKernelEmitter::forEachTileSplit(function_ref<void(Regs &)> body,
   numBlocks = toIndex(count);
   kvBlock0 = toIndex(first);
   tailTile = u;
+  startsTile = cmp(arith::CmpIPredicate::eq, first, i32(0));
   writesPartial = cmp(arith::CmpIPredicate::ne, first, i32(0));
   mergesPartials = arith::AndIOp::create(
-      b, loc, cmp(arith::CmpIPredicate::eq, first, i32(0)),
-      cmp(arith::CmpIPredicate::ult, count, fullBlocks));
+      b, loc, startsTile, cmp(arith::CmpIPredicate::ult, count, fullBlocks));
   runTile(loop, body);
   carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
 }
@@ -1066,9 +1081,7 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void(Regs &)> body,
   setTileBuffer(loop.getResult(2));
   waitParity(qEmpty(qBuffer), flip(tileParity));
   LLVM::StoreOp::create(b, loc, numTiles, tileSlot(qBuffer));
-  nvgpu::MBarrierArriveOp::create(b, loc,
-                                  nvgpu::MBarrierTokenType::get(b.getContext()),
-                                  barriers, qFull(qBuffer));
+  arrive(qFull(qBuffer));
 }
 
 /// Issues S = Q.K^T for this consumer's 64 rows and commits the group:
@@ -1241,13 +1254,8 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
                                                 i32(32), gpu::ShuffleMode::XOR)
                              .getShuffleResult());
     Value newMax = fmax(st.max[r], blockMax[r]);
-    // A row with every key masked so far keeps max -inf; subtract 0 then,
-    // not -inf, so its probabilities are exp2(-inf) = 0 instead of NaN.
-    Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                        newMax, negInf);
-    Value scaledMax = arith::SelectOp::create(b, loc, isInf, f32(0.0),
-                                              fmul(newMax, scaleLog2));
-    rescale[r] = exp2(fsub(fmul(st.max[r], scaleLog2), scaledMax));
+    Value scaledMax = scaledMaximum(newMax);
+    rescale[r] = factorFrom(st.max[r], scaledMax);
     // ex2.approx need not return exactly 1 for 0: with conditional_rescale
     // an unchanged maximum says 1 itself, so the skip is taken and exact.
     if (schedule.getConditionalRescale())
@@ -1461,11 +1469,8 @@ void HopperKernelEmitter::finishRows(RowState &st, Value rowBase,
     Value stores =
         arith::AndIOp::create(b, loc, cmp(arith::CmpIPredicate::ult, row, seqQ),
                               cmp(arith::CmpIPredicate::eq, quad, idx(0)));
-    if (writesPartial) // split_tail: the merging piece stores the rows.
-      stores = arith::AndIOp::create(
-          b, loc, stores,
-          arith::XOrIOp::create(b, loc, writesPartial,
-                                arith::ConstantIntOp::create(b, loc, 1, 1)));
+    if (startsTile) // split_tail: the piece with the first keys stores.
+      stores = arith::AndIOp::create(b, loc, stores, startsTile);
     ifThen(stores, [&] {
       memref::StoreOp::create(b, loc, lseValue, lse,
                               ValueRange{batch, head, row});
@@ -1701,9 +1706,9 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   tileO.row0 = qRow0;
   tileO.head = head;
   tileO.batch = batch;
-  tileO.valid = arith::ConstantIntOp::create(b, loc, 1, 1);
-  if (writesPartial) // Its O is in the workspace, for another block.
-    tileO.valid = arith::XOrIOp::create(b, loc, writesPartial, tileO.valid);
+  // split_tail: a writing piece's O is in the workspace, for another block.
+  tileO.valid =
+      startsTile ? startsTile : arith::ConstantIntOp::create(b, loc, 1, 1);
   held = heldValues(tileO);
 }
 
@@ -1790,20 +1795,14 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
 
 void HopperKernelEmitter::mergePartial(Regs &mine, ArrayRef<Value> other,
                                        int64_t nAcc) {
-  Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value factor[2][2]; // [mine, other][row half]
   for (int r = 0; r < 2; ++r) {
     Value &max = mine[nAcc + 2 * r], &sum = mine[nAcc + 2 * r + 1];
     Value otherMax = other[nAcc + 2 * r], otherSum = other[nAcc + 2 * r + 1];
     Value newMax = fmax(max, otherMax);
-    // Rows with no key yet on both sides keep -inf and factors 0, not NaN.
-    Value scaledMax = arith::SelectOp::create(
-        b, loc,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
-                              negInf),
-        f32(0.0), fmul(newMax, scaleLog2));
-    factor[0][r] = exp2(fsub(fmul(max, scaleLog2), scaledMax));
-    factor[1][r] = exp2(fsub(fmul(otherMax, scaleLog2), scaledMax));
+    Value scaledMax = scaledMaximum(newMax);
+    factor[0][r] = factorFrom(max, scaledMax);
+    factor[1][r] = factorFrom(otherMax, scaledMax);
     sum = fma(otherSum, factor[1][r], fmul(sum, factor[0][r]));
     max = newMax;
   }
@@ -1826,7 +1825,9 @@ void HopperKernelEmitter::emit() {
   if (schedule.getDynamicTiles())
     tileCounter = entry.getArgument(firstMap++);
   if (schedule.getSplitTail())
-    workspace = entry.getArgument(firstMap++);
+    workspace = LLVM::AddrSpaceCastOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1),
+        entry.getArgument(firstMap++));
   qMapPointer = entry.getArgument(firstMap);
   qMap = UnrealizedConversionCastOp::create(b, loc, mapType(qBoxRows()),
                                             qMapPointer)
@@ -1963,9 +1964,9 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
          b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
          b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
   };
-  SmallVector<Attribute> maps = {
-      map("q", schedule.getQPerConsumer() ? 64 : schedule.getBlockM()),
-      map("k", schedule.getBlockN()), map("v", schedule.getBlockN())};
+  SmallVector<Attribute> maps = {map("q", emitter.qBoxRows()),
+                                 map("k", schedule.getBlockN()),
+                                 map("v", schedule.getBlockN())};
   if (schedule.getTmaStore()) // One box per consumer and 64-column atom.
     maps.push_back(map("o", 64));
   kernel->setAttr(kTensorMapsAttrName, b.getArrayAttr(maps));

@@ -1119,6 +1119,7 @@ func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse
 // CHECK-LABEL: gpu.module @bf16_d128_split_tail
 // CHECK: gpu.func @bf16_d128_split_tail({{.*}}%arg5: f32, %[[WS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK-SAME: tiledattn.workspace_bytes_per_block = 69640
+// CHECK-NEXT: %[[WSG:.*]] = llvm.addrspacecast %[[WS]] : !llvm.ptr to !llvm.ptr<1>
 // CHECK: nvvm.setmaxregister {{ *}}increase 232
 // CHECK: %[[GRID:.*]] = arith.index_castui %grid_dim_x : index to i32
 // CHECK: %[[REM:.*]] = arith.remui %[[TILES:.*]], %[[GRID]] : i32
@@ -1128,10 +1129,13 @@ func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse
 // CHECK: %[[FULL:.*]] = arith.subi %[[TILES]], %[[TAIL]] : i32
 // CHECK: scf.for %[[ITEM:.*]] = %c0_i32{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args
 // CHECK: %[[INTAIL:.*]] = arith.cmpi uge, %[[ITEM]], %{{.*}} : i32
+// The piece starts at the tile's first key block, or writes a partial.
+// CHECK: %[[STARTS:.*]] = arith.cmpi eq, %[[FIRST:.*]], %c0_i32{{.*}} : i32
+// CHECK: arith.cmpi ne, %[[FIRST]], %c0_i32{{.*}} : i32
 // Writer: the stores of this thread's words, the fence, the consumer's
 // barrier and the flag.
-// CHECK: llvm.addrspacecast %[[WS]] : !llvm.ptr to !llvm.ptr<1>
-// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: %[[WORD:.*]] = llvm.getelementptr %[[WSG]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: llvm.store %{{.*}}, %[[WORD]] : f32, !llvm.ptr<1>
 // CHECK: llvm.fence release
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: arith.addi
@@ -1150,9 +1154,10 @@ func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse
 // CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.barrier id
 // CHECK: llvm.store %c0_i32{{.*}}, %{{.*}} : i32, !llvm.ptr<1>
-// The rows' lse only where the piece does not write a partial.
-// CHECK: arith.xori
-// CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32
+// The rows' lse only where the piece starts at the tile's first key.
+// CHECK: %[[STORES:.*]] = arith.andi %{{.*}}, %[[STARTS]] : i1
+// CHECK-NEXT: scf.if %[[STORES]] {
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xf32
 // CHECK: gpu.return
 
 // -----
