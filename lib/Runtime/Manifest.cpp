@@ -171,14 +171,14 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   // Optionally last: a tile counter, zero whenever a launch starts, or a
   // workspace of bytes_per_block per block, zero at the first launch.
   size_t numParams = spec.params.size();
-  if (numParams == std::size(expected) + 1 &&
-      spec.params.back().name == "tile_counter" &&
-      spec.params.back().kind == "zeroed_i32") {
+  auto extraIs = [&](const char *name, const char *kind) {
+    return numParams == std::size(expected) + 1 &&
+           spec.params.back().name == name && spec.params.back().kind == kind;
+  };
+  if (extraIs("tile_counter", "zeroed_i32")) {
     spec.tileCounter = true;
     --numParams;
-  } else if (numParams == std::size(expected) + 1 &&
-             spec.params.back().name == "workspace" &&
-             spec.params.back().kind == "zeroed_bytes_per_block") {
+  } else if (extraIs("workspace", "zeroed_bytes_per_block")) {
     spec.workspaceBytesPerBlock = spec.params.back().bytesPerBlock;
     --numParams;
   }

@@ -29,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 using namespace tiledattn::runtime;
 
@@ -214,48 +215,31 @@ private:
   std::vector<void *> args;
 };
 
-/// The zeroed int32 a dynamic_tiles kernel counts its tiles on. The kernel
-/// puts it back to 0 at the end of each launch, so one counter per stream
-/// serves every launch on it (launches on one stream never overlap) without
-/// a memset each. A stream being captured into a CUDA graph gets a fresh
+/// Scratch memory that kernels leave zero when they end: the int32 a
+/// dynamic_tiles kernel counts its tiles on (its last tile puts it back to
+/// 0), split_tail's workspace (its merging blocks zero the flags). One
+/// zeroed buffer per stream and kind serves every launch on it (launches
+/// on one stream never overlap) without a memset each; a larger need gets a
+/// new zeroed one. A stream being captured into a CUDA graph gets a fresh
 /// zero instead (a memset node in the graph): the graph may be replayed on
-/// another stream, next to launches that use this stream's counter.
-at::Tensor tileCounterFor(const at::Tensor &q) {
-  at::TensorOptions options = q.options().dtype(at::kInt);
+/// another stream, next to launches that use this stream's buffer.
+enum class Scratch { TileCounter, Workspace };
+at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind,
+                           at::ScalarType dtype, int64_t numel) {
+  at::TensorOptions options = q.options().dtype(dtype);
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
       c10::cuda::CaptureStatus::None)
-    return at::zeros({1}, options);
+    return at::zeros({numel}, options);
   static std::mutex mutex;
   // Never destroyed: freeing device memory at exit races CUDA's teardown.
-  static auto &counters =
-      *new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
-  cudaStream_t stream =
-      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
-  std::lock_guard<std::mutex> lock(mutex);
-  at::Tensor &counter = counters[{q.device().index(), stream}];
-  if (!counter.defined())
-    counter = at::zeros({1}, options);
-  return counter;
-}
-
-/// split_tail's workspace: at least `bytes` on q's device, zero at its
-/// first use. The kernel leaves its flags zero, so as for the tile counter
-/// one buffer per stream serves every launch on it; a larger need gets a
-/// new zeroed buffer, a stream being captured a fresh one.
-at::Tensor workspaceFor(const at::Tensor &q, int64_t bytes) {
-  at::TensorOptions options = q.options().dtype(at::kByte);
-  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
-      c10::cuda::CaptureStatus::None)
-    return at::zeros({bytes}, options);
-  static std::mutex mutex;
   static auto &buffers =
-      *new std::map<std::pair<int, cudaStream_t>, at::Tensor>();
+      *new std::map<std::tuple<int, cudaStream_t, Scratch>, at::Tensor>();
   cudaStream_t stream =
       c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
   std::lock_guard<std::mutex> lock(mutex);
-  at::Tensor &buffer = buffers[{q.device().index(), stream}];
-  if (!buffer.defined() || buffer.numel() < bytes)
-    buffer = at::zeros({bytes}, options);
+  at::Tensor &buffer = buffers[{q.device().index(), stream, kind}];
+  if (!buffer.defined() || buffer.numel() < numel)
+    buffer = at::zeros({numel}, options);
   return buffer;
 }
 
@@ -309,11 +293,12 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   args.addFloat(static_cast<float>(scale));
   at::Tensor tileCounter, workspace;
   if (spec.tileCounter) {
-    tileCounter = tileCounterFor(q);
+    tileCounter = zeroedPerStream(q, Scratch::TileCounter, at::kInt, 1);
     args.addPointer(tileCounter.data_ptr());
   }
   if (spec.workspaceBytesPerBlock) {
-    workspace = workspaceFor(q, spec.workspaceBytesPerBlock * grid[0]);
+    workspace = zeroedPerStream(q, Scratch::Workspace, at::kByte,
+                                spec.workspaceBytesPerBlock * grid[0]);
     args.addPointer(workspace.data_ptr());
   }
   // Encoding needs the current context, made current above.
