@@ -17,6 +17,12 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64_causal
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN --input-file %t/8/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/9 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/9/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_long.mlir -o %t/long16 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_long
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,SPLIT,QB2 --input-file %t/long16/manifest.json
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_long.mlir -o %t/long | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_long
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,SPLIT,QB2 --input-file %t/long/manifest.json
+// RUN: FileCheck %s --check-prefix=LONG128 --input-file %t/long/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/10 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal.mlir -o %t/12 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal
@@ -67,7 +73,13 @@
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
 // PERSISTENT-NEXT: "z": "1"
-// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true|, uniform_consumer = true)?}}>"
+// D=128 without a mask from 4k keys on shares the last round's tiles out
+// (split_tail): the runtime passes a zeroed workspace after scale.
+// SPLIT: "kind": "zeroed_bytes_per_block",
+// SPLIT-NEXT: "name": "workspace"
+// LONG128: "min_seqlen_k": 4096,
+// LONG128-NOT: "max_seqlen_k"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true(, split_tail = true)?|, uniform_consumer = true)?}}>"
 // D=64 causal from 4.5k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.

@@ -1725,8 +1725,13 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
     state.append({st.max[r], st.sum[r]});
   Value blockX = toI32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
   Value gridX = toI32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  // Slots in 32 bits: the 64-bit consumer index, live across the tile
+  // loop, is what ptxas spilled at 240 registers.
+  Value consumer32 = toI32(consumer);
   auto slotOf = [&](Value block) {
-    return add(mul(toIndex(block), consumers), consumer);
+    return toIndex(arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, block, i32(consumers)),
+        consumer32));
   };
   Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
   auto release = LLVM::AtomicOrdering::release;
@@ -1743,16 +1748,15 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
   });
   // The blocks after this one, up to the one with the tile's last step.
   auto writers = [&](function_ref<void(Value, Regs &)> each, Regs &values) {
-    Value lastStep = toIndex(arith::MulIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, tailTile, i32(1)), fullBlocks));
+    Value lastStep = arith::MulIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tailTile, i32(1)), fullBlocks);
     // Block j's share starts at step j * I / G: the last block to start at
-    // or before step x is ((x + 1) * G - 1) / I.
-    Value lastBlock = arith::DivUIOp::create(
+    // or before step x is ((x + 1) * G - 1) / I. 32-bit, as j * I is.
+    Value lastBlock = toIndex(arith::DivUIOp::create(
         b, loc,
         arith::SubIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, lastStep, toIndex(gridX)),
-            idx(1)),
-        toIndex(tailBlocks));
+            b, loc, arith::MulIOp::create(b, loc, lastStep, gridX), i32(1)),
+        tailBlocks));
     auto loop = scf::ForOp::create(b, loc, add(toIndex(blockX), 1),
                                    add(lastBlock, 1), idx(1), values);
     OpBuilder::InsertionGuard guard(b);
