@@ -919,6 +919,9 @@ void HopperKernelEmitter::runTile(scf::ForOp loop,
 /// that does merges those (mergePartials). A block's writing piece is its
 /// first in the tail and merging ones come after, so no block waits for
 /// one that waits. The arithmetic is 32-bit, as for the tile ranks.
+/// The full rounds and the pieces are two loops, each with its own copy of
+/// the tile body: in one loop the pieces' dynamic first block and count
+/// and their conditional stores cost every tile about 2% (ninth session).
 void HopperKernelEmitter::forEachTileSplit(function_ref<void(Regs &)> body,
                                            bool producer, Value qBlocks,
                                            Regs &carried) {
@@ -948,41 +951,44 @@ void HopperKernelEmitter::forEachTileSplit(function_ref<void(Regs &)> body,
   lastTail = arith::SelectOp::create(
       b, loc, cmp(arith::CmpIPredicate::ult, shareBegin, shareEnd), lastTail,
       firstTail);
-  // This block's tiles of the full rounds: j, j + G, ... below fullRounds.
-  Value ownTiles =
-      divI(subI(addI(fullRounds, gridX), addI(blockX, i32(1))), gridX);
-  Value items = addI(ownTiles, subI(lastTail, firstTail));
 
+  // This block's tiles of the full rounds: j, j + G, ... below fullRounds.
   Regs inits = {i32(0), i32(0)};
   inits.append(carried.begin(), carried.end());
-  auto loop = scf::ForOp::create(b, loc, i32(0), items, i32(1), inits);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value i = loop.getInductionVar();
-  Value inTail = cmp(arith::CmpIPredicate::uge, i, ownTiles);
-  // In the tail: tile u of it, the piece's steps [from, to).
-  Value u = addI(firstTail, subI(i, ownTiles));
-  Value tileStart = mulI(u, fullBlocks);
-  Value from = arith::MaxUIOp::create(b, loc, shareBegin, tileStart);
-  Value to =
-      arith::MinUIOp::create(b, loc, shareEnd, addI(tileStart, fullBlocks));
-  auto pick = [&](Value tailValue, Value fullValue) {
-    return arith::SelectOp::create(b, loc, inTail, tailValue, fullValue)
-        .getResult();
-  };
-  Value rank = pick(addI(fullRounds, u), addI(blockX, mulI(i, gridX)));
-  Value first = pick(subI(from, tileStart), i32(0));
-  Value count = pick(subI(to, from), fullBlocks);
-  setTileOfRank(rank, qBlocks);
-  numBlocks = toIndex(count);
-  kvBlock0 = toIndex(first);
-  tailTile = u;
-  startsTile = cmp(arith::CmpIPredicate::eq, first, i32(0));
-  writesPartial = cmp(arith::CmpIPredicate::ne, first, i32(0));
-  mergesPartials = arith::AndIOp::create(
-      b, loc, startsTile, cmp(arith::CmpIPredicate::ult, count, fullBlocks));
-  runTile(loop, body);
-  carried.assign(loop.getResults().begin() + 2, loop.getResults().end());
+  auto rounds = scf::ForOp::create(b, loc, blockX, fullRounds, gridX, inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rounds.getBody());
+    setTileOfRank(rounds.getInductionVar(), qBlocks);
+    runTile(rounds, body);
+  }
+
+  // Its pieces of the tail: tile u of it, the piece's steps [from, to).
+  auto pieces = scf::ForOp::create(b, loc, firstTail, lastTail, i32(1),
+                                   rounds.getResults());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pieces.getBody());
+    Value u = pieces.getInductionVar();
+    Value tileStart = mulI(u, fullBlocks);
+    Value from = arith::MaxUIOp::create(b, loc, shareBegin, tileStart);
+    Value to =
+        arith::MinUIOp::create(b, loc, shareEnd, addI(tileStart, fullBlocks));
+    Value first = subI(from, tileStart);
+    Value count = subI(to, from);
+    setTileOfRank(addI(fullRounds, u), qBlocks);
+    numBlocks = toIndex(count);
+    kvBlock0 = toIndex(first);
+    tailTile = u;
+    startsTile = cmp(arith::CmpIPredicate::eq, first, i32(0));
+    writesPartial = cmp(arith::CmpIPredicate::ne, first, i32(0));
+    mergesPartials = arith::AndIOp::create(
+        b, loc, startsTile, cmp(arith::CmpIPredicate::ult, count, fullBlocks));
+    runTile(pieces, body);
+    // Defined in this loop only.
+    kvBlock0 = startsTile = writesPartial = mergesPartials = tailTile = {};
+  }
+  carried.assign(pieces.getResults().begin() + 2, pieces.getResults().end());
 }
 
 /// dynamic_tiles. The producer starts at tile blockIdx.x and, at the start
@@ -1691,7 +1697,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   }
   if (skip)
     skipTurns(blocks, overlap ? 1 : 2);
-  if (schedule.getSplitTail())
+  if (writesPartial) // split_tail, in the tail's loop
     shareTail(consumer, acc, st);
   if (!totalsUnderPV)
     totals();

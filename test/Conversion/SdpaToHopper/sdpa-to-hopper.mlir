@@ -1127,8 +1127,13 @@ func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse
 // CHECK: %[[ENOUGH:.*]] = arith.cmpi uge, %[[STEPS]], %[[GRID]] : i32
 // CHECK: %[[TAIL:.*]] = arith.select %[[ENOUGH]], %[[REM]], %c0_i32 : i32
 // CHECK: %[[FULL:.*]] = arith.subi %[[TILES]], %[[TAIL]] : i32
-// CHECK: scf.for %[[ITEM:.*]] = %c0_i32{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args
-// CHECK: %[[INTAIL:.*]] = arith.cmpi uge, %[[ITEM]], %{{.*}} : i32
+// The full rounds: a loop of its own, with no piece's workspace traffic.
+// CHECK: %[[ROUNDS:.*]]:72 = scf.for %{{.*}} = %{{.*}} to %[[FULL]] step %[[GRID]] iter_args
+// CHECK-NOT: atomic
+// The pieces, a second copy of the tile body, after the rounds' ring
+// position and tiles done.
+// CHECK: scf.for %[[U:.*]] = %{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args(%{{.*}} = %[[ROUNDS]]#0, %{{.*}} = %[[ROUNDS]]#1,
+// CHECK: arith.muli %[[U]], %[[NB]] : i32
 // The piece starts at the tile's first key block, or writes a partial.
 // CHECK: %[[STARTS:.*]] = arith.cmpi eq, %[[FIRST:.*]], %c0_i32{{.*}} : i32
 // CHECK: arith.cmpi ne, %[[FIRST]], %c0_i32{{.*}} : i32
