@@ -114,8 +114,8 @@ private:
 
   // Kernel values set up by emit().
   Value q, k, v, o, lse, scale, qMap, kMap, vMap, oMap, tileCounter;
-  // Q's tensor map as the kernel parameter's pointer (for NVVM ops).
-  Value qMapPointer;
+  // The tensor maps as the kernel parameters' pointers (for NVVM ops).
+  Value qMapPointer, kMapPointer, vMapPointer;
   Value smem, smemAddress, pad, barriers;
   Value tid, seqQ, seqK, headsQ, headsKV, batches;
   // The current tile, set by forEachTile: its coordinates, K/V block count,
@@ -741,7 +741,8 @@ void HopperKernelEmitter::emitProducer() {
 /// so the one that starts when a block ends is about this block's index +
 /// the number of multiprocessors (one block each). Its Q tile goes into L2
 /// now, after this block's loads were issued; a wrong guess only warms L2
-/// for another block.
+/// for another block. prefetch_next_kv: its first num_stages K and V
+/// blocks too (the loads its producer issues before any wait).
 void HopperKernelEmitter::prefetchNextQ() {
   using gpu::Dimension;
   Value gridX = gpu::GridDimOp::create(b, loc, Dimension::x);
@@ -768,14 +769,23 @@ void HopperKernelEmitter::prefetchNextQ() {
       x = arith::SubIOp::create(
           b, loc, arith::SubIOp::create(b, loc, gridX, idx(1)), x);
     Value headIndex = toI32(y), batchIndex = toI32(z);
-    Value first = mul(x, blockM);
-    for (int64_t r = 0; r < blockM; r += qBoxRows()) {
-      Value row = toI32(r ? add(first, idx(r)) : first);
-      for (int64_t a = 0; a < atoms; ++a)
-        NVVM::CpAsyncBulkTensorPrefetchOp::create(
-            b, loc, qMapPointer,
-            ValueRange{i32(64 * a), row, headIndex, batchIndex}, ValueRange{},
-            NVVM::TMALoadMode::TILE, Value());
+    auto prefetch = [&](Value map, int64_t rows, int64_t count, Value first,
+                        Value headOf) {
+      for (int64_t r = 0; r < count; r += rows) {
+        Value row = toI32(r ? add(first, idx(r)) : first);
+        for (int64_t a = 0; a < atoms; ++a)
+          NVVM::CpAsyncBulkTensorPrefetchOp::create(
+              b, loc, map, ValueRange{i32(64 * a), row, headOf, batchIndex},
+              ValueRange{}, NVVM::TMALoadMode::TILE, Value());
+      }
+    };
+    prefetch(qMapPointer, qBoxRows(), blockM, mul(x, blockM), headIndex);
+    if (schedule.getPrefetchNextKv()) {
+      // Boxes past the keys' end are clipped by the tensor map.
+      Value headOfKV = toI32(arith::DivUIOp::create(
+          b, loc, y, arith::DivUIOp::create(b, loc, headsQ, headsKV)));
+      for (Value map : {kMapPointer, vMapPointer})
+        prefetch(map, blockN, stages * blockN, idx(0), headOfKV);
     }
   });
 }
@@ -1842,12 +1852,14 @@ void HopperKernelEmitter::emit() {
   qMap = UnrealizedConversionCastOp::create(b, loc, mapType(qBoxRows()),
                                             qMapPointer)
              .getResult(0);
-  kMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
-                                            entry.getArgument(firstMap + 1))
-             .getResult(0);
-  vMap = UnrealizedConversionCastOp::create(b, loc, mapType(blockN),
-                                            entry.getArgument(firstMap + 2))
-             .getResult(0);
+  kMapPointer = entry.getArgument(firstMap + 1);
+  vMapPointer = entry.getArgument(firstMap + 2);
+  kMap =
+      UnrealizedConversionCastOp::create(b, loc, mapType(blockN), kMapPointer)
+          .getResult(0);
+  vMap =
+      UnrealizedConversionCastOp::create(b, loc, mapType(blockN), vMapPointer)
+          .getResult(0);
   if (schedule.getTmaStore())
     oMap = UnrealizedConversionCastOp::create(b, loc, mapType(64),
                                               entry.getArgument(firstMap + 3))

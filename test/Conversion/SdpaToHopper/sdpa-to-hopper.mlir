@@ -1096,6 +1096,40 @@ func.func @bf16_d256_prefetch_next_q(%q: !head, %k: !head, %v: !head, %o: !head,
 
 // -----
 
+// prefetch_next_kv: after the next block's Q, its first num_stages K and V
+// blocks (rows 0 and 64 at block_n 64, 2 stages) of its K/V head (GQA: head
+// / (heads_q / heads_kv)), four 64-column atoms each, through the K and V
+// tensor-map parameters.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_prefetch_next_kv(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   prefetch_next_q = true, prefetch_next_kv = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_prefetch_next_kv
+// CHECK: gpu.func @bf16_d256_prefetch_next_kv({{.*}}, %[[QMAP:[a-z0-9]+]]: !llvm.ptr, %[[KMAP:[a-z0-9]+]]: !llvm.ptr, %[[VMAP:[a-z0-9]+]]: !llvm.ptr, %{{[a-z0-9]+}}: !llvm.ptr)
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK: %[[YZ:.*]] = arith.divui %{{.*}}, %grid_dim_x : index
+// CHECK-NEXT: %[[Y:.*]] = arith.remui %[[YZ]], %grid_dim_y : index
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.prefetch %[[QMAP]]
+// CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[HKV:.*]] = arith.divui %[[Y]], %[[GROUP]] : index
+// CHECK-NEXT: %[[HKV32:.*]] = arith.index_castui %[[HKV]] : index to i32
+// CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[KMAP]], box[%c0_i32{{.*}}, %[[ROW0:.*]], %[[HKV32]], %{{.*}}] : !llvm.ptr
+// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.prefetch %[[KMAP]], box[%{{.*}}, %[[ROW0]], %[[HKV32]], %{{.*}}] : !llvm.ptr
+// CHECK: nvvm.cp.async.bulk.tensor.prefetch %[[KMAP]], box[%c0_i32{{.*}}, %[[ROW1:.*]], %[[HKV32]], %{{.*}}] : !llvm.ptr
+// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.prefetch %[[KMAP]], box[%{{.*}}, %[[ROW1]], %[[HKV32]], %{{.*}}] : !llvm.ptr
+// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.prefetch %[[VMAP]]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.prefetch
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+
+// -----
+
 // split_tail: a workspace pointer after scale (before the tensor maps) and
 // its size per block (2 consumers x (128 threads x (64 + 4) words + a
 // flag) x 4 bytes); the tail (tiles mod grid, kept only with at least one

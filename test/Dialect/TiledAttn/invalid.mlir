@@ -1019,6 +1019,16 @@ func.func private @schedule_prefetch_next_q_persistent() attributes {s = #tileda
 
 // -----
 
+// expected-error @+1 {{schedule field prefetch_next_kv: prefetches the K and V of the block prefetch_next_q picks, so expected prefetch_next_q = true with it, but got prefetch_next_q = false}}
+func.func private @schedule_prefetch_next_kv_alone() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, prefetch_next_kv = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field prefetch_next_kv: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_prefetch_next_kv_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, prefetch_next_kv = true>}
+
+// -----
+
 // expected-error @+1 {{schedule field split_tail: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_split_tail_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, split_tail = true>}
 

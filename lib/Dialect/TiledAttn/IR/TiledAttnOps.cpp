@@ -173,7 +173,8 @@ LogicalResult ScheduleAttr::verify(
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
-    bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer) {
+    bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
+    bool prefetchNextKv) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -322,6 +323,12 @@ LogicalResult ScheduleAttr::verify(
                             "which a persistent block loads itself, so "
                             "expected false with persistent = true, but got "
                             "true";
+    // The next block's K/V rows come from the same guess as its Q.
+    if (prefetchNextKv && !prefetchNextQ)
+      return emitError() << "schedule field prefetch_next_kv: prefetches "
+                            "the K and V of the block prefetch_next_q picks, "
+                            "so expected prefetch_next_q = true with it, but "
+                            "got prefetch_next_q = false";
     // The tail's pieces are tiles of the static persistent order; the
     // writers' O never reaches a store, which defer_store's held O lets
     // the lowering skip; the totals must come after the merge.
@@ -372,7 +379,8 @@ LogicalResult ScheduleAttr::verify(
                            {"uniform_consumer", uniformConsumer},
                            {"prefetch_next_q", prefetchNextQ},
                            {"split_tail", splitTail},
-                           {"q_per_consumer", qPerConsumer}})) {
+                           {"q_per_consumer", qPerConsumer},
+                           {"prefetch_next_kv", prefetchNextKv}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "

@@ -140,6 +140,9 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       after issuing its own loads, so that block's first wait is on L2.
       Needs `producer = tma` and no `persistent` (a persistent block loads
       its next Q itself).
+    - `prefetch_next_kv` (default `false`): with `prefetch_next_q`, the
+      same block's first num_stages K and V blocks go into L2 too (its
+      head's keys from 0), so its first K/V waits are on L2 as well.
     - `split_tail` (default `false`): without a mask, the tiles left after
       the last full round of a persistent grid (tiles mod gridDim.x) are
       cut along the keys into one contiguous share per block, so every
@@ -200,7 +203,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_q,
                         DefaultValuedParameter<"bool", "false">:$split_tail,
                         DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma,
-                        DefaultValuedParameter<"bool", "false">:$q_per_consumer);
+                        DefaultValuedParameter<"bool", "false">:$q_per_consumer,
+                        DefaultValuedParameter<"bool", "false">:$prefetch_next_kv);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
