@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Same-run A/B rounds on the GPU machine, the way the ninth session decided
+# what to ship (docs/perf-notes.md): candidates next to the shipped kernels
+# and cuDNN, many interleaved rounds per case, the whole sweep repeated.
+#   here:  scripts/hopper-sweep.sh VARIANT ...   (writes build/sweep/)
+#   there: scripts/device-ab.sh SEQLENS HEAD_DIMS CAUSAL [REPEATS] [-- BENCH_ARGS]
+#          (carry build/sweep, build/kernels, build/runtime)
+# e.g. scripts/device-ab.sh 4096,8192,16384 128 0 2 -- --batch 1 --heads 33
+# 1. scripts/check_bundles.py on every candidate (a failing one is not timed);
+# 2. the harness REPEATS times (default 2; bf16, 6 rounds of 10 runs);
+# 3. scripts/ab_summary.py over the repeats: each candidate / shipped, per run.
+# Results go to $OUT (or build/device-ab): check.log, ab1/, ab2/, ...
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+if [ $# -lt 3 ]; then
+  echo "usage: $0 SEQLENS HEAD_DIMS CAUSAL [REPEATS] [-- BENCH_ARGS]" >&2
+  exit 2
+fi
+seqlens=$1 dims=$2 causal=$3
+shift 3
+repeats=2
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then
+  repeats=$1
+  shift
+fi
+[ "${1:-}" = "--" ] && shift
+LOGS=${OUT:-build/device-ab}
+mkdir -p "$LOGS"
+export PYTHONUNBUFFERED=1 PYTHONPATH=python
+export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
+export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
+SWEEP=${SWEEP:-build/sweep}
+
+echo "== check_bundles $SWEEP"
+timeout "${CHECK_TIMEOUT:-120}" python3 scripts/check_bundles.py "$SWEEP" >"$LOGS/check.log" 2>&1
+echo "exit $?; $(tail -n 1 "$LOGS/check.log")"
+grep -E "^FAIL" "$LOGS/check.log" | head -n 10
+schedules=()
+for d in "$SWEEP"/*/; do
+  grep -q "^FAIL *$(basename "$d") " "$LOGS/check.log" || schedules+=(--schedule "${d%/}")
+done
+
+runs=()
+for i in $(seq 1 "$repeats"); do
+  echo "== run $i of $repeats (t=${SECONDS}s)"
+  timeout "${BENCH_TIMEOUT:-150}" python3 -m tiledattn.bench --seqlens "$seqlens" \
+    --head-dims "$dims" --dtypes bf16 --causal "$causal" --rounds 6 --runs 60 \
+    --backends tiledattn cudnn "${schedules[@]}" --no-plots --out "$LOGS/ab$i" "$@" 2>&1 |
+    grep -v '%|' | tail -n 1
+  runs+=("$LOGS/ab$i")
+done
+echo "== same-run ratios"
+python3 scripts/ab_summary.py "${runs[@]}"
