@@ -155,6 +155,18 @@ private:
     return schedule.getPersistent() && schedule.getTmaStore() && oInQBuffer();
   }
   int64_t ringEnd() const { return ringOffset() + 2 * stages * kvBytes(); }
+  /// row_sum_mma: the tile of ones, after the ring and the O staging tile.
+  int64_t onesOffset() const {
+    bool oStaged =
+        schedule.getTmaStore() && schedule.getPersistent() && qBuffers == 2;
+    return ringEnd() + (oStaged ? qBytes() : 0);
+  }
+  /// O's registers per consumer thread; with row_sum_mma the accumulator
+  /// the consumer carries has 4 more, the rows' sums (two per row half).
+  int64_t oRegs() const { return headDim / 2; }
+  int64_t accRegs() const {
+    return oRegs() + (schedule.getRowSumMma() ? 4 : 0);
+  }
   Value oOffset() { return oInQBuffer() ? qOffset(qBuffer) : idx(ringEnd()); }
   /// dynamic_tiles: the shared slot holding the rank of the tile whose Q is
   /// in `buffer`; the slots are the last bytes of the block's shared memory.
@@ -499,8 +511,14 @@ private:
   /// S = Q.K^T of the first `n` keys of the block in stage `s` (n = 0: all
   /// block_n).
   Value issueQK(Value consumer, Value s, int64_t n = 0);
-  Value issuePV(ArrayRef<Value> acc, ArrayRef<Value> probs, Value s);
+  /// The accumulator structs of a P.V: O, and with row_sum_mma the sums.
+  struct PVStructs {
+    Value o, sums;
+  };
+  PVStructs issuePV(ArrayRef<Value> acc, ArrayRef<Value> probs, Value s);
   Regs retire(Value accStruct);
+  /// The accumulator (accRegs() values) once the P.V's wait retired it.
+  Regs retire(PVStructs structs);
   /// With `mask`, scores outside the sequence or the causal triangle become
   /// -inf; `maskIf` (i1, optional) applies the mask only when it holds.
   void softmax(Regs &scores, RowState &st, Value it, Value rowBase, bool mask,
@@ -1145,9 +1163,10 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
 /// which reads only the first V rows), P from registers, V MN-major in
 /// shared memory. nvvm.wgmma.mma_async takes A from shared memory only,
 /// hence inline PTX. Returns the accumulator struct.
-Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
-                                   Value s) {
-  int64_t n = headDim / 2;
+HopperKernelEmitter::PVStructs
+HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
+                             Value s) {
+  int64_t n = oRegs();
   SmallVector<Type> f32s(n, b.getF32Type());
   auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
   std::string ty = elementType.isBF16() ? "bf16" : "f16";
@@ -1164,10 +1183,25 @@ Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
      << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, 1;\n}";
   std::string constraints = tiedF32Constraints(n) + ",r,r,r,r,l";
 
-  Regs acc(accIn.begin(), accIn.end());
+  Regs acc(accIn.begin(), accIn.begin() + n);
   Value result;
   Value vDesc = descriptor(vStageOffset(s), /*leading=*/blockN * 128,
                            /*stride=*/1024);
+  // row_sum_mma: the same P against a 16 x 8 B of ones (K-major, inside the
+  // ones tile whatever the swizzle reaches) adds P's row sums to 4 more
+  // registers: two copies of each row half's sum.
+  Regs sums(accIn.begin() + n, accIn.end());
+  Value sumsResult, onesDesc;
+  std::string sumsAsm;
+  if (!sums.empty()) {
+    onesDesc = descriptor(idx(onesOffset()), /*leading=*/16, /*stride=*/1024);
+    llvm::raw_string_ostream sos(sumsAsm);
+    sos << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        << "wgmma.mma_async.sync.aligned.m64n8k16.f32." << ty << "." << ty
+        << " {$0, $1, $2, $3}, {$8, $9, $10, $11}, $12, p, 1, 1, 0;\n}";
+  }
+  auto sumsType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, b.getF32Type()));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   int64_t kSteps = probs.size() / 4; // block_n / 16, or 4 when narrow
   for (int64_t kk = 0; kk < kSteps; ++kk) {
@@ -1189,9 +1223,27 @@ Value HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
     if (kk + 1 < kSteps)
       for (int64_t i = 0; i < n; ++i)
         acc[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
+    if (sums.empty())
+      continue;
+    SmallVector<Value> sumOperands(sums.begin(), sums.end());
+    for (int64_t j = 0; j < 4; ++j)
+      sumOperands.push_back(probs[4 * kk + j]);
+    sumOperands.push_back(onesDesc);
+    sumsResult =
+        LLVM::InlineAsmOp::create(
+            b, loc, sumsType, sumOperands, sumsAsm,
+            tiedF32Constraints(4) + ",r,r,r,r,l",
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            ArrayAttr())
+            .getResult(0);
+    if (kk + 1 < kSteps)
+      for (int64_t i = 0; i < 4; ++i)
+        sums[i] = LLVM::ExtractValueOp::create(b, loc, sumsResult, i);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  return result;
+  return {result, sumsResult};
 }
 
 /// The registers of an accumulator struct once `wgmma.wait_group` has
@@ -1216,6 +1268,15 @@ Regs HopperKernelEmitter::retire(Value accStruct) {
   for (int64_t i = 0; i < n; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
   return out;
+}
+
+Regs HopperKernelEmitter::retire(PVStructs structs) {
+  Regs acc = retire(structs.o);
+  if (structs.sums) {
+    Regs sums = retire(structs.sums);
+    acc.append(sums.begin(), sums.end());
+  }
+  return acc;
 }
 
 /// Mask and online softmax of one block of scores, in place: `scores`
@@ -1292,6 +1353,9 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
     bool polynomial = (i + 1) * onFma / n > i * onFma / n;
     scores[i] = polynomial ? exp2OnFmaPipe(x) : exp2(x);
   }
+  // row_sum_mma: the sums come with the P.V, rescaled with O.
+  if (schedule.getRowSumMma())
+    return;
   for (int r = 0; r < 2; ++r)
     st.sum[r] = fma(st.sum[r], rescale[r],
                     treeReduce(rowValues(scores, r),
@@ -1359,12 +1423,12 @@ void HopperKernelEmitter::accumulatePV(Value it, Regs &acc,
   auto [s, parity] = stageOf(it);
   turnBegin();
   waitParity(vFull(s), parity);
-  Value oStruct = issuePV(acc, probs, s);
+  PVStructs oStructs = issuePV(acc, probs, s);
   turnEnd();
   if (underPV)
     underPV();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  acc = retire(oStruct);
+  acc = retire(oStructs);
   release(vEmpty(s));
 }
 
@@ -1393,7 +1457,7 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
   waitParity(kFull(s), parity);
   Value sStruct = issueQK(consumer, s, n);
   waitParity(vFull(prev), prevParity);
-  Value oStruct = issuePV(acc, probs, prev);
+  PVStructs oStructs = issuePV(acc, probs, prev);
   turnEnd();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1); // S is done, P.V may run
   Regs scores = retire(sStruct);
@@ -1401,7 +1465,7 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
   Value rescale[2];
   softmax(scores, st, it, rowBase, mask, rescale);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  acc = retire(oStruct);
+  acc = retire(oStructs);
   release(vEmpty(prev));
   scaleAccIfChanged(acc, rescale);
   // Only now: the P.V in flight read the previous P's registers, and
@@ -1412,10 +1476,12 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
 
 std::pair<Value, Value> HopperKernelEmitter::rowTotals(RowState &st, int r) {
   Value sum = st.sum[r];
-  for (int64_t x : {1, 2})
-    sum = fadd(sum, gpu::ShuffleOp::create(b, loc, sum, i32(x), i32(32),
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult());
+  // Per thread a quarter of the row's keys, but row_sum_mma's are whole.
+  if (!schedule.getRowSumMma())
+    for (int64_t x : {1, 2})
+      sum = fadd(sum, gpu::ShuffleOp::create(b, loc, sum, i32(x), i32(32),
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
   Value inv = arith::DivFOp::create(b, loc, f32(1.0), sum);
   Value ln2 = f32(0.69314718055994530942);
   return {inv, fmul(fadd(fmul(st.max[r], scaleLog2), log2(sum)), ln2)};
@@ -1570,7 +1636,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     st.max[r] = negInf;
     st.sum[r] = f32(0.0);
   }
-  Regs acc(headDim / 2, f32(0.0));
+  Regs acc(accRegs(), f32(0.0));
   if (!schedule.getDynamicTiles()) // Dynamic: waited for with the tile's rank.
     waitParity(qFullOf(consumer), tileParity);
 
@@ -1704,6 +1770,11 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
       inv[0] = values[nAcc];
       inv[1] = values[nAcc + 1];
     }
+  }
+  if (schedule.getRowSumMma()) { // The sums leave the accumulator.
+    for (int r = 0; r < 2; ++r)
+      st.sum[r] = acc[oRegs() + 2 * r];
+    acc.resize(oRegs());
   }
   if (skip)
     skipTurns(blocks, overlap ? 1 : 2);
@@ -1903,6 +1974,14 @@ void HopperKernelEmitter::emit() {
         nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
     fenceProxyAsyncShared(b, loc); // mbarrier init before TMA uses them
   });
+  if (schedule.getRowSumMma()) { // The ones, one word per thread.
+    int64_t one = elementType.isBF16() ? 0x3F80 : 0x3C00;
+    ifThen(cmp(arith::CmpIPredicate::ult, tid, idx(kOnesTileBytes / 4)), [&] {
+      LLVM::StoreOp::create(b, loc, i32(one << 16 | one),
+                            sharedPointer(add(mul(tid, 4), idx(onesOffset()))));
+      fenceProxyAsyncShared(b, loc); // before wgmma reads them
+    });
+  }
   gpu::BarrierOp::create(b, loc);
 
   Value warpgroup = div(tid, 128);

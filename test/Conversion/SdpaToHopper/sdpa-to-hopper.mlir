@@ -1212,6 +1212,46 @@ func.func @bf16_d128_split_tail(%q: !head, %k: !head, %v: !head, %o: !head, %lse
 
 // -----
 
+// row_sum_mma: the block's threads fill a 1 KiB tile of ones after the
+// ring (bf16 1.0 twice per word), fenced for the async proxy; each P.V
+// k-step's m64n128k16 is followed by an m64n8k16 of the same P against
+// that tile (K-major: trans-b 0), into 4 sum registers. No FADD of P
+// anywhere and no shuffle of the sums: the rows' totals take the sum
+// straight from the retired accumulator (register 0 for rows g, 2 for g+8).
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_row_sum_mma(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   row_sum_mma = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_row_sum_mma
+// CHECK: %[[FEW:.*]] = arith.cmpi ult, %thread_id_x, %c256{{.*}} : index
+// CHECK-NEXT: scf.if %[[FEW]] {
+// CHECK-NEXT: %c163840 = arith.constant 163840 : index
+// CHECK: llvm.store %c1065369472_i32, %{{.*}} : i32, !llvm.ptr<3>
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: arith.addf
+// CHECK: m64n128k16.f32.bf16.bf16 {{.*}}, %[[PA:[a-z0-9]+]], %[[PB:[a-z0-9]+]], %[[PC:[a-z0-9]+]], %[[PD:[a-z0-9]+]], %{{[a-z0-9]+}} : (
+// CHECK-NOT: m64n128k16
+// CHECK: m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, {$8, $9, $10, $11}, $12, p, 1, 1, 0;\0A}", "=f,=f,=f,=f,0,1,2,3,r,r,r,r,l" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[PA]], %[[PB]], %[[PC]], %[[PD]], %{{[a-z0-9]+}} :
+// The first addf of the kernel is the lse's, after 1 / sum: neither P nor
+// the quad's sums are added anywhere.
+// CHECK-NOT: arith.addf
+// CHECK: %{{.*}} = arith.divf %cst{{.*}}, %[[SUM0:[0-9]+]] : f32
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%[[SUM0]])
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+
+// -----
+
 // exp2_on_fma = 16: in the unmasked block loop, 16 of the thread's 64
 // probabilities (every fourth) take 2^x on the FMA pipe: clamp to -126,
 // round by adding 1.5 * 2^23, a degree-3 polynomial of the fraction, the

@@ -405,7 +405,7 @@ func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 4, warps = 8, mma = mma_sync, producer = cp_async, swizzle = 128>)
       : !head, !head, !head, !head, !lse
@@ -887,7 +887,7 @@ func.func private @schedule_tile_order_unknown() attributes {s = #tiledattn.sche
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_store_persistent_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295952 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295952 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true>)
       : !head, !head, !head, !head, !lse
@@ -926,7 +926,7 @@ func.func private @schedule_dynamic_tiles_without_tma() attributes {s = #tiledat
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_q_buffers_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, q_buffers = 2>)
       : !head, !head, !head, !head, !lse
@@ -1021,6 +1021,21 @@ func.func private @schedule_prefetch_next_q_persistent() attributes {s = #tileda
 
 // expected-error @+1 {{schedule field prefetch_next_kv: prefetches the K and V of the block prefetch_next_q picks, so expected prefetch_next_q = true with it, but got prefetch_next_q = false}}
 func.func private @schedule_prefetch_next_kv_alone() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, prefetch_next_kv = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field row_sum_mma: takes the rows' sums with the overlapped P.V and needs them only after the last, so expected overlap_softmax = true and overlap_epilogue = false with it, but got overlap_softmax = false, overlap_epilogue = false}}
+func.func private @schedule_row_sum_mma_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, row_sum_mma = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field row_sum_mma: takes the rows' sums with the overlapped P.V and needs them only after the last, so expected overlap_softmax = true and overlap_epilogue = false with it, but got overlap_softmax = true, overlap_epilogue = true}}
+func.func private @schedule_row_sum_mma_overlap_epilogue() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, overlap_epilogue = true, row_sum_mma = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field row_sum_mma: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_row_sum_mma_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, row_sum_mma = true>}
 
 // -----
 

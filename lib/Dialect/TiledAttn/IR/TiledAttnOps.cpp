@@ -174,7 +174,7 @@ LogicalResult ScheduleAttr::verify(
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
-    bool prefetchNextKv) {
+    bool prefetchNextKv, bool rowSumMma) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -329,6 +329,16 @@ LogicalResult ScheduleAttr::verify(
                             "the K and V of the block prefetch_next_q picks, "
                             "so expected prefetch_next_q = true with it, but "
                             "got prefetch_next_q = false";
+    // The sums ride on the overlapped loop's P.V issue and arrive with the
+    // last P.V, after which overlap_epilogue would already have used them.
+    if (rowSumMma && (!overlapSoftmax || overlapEpilogue))
+      return emitError() << "schedule field row_sum_mma: takes the rows' "
+                            "sums with the overlapped P.V and needs them "
+                            "only after the last, so expected "
+                            "overlap_softmax = true and overlap_epilogue = "
+                            "false with it, but got overlap_softmax = "
+                         << flag(overlapSoftmax)
+                         << ", overlap_epilogue = " << flag(overlapEpilogue);
     // The tail's pieces are tiles of the static persistent order; the
     // writers' O never reaches a store, which defer_store's held O lets
     // the lowering skip; the totals must come after the merge.
@@ -380,7 +390,8 @@ LogicalResult ScheduleAttr::verify(
                            {"prefetch_next_q", prefetchNextQ},
                            {"split_tail", splitTail},
                            {"q_per_consumer", qPerConsumer},
-                           {"prefetch_next_kv", prefetchNextKv}})) {
+                           {"prefetch_next_kv", prefetchNextKv},
+                           {"row_sum_mma", rowSumMma}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
@@ -434,14 +445,15 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                         // buffers that stores O by TMA stages it in a tile
                         // of its own (the next Q may be arriving in the
                         // other); with one, O goes into the Q buffer. With
-                        // dynamic_tiles, one 32-bit tile index per Q buffer
-                        // follows.
+                        // row_sum_mma a tile of ones, with dynamic_tiles one
+                        // 32-bit tile index per Q buffer follow.
     int64_t tile = getBlockM() * headDim * elementBytes;
     int64_t oStaging =
         getTmaStore() && getPersistent() && getQBuffers() == 2 ? tile : 0;
     int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
+    int64_t ones = getRowSumMma() ? kOnesTileBytes : 0;
     return kSwizzleAlignmentBytes + getQBuffers() * tile + ring + oStaging +
-           tileSlots;
+           ones + tileSlots;
   }
   }
   llvm_unreachable("unknown producer");
@@ -535,8 +547,8 @@ LogicalResult SdpaOp::verify() {
   if (smem > kMaxSharedMemoryBytes)
     return emitOpError("schedule needs ")
            << smem << " bytes of shared memory (block_m, block_n, "
-           << "num_stages, q_buffers, dynamic_tiles with head dim " << headDim
-           << "), but sm_90 gives "
+           << "num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim "
+           << headDim << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
   if (schedule.getNarrowDiagonal() && !getCausal())
     return emitOpError("schedule field narrow_diagonal: narrows the causal "

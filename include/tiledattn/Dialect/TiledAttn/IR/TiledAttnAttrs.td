@@ -156,6 +156,12 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       consumer's 64 rows, each on its own barrier, so consumer 0 starts
       its first Q.K^T when its half is in (D=256: 32 of 64 KB). Needs
       `producer = tma` and no `persistent`.
+    - `row_sum_mma` (default `false`): the rows' sums of P come from the
+      tensor cores, a wgmma m64n8k16 of each P.V k-step's P against a
+      shared-memory tile of ones, accumulated and rescaled with O, instead
+      of block_n / 2 FADDs per thread and block and the quad's shuffles.
+      Needs `producer = tma` and `overlap_softmax`, no `overlap_epilogue`
+      (the sums arrive with the last P.V).
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -204,7 +210,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$split_tail,
                         DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma,
                         DefaultValuedParameter<"bool", "false">:$q_per_consumer,
-                        DefaultValuedParameter<"bool", "false">:$prefetch_next_kv);
+                        DefaultValuedParameter<"bool", "false">:$prefetch_next_kv,
+                        DefaultValuedParameter<"bool", "false">:$row_sum_mma);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

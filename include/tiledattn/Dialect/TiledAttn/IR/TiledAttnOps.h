@@ -35,6 +35,10 @@ constexpr int64_t kSwizzleAlignmentBytes = 1024;
 /// With dynamic_tiles: the tile index the producer hands the consumers, one
 /// 32-bit slot per Q buffer (two at most), after the other shared tiles.
 constexpr int64_t kTileSlotBytes = 16;
+/// row_sum_mma: a 1 KiB tile of ones in shared memory (the B operand of the
+/// row-sum wgmma; a whole 128-byte-swizzle atom, so every address the
+/// descriptor reaches holds a one).
+constexpr int64_t kOnesTileBytes = 1024;
 /// Optional attributes of a schedule's function: the key/value lengths its
 /// kernel is meant for (inclusive). The bundle's manifest carries them and
 /// the package picks, among the bundles for the same inputs, one whose
