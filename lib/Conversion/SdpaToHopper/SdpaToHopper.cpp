@@ -1514,11 +1514,18 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
     Value chunk =
         arith::XOrIOp::create(b, loc, add(secondChunk, i % 8), rowInMatrix);
     Value offset = add(add(rowStart, (i / 8) * blockM * 128), mul(chunk, 16));
-    SmallVector<Value> values;
-    for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
-      values.push_back(fmul(acc[j], inv[(j % 4) / 2]));
+    // hold_packed: `acc` is O already scaled and packed (i32 pairs).
+    Regs words;
+    if (acc.front().getType().isInteger(32)) {
+      words.assign(acc.begin() + 2 * i, acc.begin() + 2 * i + 4);
+    } else {
+      SmallVector<Value> values;
+      for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
+        values.push_back(fmul(acc[j], inv[(j % 4) / 2]));
+      words = pack(values);
+    }
     NVVM::StMatrixOp::create(
-        b, loc, sharedPointer(offset), pack(values),
+        b, loc, sharedPointer(offset), words,
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
         NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
         NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
@@ -1611,7 +1618,10 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
   Regs held;
   if (schedule.getDeferStore()) {
     HeldO none;
-    none.acc.assign(headDim / 2, f32(0.0));
+    if (schedule.getHoldPacked()) // O as 16-bit pairs, already scaled
+      none.acc.assign(headDim / 4, i32(0));
+    else
+      none.acc.assign(headDim / 2, f32(0.0));
     none.inv[0] = none.inv[1] = f32(0.0);
     none.row0 = none.head = none.batch = idx(0);
     none.valid = arith::ConstantIntOp::create(b, loc, 0, 1);
@@ -1788,6 +1798,12 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   }
   HeldO tileO;
   tileO.acc = acc;
+  if (schedule.getHoldPacked()) { // Scaled and packed now, stored as is.
+    Regs scaled;
+    for (int64_t i = 0, e = acc.size(); i < e; ++i)
+      scaled.push_back(fmul(acc[i], inv[(i % 4) / 2]));
+    tileO.acc = pack(scaled);
+  }
   tileO.inv[0] = inv[0];
   tileO.inv[1] = inv[1];
   tileO.row0 = qRow0;

@@ -1039,6 +1039,16 @@ func.func private @schedule_row_sum_mma_without_tma() attributes {s = #tiledattn
 
 // -----
 
+// expected-error @+1 {{schedule field hold_packed: packs the O that defer_store holds for the next tile, so expected defer_store = true with it, but got defer_store = false}}
+func.func private @schedule_hold_packed_without_defer_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, hold_packed = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field hold_packed: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_hold_packed_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, hold_packed = true>}
+
+// -----
+
 // expected-error @+1 {{schedule field prefetch_next_kv: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_prefetch_next_kv_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, prefetch_next_kv = true>}
 

@@ -174,7 +174,7 @@ LogicalResult ScheduleAttr::verify(
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
-    bool prefetchNextKv, bool rowSumMma) {
+    bool prefetchNextKv, bool rowSumMma, bool holdPacked) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -329,6 +329,12 @@ LogicalResult ScheduleAttr::verify(
                             "the K and V of the block prefetch_next_q picks, "
                             "so expected prefetch_next_q = true with it, but "
                             "got prefetch_next_q = false";
+    // Only a deferred store holds O across the tile loop's back edge.
+    if (holdPacked && !deferStore)
+      return emitError() << "schedule field hold_packed: packs the O that "
+                            "defer_store holds for the next tile, so "
+                            "expected defer_store = true with it, but got "
+                            "defer_store = false";
     // The sums ride on the overlapped loop's P.V issue and arrive with the
     // last P.V, after which overlap_epilogue would already have used them.
     if (rowSumMma && (!overlapSoftmax || overlapEpilogue))
@@ -391,7 +397,8 @@ LogicalResult ScheduleAttr::verify(
                            {"split_tail", splitTail},
                            {"q_per_consumer", qPerConsumer},
                            {"prefetch_next_kv", prefetchNextKv},
-                           {"row_sum_mma", rowSumMma}})) {
+                           {"row_sum_mma", rowSumMma},
+                           {"hold_packed", holdPacked}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "

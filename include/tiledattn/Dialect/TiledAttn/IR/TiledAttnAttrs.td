@@ -162,6 +162,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       of block_n / 2 FADDs per thread and block and the quad's shuffles.
       Needs `producer = tma` and `overlap_softmax`, no `overlap_epilogue`
       (the sums arrive with the last P.V).
+    - `hold_packed` (default `false`): with `defer_store`, the held O is
+      multiplied by 1 / sum and packed into 16-bit pairs at the end of its
+      tile, so the next tile's deferred store reads registers ptxas knows
+      are settled (the held wgmma registers made it inject a wait for the
+      next tile's first Q.K^T, C7517) and half as many stay live.
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -211,7 +216,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma,
                         DefaultValuedParameter<"bool", "false">:$q_per_consumer,
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_kv,
-                        DefaultValuedParameter<"bool", "false">:$row_sum_mma);
+                        DefaultValuedParameter<"bool", "false">:$row_sum_mma,
+                        DefaultValuedParameter<"bool", "false">:$hold_packed);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
