@@ -26,19 +26,8 @@ fi
 [ "${1:-}" = "--" ] && shift
 LOGS=${OUT:-build/device-ab}
 mkdir -p "$LOGS"
-export PYTHONUNBUFFERED=1 PYTHONPATH=python
-export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
-export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
-SWEEP=${SWEEP:-build/sweep}
-
-echo "== check_bundles $SWEEP"
-timeout "${CHECK_TIMEOUT:-120}" python3 scripts/check_bundles.py "$SWEEP" >"$LOGS/check.log" 2>&1
-echo "exit $?; $(tail -n 1 "$LOGS/check.log")"
-grep -E "^FAIL" "$LOGS/check.log" | head -n 10
-schedules=()
-for d in "$SWEEP"/*/; do
-  grep -q "^FAIL *$(basename "$d") " "$LOGS/check.log" || schedules+=(--schedule "${d%/}")
-done
+source scripts/candidates.sh
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-120} check_candidates
 
 runs=()
 for i in $(seq 1 "$repeats"); do

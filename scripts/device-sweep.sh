@@ -13,22 +13,10 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 LOGS=${OUT:-build/device-sweep}
 mkdir -p "$LOGS"
-export PYTHONUNBUFFERED=1 PYTHONPATH=python
-export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
-export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
-SWEEP=${SWEEP:-build/sweep}
-
-echo "== check_bundles $SWEEP"
-timeout "${CHECK_TIMEOUT:-240}" python3 scripts/check_bundles.py "$SWEEP" >"$LOGS/check.log" 2>&1
-echo "exit $?"
-grep -E "^FAIL" "$LOGS/check.log" | head -n 20
-tail -n 1 "$LOGS/check.log"
+source scripts/candidates.sh
+check_candidates
 
 echo "== harness"
-schedules=()
-for d in "$SWEEP"/*/; do
-  grep -q "^FAIL *$(basename "$d") " "$LOGS/check.log" || schedules+=(--schedule "${d%/}")
-done
 timeout "${BENCH_TIMEOUT:-300}" python3 -m tiledattn.bench --seqlens "${1:-512,1024,2048,8192,16384}" \
   --head-dims "${2:-64,128,256}" --dtypes bf16 --causal "${3:-0,1}" \
   --backends tiledattn cudnn "${schedules[@]}" --no-plots --out "$LOGS/bench" 2>&1 |

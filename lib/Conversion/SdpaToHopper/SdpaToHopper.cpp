@@ -511,6 +511,18 @@ private:
   /// S = Q.K^T of the first `n` keys of the block in stage `s` (n = 0: all
   /// block_n).
   Value issueQK(Value consumer, Value s, int64_t n = 0);
+  /// Inline PTX that must stay where it is (has side effects).
+  Value sideEffectAsm(Type resultType, ValueRange operands, StringRef text,
+                      StringRef constraints) {
+    return LLVM::InlineAsmOp::create(
+               b, loc, resultType, operands, text, constraints,
+               /*has_side_effects=*/true, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  }
   /// The accumulator structs of a P.V: O, and with row_sum_mma the sums.
   struct PVStructs {
     Value o, sums;
@@ -1166,84 +1178,66 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
 HopperKernelEmitter::PVStructs
 HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
                              Value s) {
-  int64_t n = oRegs();
-  SmallVector<Type> f32s(n, b.getF32Type());
-  auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
   std::string ty = elementType.isBF16() ? "bf16" : "f16";
-  std::string asmText;
-  llvm::raw_string_ostream os(asmText);
-  // scale-d = 1 (accumulate) as an immediate: a register holding it would
-  // be set between wgmmas, which makes ptxas serialize them (C7513).
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << headDim << "k16.f32." << ty
-     << "." << ty << " {";
-  for (int64_t i = 0; i < n; ++i)
-    os << (i ? ", $" : "$") << i;
-  os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
-     << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, 1;\n}";
-  std::string constraints = tiedF32Constraints(n) + ",r,r,r,r,l";
+  // wgmma m64n<cols>k16 with A (P) from registers, `n` accumulator
+  // registers ($0 .. $n-1, tied to $n .. $2n-1), B transposed (MN-major)
+  // or not. scale-d = 1 (accumulate) is an immediate: a register holding it
+  // would be set between wgmmas, which makes ptxas serialize them (C7513).
+  auto wgmmaText = [&](int64_t n, int64_t cols, bool transB) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+       << "wgmma.mma_async.sync.aligned.m64n" << cols << "k16.f32." << ty << "."
+       << ty << " {";
+    for (int64_t i = 0; i < n; ++i)
+      os << (i ? ", $" : "$") << i;
+    os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
+       << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, " << (transB ? 1 : 0)
+       << ";\n}";
+    return text;
+  };
+  int64_t kSteps = probs.size() / 4; // block_n / 16, or 4 when narrow
+  // One k-step on `accum` (the next step's input taken from the result).
+  auto step = [&](Regs &accum, StringRef text, Value desc, int64_t kk) {
+    int64_t n = accum.size();
+    SmallVector<Value> operands(accum.begin(), accum.end());
+    operands.append(probs.begin() + 4 * kk, probs.begin() + 4 * kk + 4);
+    operands.push_back(desc);
+    Value result =
+        sideEffectAsm(LLVM::LLVMStructType::getLiteral(
+                          b.getContext(), SmallVector<Type>(n, b.getF32Type())),
+                      operands, text, tiedF32Constraints(n) + ",r,r,r,r,l");
+    if (kk + 1 < kSteps)
+      for (int64_t i = 0; i < n; ++i)
+        accum[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
+    return result;
+  };
 
-  Regs acc(accIn.begin(), accIn.begin() + n);
-  Value result;
+  Regs acc(accIn.begin(), accIn.begin() + oRegs());
+  std::string accText = wgmmaText(oRegs(), headDim, /*transB=*/true);
   Value vDesc = descriptor(vStageOffset(s), /*leading=*/blockN * 128,
                            /*stride=*/1024);
-  // row_sum_mma: the same P against a 16 x 8 B of ones (K-major, inside the
-  // ones tile whatever the swizzle reaches) adds P's row sums to 4 more
-  // registers: two copies of each row half's sum.
-  Regs sums(accIn.begin() + n, accIn.end());
-  Value sumsResult, onesDesc;
-  std::string sumsAsm;
+  // row_sum_mma: the same P against a 16 x 8 B of ones (K-major, the same
+  // bytes every k-step, inside the ones tile whatever the swizzle reaches)
+  // adds P's row sums to 4 more registers, two copies per row half.
+  Regs sums(accIn.begin() + oRegs(), accIn.end());
+  std::string sumsText;
+  Value onesDesc;
   if (!sums.empty()) {
+    sumsText = wgmmaText(sums.size(), 8, /*transB=*/false);
     onesDesc = descriptor(idx(onesOffset()), /*leading=*/16, /*stride=*/1024);
-    llvm::raw_string_ostream sos(sumsAsm);
-    sos << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        << "wgmma.mma_async.sync.aligned.m64n8k16.f32." << ty << "." << ty
-        << " {$0, $1, $2, $3}, {$8, $9, $10, $11}, $12, p, 1, 1, 0;\n}";
   }
-  auto sumsType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, b.getF32Type()));
+  PVStructs structs;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  int64_t kSteps = probs.size() / 4; // block_n / 16, or 4 when narrow
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     // V rows kk*16 .. kk*16+15 start 16 * 128 bytes further into every
     // atom; the atoms (64 head-dim columns each) are block_n * 128 apart.
-    Value desc = advance(vDesc, kk * 2048);
-    SmallVector<Value> operands(acc.begin(), acc.end());
-    for (int64_t j = 0; j < 4; ++j)
-      operands.push_back(probs[4 * kk + j]);
-    operands.push_back(desc);
-    result =
-        LLVM::InlineAsmOp::create(
-            b, loc, structTy, operands, asmText, constraints,
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            ArrayAttr())
-            .getResult(0);
-    if (kk + 1 < kSteps)
-      for (int64_t i = 0; i < n; ++i)
-        acc[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
-    if (sums.empty())
-      continue;
-    SmallVector<Value> sumOperands(sums.begin(), sums.end());
-    for (int64_t j = 0; j < 4; ++j)
-      sumOperands.push_back(probs[4 * kk + j]);
-    sumOperands.push_back(onesDesc);
-    sumsResult =
-        LLVM::InlineAsmOp::create(
-            b, loc, sumsType, sumOperands, sumsAsm,
-            tiedF32Constraints(4) + ",r,r,r,r,l",
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            ArrayAttr())
-            .getResult(0);
-    if (kk + 1 < kSteps)
-      for (int64_t i = 0; i < 4; ++i)
-        sums[i] = LLVM::ExtractValueOp::create(b, loc, sumsResult, i);
+    structs.o = step(acc, accText, advance(vDesc, kk * 2048), kk);
+    if (!sums.empty())
+      structs.sums = step(sums, sumsText, onesDesc, kk);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  return {result, sumsResult};
+  return structs;
 }
 
 /// The registers of an accumulator struct once `wgmma.wait_group` has
@@ -1256,14 +1250,7 @@ Regs HopperKernelEmitter::retire(Value accStruct) {
   SmallVector<Value> values;
   for (int64_t i = 0; i < n; ++i)
     values.push_back(LLVM::ExtractValueOp::create(b, loc, accStruct, i));
-  std::string constraints = tiedF32Constraints(n);
-  Value fenced =
-      LLVM::InlineAsmOp::create(
-          b, loc, structTy, values, "", constraints, /*has_side_effects=*/true,
-          /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-          ArrayAttr())
-          .getResult(0);
+  Value fenced = sideEffectAsm(structTy, values, "", tiedF32Constraints(n));
   Regs out;
   for (int64_t i = 0; i < n; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
