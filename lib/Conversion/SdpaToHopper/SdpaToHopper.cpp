@@ -155,10 +155,10 @@ private:
     return schedule.getPersistent() && schedule.getTmaStore() && oInQBuffer();
   }
   int64_t ringEnd() const { return ringOffset() + 2 * stages * kvBytes(); }
-  /// row_sum_mma: the tile of ones, after the ring and the O staging tile.
+  /// row_sum_mma: the tile of ones, after the ring and the O staging tile
+  /// (the one oOffset() points past the ring when it is not in Q's).
   int64_t onesOffset() const {
-    bool oStaged =
-        schedule.getTmaStore() && schedule.getPersistent() && qBuffers == 2;
+    bool oStaged = schedule.getTmaStore() && !oInQBuffer();
     return ringEnd() + (oStaged ? qBytes() : 0);
   }
   /// O's registers per consumer thread; with row_sum_mma the accumulator
@@ -380,14 +380,14 @@ private:
     nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
                                            idx(10000000), barrier);
   }
-  /// A consumer's "done with this stage": one arrive per warp (lane 0),
-  /// after the warp's wgmma.wait_group has retired the reads.
   /// One arrival on `barrier` by the calling thread.
   void arrive(Value barrier) {
     nvgpu::MBarrierArriveOp::create(
         b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
         barrier);
   }
+  /// A consumer's "done with this stage": one arrive per warp (lane 0),
+  /// after the warp's wgmma.wait_group has retired the reads.
   void release(Value barrier) {
     ifThen(cmp(arith::CmpIPredicate::eq, lane, idx(0)),
            [&] { arrive(barrier); });
@@ -453,6 +453,12 @@ private:
                         Value qBlocks, Regs &carried);
   void forEachTileDynamic(function_ref<void(Regs &)> body, bool producer,
                           Value qBlocks, Regs &carried);
+  /// GQA: query head `head` (index) reads key/value head
+  /// head / (heads_q / heads_kv).
+  Value kvHeadOf(Value head) {
+    return arith::DivUIOp::create(
+        b, loc, head, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  }
   /// The Q buffer and barrier phase of the `done`-th tile (i32) of a block.
   void setTileBuffer(Value done);
 
@@ -812,10 +818,8 @@ void HopperKernelEmitter::prefetchNextQ() {
     prefetch(qMapPointer, qBoxRows(), blockM, mul(x, blockM), headIndex);
     if (schedule.getPrefetchNextKv()) {
       // Boxes past the keys' end are clipped by the tensor map.
-      Value headOfKV = toI32(arith::DivUIOp::create(
-          b, loc, y, arith::DivUIOp::create(b, loc, headsQ, headsKV)));
       for (Value map : {kMapPointer, vMapPointer})
-        prefetch(map, blockN, stages * blockN, idx(0), headOfKV);
+        prefetch(map, blockN, stages * blockN, idx(0), toI32(kvHeadOf(y)));
     }
   });
 }
@@ -825,9 +829,7 @@ void HopperKernelEmitter::setTile(Value qBlockIndex, Value headIndex,
   qBlock = qBlockIndex;
   head = headIndex;
   batch = batchIndex;
-  // GQA: query head h reads key/value head h / (heads_q / heads_kv).
-  headKV = arith::DivUIOp::create(
-      b, loc, head, arith::DivUIOp::create(b, loc, headsQ, headsKV));
+  headKV = kvHeadOf(head);
   qRow0 = mul(qBlock, blockM);
   Value kvEnd = seqK;
   if (causal)
@@ -1174,7 +1176,9 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
 /// per four packed pairs of P (block_n / 16 of them; fewer for a narrow P,
 /// which reads only the first V rows), P from registers, V MN-major in
 /// shared memory. nvvm.wgmma.mma_async takes A from shared memory only,
-/// hence inline PTX. Returns the accumulator struct.
+/// hence inline PTX. With row_sum_mma, `acc` ends with the 4 sums and a
+/// second chain adds P's row sums to them. Returns the last k-step's
+/// structs.
 HopperKernelEmitter::PVStructs
 HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
                              Value s) {
@@ -1786,10 +1790,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   HeldO tileO;
   tileO.acc = acc;
   if (schedule.getHoldPacked()) { // Scaled and packed now, stored as is.
-    Regs scaled;
-    for (int64_t i = 0, e = acc.size(); i < e; ++i)
-      scaled.push_back(fmul(acc[i], inv[(i % 4) / 2]));
-    tileO.acc = pack(scaled);
+    scaleAcc(tileO.acc, inv);
+    tileO.acc = pack(tileO.acc);
   }
   tileO.inv[0] = inv[0];
   tileO.inv[1] = inv[1];
