@@ -1838,19 +1838,24 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
                             false, false, release);
     });
   });
-  // The blocks after this one, up to the one with the tile's last step.
-  auto writers = [&](function_ref<void(Value, Regs &)> each, Regs &values) {
+  // The blocks after this one, up to the one with the tile's last step:
+  // block j's share starts at step j * I / G, so the last block to start at
+  // or before step x is ((x + 1) * G - 1) / I. 32-bit, as j * I is.
+  // Computed once, in the merging piece's branch, for both loops below.
+  Value writersEnd;
+  auto lastWriter = [&] {
     Value lastStep = arith::MulIOp::create(
         b, loc, arith::AddIOp::create(b, loc, tailTile, i32(1)), fullBlocks);
-    // Block j's share starts at step j * I / G: the last block to start at
-    // or before step x is ((x + 1) * G - 1) / I. 32-bit, as j * I is.
     Value lastBlock = toIndex(arith::DivUIOp::create(
         b, loc,
         arith::SubIOp::create(
             b, loc, arith::MulIOp::create(b, loc, lastStep, gridX), i32(1)),
         tailBlocks));
-    auto loop = scf::ForOp::create(b, loc, add(toIndex(blockX), 1),
-                                   add(lastBlock, 1), idx(1), values);
+    writersEnd = add(lastBlock, 1);
+  };
+  auto writers = [&](function_ref<void(Value, Regs &)> each, Regs &values) {
+    auto loop = scf::ForOp::create(b, loc, add(toIndex(blockX), 1), writersEnd,
+                                   idx(1), values);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Regs inner(loop.getRegionIterArgs());
@@ -1860,6 +1865,7 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
     values.assign(loop.getResults().begin(), loop.getResults().end());
   };
   changeIf(mergesPartials, state, [&](Regs &values) {
+    lastWriter();
     writers(
         [&](Value slot, Regs &mine) {
           waitFlag(flagOf(slot, gridX));
