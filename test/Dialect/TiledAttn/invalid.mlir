@@ -821,6 +821,20 @@ func.func private @schedule_ctas_without_tma() attributes {s = #tiledattn.schedu
 
 // -----
 
+// One consumer, block_n 32: shared memory fits two blocks, but the m64n256
+// P.V accumulator (128 registers) does not fit .maxnreg 128.
+!head256 = memref<?x?x?x256xbf16>
+!lse256 = memref<?x?x?xf32>
+func.func @sdpa_tma_two_ctas_wide_wgmma(%q: !head256, %lse: !lse256, %scale: f32) {
+  // expected-error @+1 {{schedule field ctas_per_sm: 2 blocks per multiprocessor build the kernel with .maxnreg 128, but its widest wgmma (m64n256, block_n 32 and head dim 256) needs about 158; expected ctas_per_sm = 1 here}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 32, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, consumer_regs = 232, ctas_per_sm = 2>)
+      : !head256, !head256, !head256, !head256, !lse256
+  return
+}
+
+// -----
+
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_two_ctas_shared_memory(%q: !head, %lse: !lse, %scale: f32) {

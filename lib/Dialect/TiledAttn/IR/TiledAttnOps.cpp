@@ -589,6 +589,20 @@ LogicalResult SdpaOp::verify() {
            << schedule.getCtasPerSm() << " blocks of it (plus 1024 each) "
            << "exceed the " << kSharedMemoryPerSmBytes
            << " bytes of a multiprocessor";
+  // ptxas allocates every instruction within the kernel's .maxnreg, which
+  // setmaxnreg does not raise: a wgmma's m64nN accumulator (N / 2 registers)
+  // and its operands must fit the entry count. ptxas 13.0 asked for 158 for
+  // the m64n256 P.V of head dim 256 under .maxnreg 128.
+  if (int64_t entry = schedule.getEntryRegs()) {
+    int64_t widest = std::max(schedule.getBlockN(), headDim);
+    if (widest / 2 + 30 > entry)
+      return emitOpError("schedule field ctas_per_sm: ")
+             << schedule.getCtasPerSm() << " blocks per multiprocessor build "
+             << "the kernel with .maxnreg " << entry << ", but its widest "
+             << "wgmma (m64n" << widest << ", block_n " << schedule.getBlockN()
+             << " and head dim " << headDim << ") needs about "
+             << widest / 2 + 30 << "; expected ctas_per_sm = 1 here";
+  }
   if (schedule.isWarpSpecialized()) {
     // Live f32 registers per consumer thread: the S and O accumulators
     // (m64nN: N / 2 each) and P as packed 16-bit pairs (block_n / 4), plus
