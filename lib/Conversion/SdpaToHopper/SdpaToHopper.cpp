@@ -1322,7 +1322,10 @@ void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
                                                 i32(32), gpu::ShuffleMode::XOR)
                              .getShuffleResult());
     Value newMax = fmax(st.max[r], blockMax[r]);
-    Value scaledMax = scaledMaximum(newMax);
+    // Without a mask every key of the block counts, so the new maximum is
+    // finite for finite scores: the -inf guard (a compare and a select on
+    // the way from the maximum to the exponents) is for masked blocks.
+    Value scaledMax = mask ? scaledMaximum(newMax) : fmul(newMax, scaleLog2);
     rescale[r] = factorFrom(st.max[r], scaledMax);
     // ex2.approx need not return exactly 1 for 0: with conditional_rescale
     // an unchanged maximum says 1 itself, so the skip is taken and exact.

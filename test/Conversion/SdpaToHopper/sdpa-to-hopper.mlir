@@ -120,6 +120,8 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // Row max and row sum across the 4 threads of a row.
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32
+// Unmasked, the new maximum is finite: no -inf guard on it.
+// CHECK-NOT: arith.cmpf oeq
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // O += P.V: block_n / 16 = 8 wgmma m64n128k16 with P in 4 registers and V
 // transposed (MN-major), after V's stage is full.
@@ -146,6 +148,9 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // CHECK-NEXT: arith.select %[[BAD1]], %{{.*}}, %{{.*}} : f32
 // CHECK: arith.cmpi sge, %c8_i32{{.*}}, %[[THRESHOLD]] : i32
 // CHECK-NOT: arith.cmpi uge
+// A row whose keys are all masked so far keeps max -inf: offset 0 then.
+// CHECK: %[[ALLMASKED:.*]] = arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f32
+// CHECK: arith.select %[[ALLMASKED]], %cst{{.*}}, %{{.*}} : f32
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: scf.yield
 // The two rows of each thread: lse, then head_dim / 8 = 16 pairs into o.
