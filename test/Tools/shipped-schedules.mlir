@@ -77,7 +77,7 @@
 // (split_tail): the runtime passes a zeroed workspace after scale.
 // SPLIT: "kind": "zeroed_bytes_per_block",
 // SPLIT-NEXT: "name": "workspace"
-// LONG128: "min_seqlen_k": 4096,
+// LONG128: "min_seqlen_k": 2048,
 // LONG128-NOT: "max_seqlen_k"
 // QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true(, split_tail = true)?|, uniform_consumer = true)?}}>"
 // D=64 causal from 4.5k keys on: three consumers (block_n 112 to fit 160
