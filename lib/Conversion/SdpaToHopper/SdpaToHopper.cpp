@@ -1844,9 +1844,7 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
   // The blocks after this one, up to the one with the tile's last step:
   // block j's share starts at step j * I / G, so the last block to start at
   // or before step x is ((x + 1) * G - 1) / I. 32-bit, as j * I is.
-  // Computed once, in the merging piece's branch, for both loops below.
-  Value writersEnd;
-  auto lastWriter = [&] {
+  auto writersEnd = [&] {
     Value lastStep = arith::MulIOp::create(
         b, loc, arith::AddIOp::create(b, loc, tailTile, i32(1)), fullBlocks);
     Value lastBlock = toIndex(arith::DivUIOp::create(
@@ -1854,11 +1852,12 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
         arith::SubIOp::create(
             b, loc, arith::MulIOp::create(b, loc, lastStep, gridX), i32(1)),
         tailBlocks));
-    writersEnd = add(lastBlock, 1);
+    return add(lastBlock, 1);
   };
-  auto writers = [&](function_ref<void(Value, Regs &)> each, Regs &values) {
-    auto loop = scf::ForOp::create(b, loc, add(toIndex(blockX), 1), writersEnd,
-                                   idx(1), values);
+  auto writers = [&](Value end, function_ref<void(Value, Regs &)> each,
+                     Regs &values) {
+    auto loop = scf::ForOp::create(b, loc, add(toIndex(blockX), 1), end, idx(1),
+                                   values);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Regs inner(loop.getRegionIterArgs());
@@ -1868,8 +1867,10 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
     values.assign(loop.getResults().begin(), loop.getResults().end());
   };
   changeIf(mergesPartials, state, [&](Regs &values) {
-    lastWriter();
+    // Once, for both loops below.
+    Value end = writersEnd();
     writers(
+        end,
         [&](Value slot, Regs &mine) {
           waitFlag(flagOf(slot, gridX));
           Regs other;
@@ -1885,6 +1886,7 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
     ifThen(issuer, [&] {
       Regs none;
       writers(
+          end,
           [&](Value slot, Regs &) {
             LLVM::StoreOp::create(b, loc, i32(0), flagOf(slot, gridX));
           },
