@@ -51,13 +51,26 @@ def short(name):
     return name
 
 
+def display_names(backends):
+    """{backend: column name}: short() where no other backend shortens to
+    the same (x_bf16_d128 and x_bf16_d128_long would), else the name
+    without its `schedule:` prefix."""
+    shorts = [short(b) for b in backends]
+    return {
+        b: s if shorts.count(s) == 1 else b.removeprefix("schedule:")
+        for b, s in zip(backends, shorts, strict=True)
+    }
+
+
 def collect(runs):
     """{case: {backend: [tflops or None per run]}} in first-seen order."""
+    backends = list(dict.fromkeys(row["backend"] for run in runs for row in run["results"]))
+    names = display_names(backends)
     table = {}
     for i, run in enumerate(runs):
         for row in run["results"]:
             cell = table.setdefault(case_key(row), {})
-            values = cell.setdefault(short(row["backend"]), [None] * len(runs))
+            values = cell.setdefault(names[row["backend"]], [None] * len(runs))
             if row.get("status") == "ok" and row.get("tflops"):
                 values[i] = row["tflops"]
     return table

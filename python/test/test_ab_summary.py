@@ -59,6 +59,22 @@ def test_ratios_per_run_and_verdicts(tmp_path):
     assert "S=512" not in text
 
 
+def test_candidates_with_one_short_name_stay_apart():
+    # new_bf16_d128 and new_bf16_d128_long both shorten to "new": merged,
+    # one would overwrite the other's numbers.
+    run = {
+        "results": [
+            _row("tiledattn", 700.0),
+            _row("schedule:new_bf16_d128", 680.0),
+            _row("schedule:new_bf16_d128_long", 710.0),
+        ]
+    }
+    cell = ab_summary.collect([run])[("bf16", 128, 0, 8192, 2, 16)]
+    assert cell["new_bf16_d128"] == [680.0]
+    assert cell["new_bf16_d128_long"] == [710.0]
+    assert "new" not in cell
+
+
 def test_mixed_and_missing():
     assert ab_summary.verdict([1.02, 0.97]) == "mixed"
     assert ab_summary.verdict([None, None]) == "n/a"
