@@ -36,7 +36,9 @@
 // slot next to the tile's Q, published by the Q-full barrier),
 // conditional_rescale (O's rescale after a block only when a warp vote says
 // some row got a new maximum), overlap_epilogue (the rows' totals and lse
-// under the tile's last P.V).
+// under the tile's last P.V), stage_o_in_q (with two Q buffers, O staged
+// for its TMA store in its tile's own Q buffer, returned to the producer
+// after the next tile's first block).
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,6 +125,8 @@ private:
   // phase of that buffer's barriers.
   Value qBlock, head, headKV, batch, qRow0, numBlocks;
   Value ringBase, qBuffer, tileParity;
+  // Persistent: the tiles this block ran before the current one (i32).
+  Value tilesDone;
   // dynamic_tiles: the current tile's rank (i32) and the tile count.
   Value tileRank, numTiles;
   // split_tail (see forEachTileSplit): the workspace (!llvm.ptr<1>), and
@@ -147,13 +151,20 @@ private:
   /// the ring, since the next tile's Q may be arriving in the other. A
   /// persistent block with one Q buffer stages O in it and hands the buffer
   /// back only once the stores have read it (head dim 256 has no room for a
-  /// tile more).
-  bool oInQBuffer() const { return !schedule.getPersistent() || qBuffers == 1; }
-  /// A persistent block that stages O in the Q buffer returns the buffer to
-  /// the producer after the O stores, not after the last Q.K^T.
-  bool qReleasedAfterStore() const {
-    return schedule.getPersistent() && schedule.getTmaStore() && oInQBuffer();
+  /// tile more). stage_o_in_q: two Q buffers, O in its own tile's.
+  bool oInQBuffer() const {
+    return !schedule.getPersistent() || qBuffers == 1 ||
+           schedule.getStageOInQ();
   }
+  /// A persistent block with one Q buffer that stages O in it returns the
+  /// buffer to the producer right after the O stores, not after the last
+  /// Q.K^T.
+  bool qReleasedAfterStore() const {
+    return schedule.getPersistent() && schedule.getTmaStore() && qBuffers == 1;
+  }
+  /// stage_o_in_q: a tile's Q buffer goes back after the next tile's first
+  /// block (releasePreviousQ), by when its O stores have long read it.
+  bool qReleasedNextTile() const { return schedule.getStageOInQ(); }
   int64_t ringEnd() const { return ringOffset() + 2 * stages * kvBytes(); }
   /// row_sum_mma: the tile of ones, after the ring and the O staging tile
   /// (the one oOffset() points past the ring when it is not in Q's).
@@ -609,39 +620,61 @@ private:
   /// 1 / (row sum) of both row halves, after storing their lse.
   void finishRows(RowState &st, Value rowBase, Value (&inv)[2]);
   void emitStore(Value consumer, Value rowBase, Regs &acc, Value (&inv)[2]);
-  /// O of the tile at query row `row0` of (`headIndex`, `batchIndex`).
+  /// O of the tile at query row `row0` of (`headIndex`, `batchIndex`),
+  /// staged at byte `staging` of shared memory.
   void storeByTma(Value consumer, Value (&inv)[2], ArrayRef<Value> acc,
-                  Value row0, Value headIndex, Value batchIndex);
+                  Value row0, Value headIndex, Value batchIndex,
+                  Value staging);
   /// defer_store: a tile's O kept in registers across the tile loop's back
   /// edge, as loop values: acc, 1 / sum of both row halves, the tile's
-  /// first row, head and batch, and whether there is one (not before the
-  /// first tile).
+  /// first row, head and batch, whether there is one (not before the
+  /// first tile) and, with stage_o_in_q, the tile's Q buffer.
   struct HeldO {
     Regs acc;
-    Value inv[2], row0, head, batch, valid;
+    Value inv[2], row0, head, batch, valid, buffer;
   };
+  int64_t heldScalars() const { return schedule.getStageOInQ() ? 7 : 6; }
   Regs heldValues(const HeldO &h) {
     Regs values = h.acc;
     values.append({h.inv[0], h.inv[1], h.row0, h.head, h.batch, h.valid});
+    if (schedule.getStageOInQ())
+      values.push_back(h.buffer);
     return values;
   }
   HeldO heldOf(ArrayRef<Value> values) {
     HeldO h;
-    h.acc.assign(values.begin(), values.end() - 6);
-    ArrayRef<Value> rest = values.take_back(6);
+    h.acc.assign(values.begin(), values.end() - heldScalars());
+    ArrayRef<Value> rest = values.take_back(heldScalars());
     h.inv[0] = rest[0];
     h.inv[1] = rest[1];
     h.row0 = rest[2];
     h.head = rest[3];
     h.batch = rest[4];
     h.valid = rest[5];
+    if (schedule.getStageOInQ())
+      h.buffer = rest[6];
     return h;
   }
   /// Stores a held O, if there is one.
   void storeHeld(Value consumer, ArrayRef<Value> held) {
     HeldO h = heldOf(held);
     ifThen(h.valid, [&] {
-      storeByTma(consumer, h.inv, h.acc, h.row0, h.head, h.batch);
+      Value staging = h.buffer ? qOffset(h.buffer) : oOffset();
+      storeByTma(consumer, h.inv, h.acc, h.row0, h.head, h.batch, staging);
+    });
+  }
+  /// stage_o_in_q, after the tile's first block: the previous tile's Q
+  /// buffer (O staged there) goes back to the producer once the stores
+  /// issued from it have read it.
+  void releasePreviousQ(Value consumer) {
+    Value previous = idx(0);
+    if (qBuffers > 1)
+      previous = arith::SubIOp::create(b, loc, idx(qBuffers - 1), qBuffer);
+    ifThen(cmp(arith::CmpIPredicate::ne, tilesDone, i32(0)), [&] {
+      ifThen(cmp(arith::CmpIPredicate::eq, localTid, idx(0)),
+             [&] { waitStoresRead(); });
+      syncConsumer(consumer);
+      release(qEmpty(previous));
     });
   }
   /// An !llvm.ptr<3> to `byteOffset` past the pad.
@@ -887,6 +920,7 @@ void HopperKernelEmitter::setTileBuffer(Value done) {
     uses = arith::DivUIOp::create(b, loc, done, i32(qBuffers));
   }
   tileParity = arith::TruncIOp::create(b, loc, b.getI1Type(), uses);
+  tilesDone = done;
 }
 
 void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
@@ -1488,9 +1522,10 @@ std::pair<Value, Value> HopperKernelEmitter::rowTotals(RowState &st, int r) {
 /// seqlen_q.
 void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
                                      ArrayRef<Value> acc, Value row0,
-                                     Value headIndex, Value batchIndex) {
+                                     Value headIndex, Value batchIndex,
+                                     Value staging) {
   Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
-  Value region = add(mul(consumer, 64 * 128), oOffset());
+  Value region = add(mul(consumer, 64 * 128), staging);
   if (!oInQBuffer()) {
     // The previous tile's stores must have read the staging tile.
     ifThen(issuer, [&] { waitStoresRead(); });
@@ -1564,7 +1599,7 @@ void HopperKernelEmitter::finishRows(RowState &st, Value rowBase,
 void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
                                     Value (&inv)[2]) {
   if (schedule.getTmaStore())
-    return storeByTma(consumer, inv, acc, qRow0, head, batch);
+    return storeByTma(consumer, inv, acc, qRow0, head, batch, oOffset());
   auto pairType = VectorType::get({2}, elementType);
   for (int r = 0; r < 2; ++r) {
     Value row = add(rowBase, r * 8);
@@ -1619,6 +1654,7 @@ void HopperKernelEmitter::emitConsumer(Value consumer) {
     none.inv[0] = none.inv[1] = f32(0.0);
     none.row0 = none.head = none.batch = idx(0);
     none.valid = arith::ConstantIntOp::create(b, loc, 0, 1);
+    none.buffer = idx(0);
     held = heldValues(none);
   }
   forEachTile([&](Regs &values) { consumeTile(consumer, values); },
@@ -1686,6 +1722,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
       maskFirst = cmp(arith::CmpIPredicate::eq, unmaskedEnd, idx(0));
     softmax(scores, st, first, rowBase, /*mask=*/true, rescale, maskFirst);
     probs = pack(scores);
+    if (qReleasedNextTile())
+      releasePreviousQ(consumer);
     first = idx(1);
     unmaskedEnd = arith::MaxUIOp::create(b, loc, unmaskedEnd, first);
   }
@@ -1742,7 +1780,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   emitLoop(unmaskedEnd, blocks, /*mask=*/true);
   // Every Q.K^T of the tile has been waited for: the producer may load a
   // later tile's Q into this buffer (unless O is to be staged there).
-  if (schedule.getPersistent() && !qReleasedAfterStore())
+  if (schedule.getPersistent() && !qReleasedAfterStore() &&
+      !qReleasedNextTile())
     release(qEmpty(qBuffer));
   // The rows' totals and lse need only the softmax statistics: with
   // overlap_epilogue they run under the last block's P.V, not after it.
@@ -1801,6 +1840,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   tileO.row0 = qRow0;
   tileO.head = head;
   tileO.batch = batch;
+  tileO.buffer = qBuffer;
   // split_tail: a writing piece's O is in the workspace, for another block.
   tileO.valid =
       startsTile ? startsTile : arith::ConstantIntOp::create(b, loc, 1, 1);

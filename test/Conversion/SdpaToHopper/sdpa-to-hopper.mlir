@@ -936,6 +936,47 @@ func.func @bf16_d64_defer_store_dynamic(%q: !head, %k: !head, %v: !head, %o: !he
 
 // -----
 
+// stage_o_in_q: O is staged for its TMA store in its own tile's Q buffer
+// (64 KiB apart at head dim 256), so there is no O tile after the ring: 1 KiB
+// pad + 2 Q buffers + 2 stages of 48 x 256 K and V = 230400 bytes. The tile
+// loop carries the held tile's Q buffer; the deferred store writes there
+// without waiting for earlier stores (the buffers alternate), and after the
+// next tile's first block (a tile that had one before it) the consumer waits
+// for the stores' reads and returns that buffer (Q empty = 10 + buffer).
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_stage_o_in_q(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 48, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2, defer_store = true,
+                                   stage_o_in_q = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_stage_o_in_q
+// CHECK: tiledattn.dynamic_smem_bytes = 230400 : i64
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: scf.for {{.*}} iter_args(%{{[^ ]*}} = %{{[^ ]*}}, %[[DONE:[^ ]*]] = {{.*}}, %[[VALID:[^ ]*]] = %false{{[^ ]*}}, %[[HELDBUF:[^ ]*]] = %{{[^ ]*}}) -> (i32, i32, {{(f32, ){130}i}}ndex, index, index, i1, index)
+// CHECK: scf.if %[[VALID]] {
+// CHECK-NOT: nvvm.cp.async.bulk.wait_group
+// CHECK: arith.muli %[[HELDBUF]], %c65536{{.*}} : index
+// CHECK: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: %[[PREV:.*]] = arith.subi %c1{{[^ ]*}}, %{{[^ ]*}} : index
+// CHECK: %[[RAN:.*]] = arith.cmpi ne, %[[DONE]], %c0{{[^ ]*}} : i32
+// CHECK: scf.if %[[RAN]] {
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK: %[[QEMPTY:.*]] = arith.addi %[[PREV]], %c10 : index
+// CHECK: nvgpu.mbarrier.arrive %{{.*}}[%[[QEMPTY]]]
+// The tile's own buffer is not returned at its end (only K/V empties).
+// CHECK-NOT: arith.addi %{{[^ ]*}}, %c10 : index
+// CHECK: scf.yield {{.*}}, %true{{[^ ]*}}, %{{[^ ]*}} : i32, i32, {{(f32, ){130}i}}ndex, index, index, i1, index
+// -----
+
 // narrow_diagonal: in the masked loop, a consumer whose rows all end before
 // block it's key 64 (it * block_n >= the tile's first row + 64 * consumer)
 // issues S with N = 64 (32 registers) and pads P with zeros; otherwise the

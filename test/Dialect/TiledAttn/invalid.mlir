@@ -1122,3 +1122,18 @@ func.func private @schedule_q_per_consumer_persistent() attributes {s = #tiledat
 
 // expected-error @+1 {{schedule field q_per_consumer: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_q_per_consumer_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_per_consumer = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field stage_o_in_q: stages O in its tile's Q buffer while the next tile reads the other, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = true, q_buffers = 1, overlap_softmax = true}}
+func.func private @schedule_stage_o_in_q_one_buffer() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, stage_o_in_q = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field stage_o_in_q: stages O in its tile's Q buffer while the next tile reads the other, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = false, q_buffers = 2, overlap_softmax = true}}
+func.func private @schedule_stage_o_in_q_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, q_buffers = 2, stage_o_in_q = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field stage_o_in_q: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_stage_o_in_q_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, stage_o_in_q = true>}

@@ -174,7 +174,7 @@ LogicalResult ScheduleAttr::verify(
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
-    bool prefetchNextKv, bool rowSumMma, bool holdPacked) {
+    bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -295,8 +295,9 @@ LogicalResult ScheduleAttr::verify(
                             "overlap_softmax leaves in flight, so expected "
                             "overlap_softmax = true with it, but got false";
     // The held O is stored under the next tile's first Q.K^T: there must be
-    // a next tile, a staging tile apart from Q's buffers (the next Q may be
-    // arriving in the other one) and a first block issued on its own.
+    // a next tile, a staging tile the next Q does not arrive in (a tile of
+    // its own, or with stage_o_in_q the held tile's Q buffer) and a first
+    // block issued on its own.
     if (deferStore &&
         (!persistent || !tmaStore || qBuffers != 2 || !overlapSoftmax))
       return emitError() << "schedule field defer_store: stores a tile's O "
@@ -329,6 +330,20 @@ LogicalResult ScheduleAttr::verify(
                             "the K and V of the block prefetch_next_q picks, "
                             "so expected prefetch_next_q = true with it, but "
                             "got prefetch_next_q = false";
+    // The tile's Q buffer is free for O only while the next tile reads the
+    // other one, and goes back to the producer after the next tile's first
+    // block (peeled only by overlap_softmax).
+    if (stageOInQ &&
+        (!persistent || !tmaStore || qBuffers != 2 || !overlapSoftmax))
+      return emitError() << "schedule field stage_o_in_q: stages O in its "
+                            "tile's Q buffer while the next tile reads the "
+                            "other, so expected persistent = true, tma_store "
+                            "= true, q_buffers = 2 and overlap_softmax = "
+                            "true with it, but got persistent = "
+                         << flag(persistent)
+                         << ", tma_store = " << flag(tmaStore)
+                         << ", q_buffers = " << qBuffers
+                         << ", overlap_softmax = " << flag(overlapSoftmax);
     // Only a deferred store holds O across the tile loop's back edge.
     if (holdPacked && !deferStore)
       return emitError() << "schedule field hold_packed: packs the O that "
@@ -398,7 +413,8 @@ LogicalResult ScheduleAttr::verify(
                            {"q_per_consumer", qPerConsumer},
                            {"prefetch_next_kv", prefetchNextKv},
                            {"row_sum_mma", rowSumMma},
-                           {"hold_packed", holdPacked}})) {
+                           {"hold_packed", holdPacked},
+                           {"stage_o_in_q", stageOInQ}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
@@ -451,12 +467,15 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                         // 128-byte swizzle. A persistent kernel with two Q
                         // buffers that stores O by TMA stages it in a tile
                         // of its own (the next Q may be arriving in the
-                        // other); with one, O goes into the Q buffer. With
+                        // other) unless stage_o_in_q; with one, O goes into
+                        // the Q buffer. With
                         // row_sum_mma a tile of ones, with dynamic_tiles one
                         // 32-bit tile index per Q buffer follow.
     int64_t tile = getBlockM() * headDim * elementBytes;
-    int64_t oStaging =
-        getTmaStore() && getPersistent() && getQBuffers() == 2 ? tile : 0;
+    int64_t oStaging = getTmaStore() && getPersistent() &&
+                               getQBuffers() == 2 && !getStageOInQ()
+                           ? tile
+                           : 0;
     int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
     int64_t ones = getRowSumMma() ? kOnesTileBytes : 0;
     return kSwizzleAlignmentBytes + getQBuffers() * tile + ring + oStaging +

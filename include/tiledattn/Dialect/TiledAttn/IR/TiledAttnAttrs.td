@@ -167,6 +167,13 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       tile, so the next tile's deferred store reads registers ptxas knows
       are settled (the held wgmma registers made it inject a wait for the
       next tile's first Q.K^T, C7517) and half as many stay live.
+    - `stage_o_in_q` (default `false`): a persistent block with two Q
+      buffers stages O for its TMA store in its own tile's Q buffer (the
+      next tile reads the other) instead of a tile of its own, and hands
+      the buffer back to the producer after the next tile's first block,
+      once the stores have read it. Saves block_m x head dim of shared
+      memory (D=256: 64 KB, room for two Q buffers). Needs `persistent`,
+      `tma_store`, `q_buffers = 2` and `overlap_softmax`.
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -217,7 +224,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$q_per_consumer,
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_kv,
                         DefaultValuedParameter<"bool", "false">:$row_sum_mma,
-                        DefaultValuedParameter<"bool", "false">:$hold_packed);
+                        DefaultValuedParameter<"bool", "false">:$hold_packed,
+                        DefaultValuedParameter<"bool", "false">:$stage_o_in_q);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
