@@ -191,6 +191,8 @@ private:
   // then per stage K full, V full, K empty, V empty, then (persistent only)
   // Q empty per Q buffer.
   int64_t qFulls() const {
+    if (schedule.getQByAtom())
+      return atoms;
     return schedule.getQPerConsumer() ? consumers : qBuffers;
   }
   Value qFull(Value buffer) { return buffer; }
@@ -472,6 +474,8 @@ private:
   }
   /// The Q buffer and barrier phase of the `done`-th tile (i32) of a block.
   void setTileBuffer(Value done);
+  /// q_by_atom: Q's atoms [first, last), each on its own full barrier.
+  void loadQAtoms(int64_t first, int64_t last);
 
   void emitProducer();
   void prefetchNextQ();
@@ -528,6 +532,9 @@ private:
   /// S = Q.K^T of the first `n` keys of the block in stage `s` (n = 0: all
   /// block_n).
   Value issueQK(Value consumer, Value s, int64_t n = 0);
+  /// q_by_atom: set while the tile's first Q.K^T is emitted, which waits
+  /// for each Q atom (barrier = atom) before its k-steps.
+  bool waitQAtoms = false;
   /// Inline PTX that must stay where it is (has side effects).
   Value sideEffectAsm(Type resultType, ValueRange operands, StringRef text,
                       StringRef constraints) {
@@ -762,6 +769,26 @@ void HopperKernelEmitter::loadTile(Value map, int64_t rows, Value byteOffset,
         Value());
 }
 
+/// q_by_atom: Q's atoms [first, last), each on its own full barrier.
+void HopperKernelEmitter::loadQAtoms(int64_t first, int64_t last) {
+  bool withK = schedule.getK0ByAtom();
+  for (int64_t a = first; a < last; ++a) {
+    int64_t bytes = (blockM + (withK ? blockN : 0)) * 128;
+    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
+                                            idx(a), Value());
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, atomView(add(qOffset(qBuffer), idx(a * blockM * 128)), blockM),
+        barriers, qMap, ValueRange{idx(64 * a), qRow0, head, batch}, idx(a),
+        Value(), Value());
+    if (withK) // k0_by_atom: the first K block's atom a (stage 0).
+      nvgpu::TmaAsyncLoadOp::create(
+          b, loc,
+          atomView(add(kStageOffset(idx(0)), idx(a * blockN * 128)), blockN),
+          barriers, kMap, ValueRange{idx(64 * a), idx(0), headKV, batch},
+          idx(a), Value(), Value());
+  }
+}
+
 void HopperKernelEmitter::emitProducer() {
   NVVM::SetMaxRegisterOp::create(
       b, loc, b.getI32IntegerAttr(schedule.getProducerRegs()),
@@ -782,6 +809,10 @@ void HopperKernelEmitter::emitProducer() {
               loadTile(qMap, 64, add(qOffset(qBuffer), idx(c * 64 * 128)),
                        add(qRow0, idx(c * 64)), head, idx(c),
                        qBytes() / consumers, blockM);
+          else if (schedule.getK0ByAtom()) // With K's first block.
+            loadQAtoms(0, atoms);
+          else if (schedule.getQByAtom()) // The rest after K's first block.
+            loadQAtoms(0, 1);
           else
             loadTile(qMap, blockM, qOffset(qBuffer), qRow0, head,
                      qFull(qBuffer), qBytes());
@@ -792,8 +823,25 @@ void HopperKernelEmitter::emitProducer() {
           auto [s, parity] = stageOf(it);
           Value row = mul(keyBlock(it), blockN);
           waitParity(kEmpty(s), flip(parity));
-          loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
-                   kvBytes());
+          if (schedule.getK0ByAtom()) {
+            // Block 0's K came with Q; its stage's barrier only completes
+            // the phase, so later blocks' parities hold.
+            Value first = cmp(arith::CmpIPredicate::eq, it, idx(0));
+            ifThen(first, [&] { arrive(kFull(s)); });
+            ifThen(arith::XOrIOp::create(b, loc, first,
+                                         arith::ConstantIntOp::create(
+                                             b, loc, 1, 1)),
+                   [&] {
+                     loadTile(kMap, blockN, kStageOffset(s), row, headKV,
+                              kFull(s), kvBytes());
+                   });
+          } else {
+            loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
+                     kvBytes());
+          }
+          if (schedule.getQByAtom() && !schedule.getK0ByAtom())
+            ifThen(cmp(arith::CmpIPredicate::eq, it, idx(0)),
+                   [&] { loadQAtoms(1, atoms); });
           waitParity(vEmpty(s), flip(parity));
           loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s),
                    kvBytes());
@@ -1185,6 +1233,8 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
     int64_t atom = kk / 4, within = 32 * (kk % 4);
+    if (waitQAtoms && within == 0)
+      waitParity(idx(atom), tileParity);
     Value descA = advance(qDesc, atom * blockM * 128 + within);
     Value descB = advance(kDesc, atom * blockN * 128 + within);
     acc = NVVM::WgmmaMmaAsyncOp::create(
@@ -1432,7 +1482,9 @@ Regs HopperKernelEmitter::scoresOf(Value it, Value consumer,
                                    function_ref<void()> underQK) {
   auto [s, parity] = stageOf(it);
   turnBegin();
-  waitParity(kFull(s), parity);
+  // k0_by_atom: the first block's K atoms are waited for with Q's.
+  if (!(waitQAtoms && schedule.getK0ByAtom()))
+    waitParity(kFull(s), parity);
   Value sStruct = issueQK(consumer, s);
   turnEnd();
   if (underQK)
@@ -1538,7 +1590,24 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
   Value rowStart = add(region, mul(row, 128));
   Value secondChunk = div(matrix, 2);
   auto ctx = b.getContext();
+  Value firstRow = add(row0, mul(consumer, 64));
+  // Atoms [first, last) written: fenced, then stored by one thread.
+  auto storeAtoms = [&](int64_t first, int64_t last) {
+    fenceProxyAsyncShared(b, loc); // stmatrix before the TMA store reads
+    syncConsumer(consumer);
+    ifThen(issuer, [&] {
+      for (int64_t a = first; a < last; ++a)
+        nvgpu::TmaAsyncStoreOp::create(
+            b, loc, atomView(add(region, a * blockM * 128), 64), oMap,
+            ValueRange{idx(64 * a), firstRow, headIndex, batchIndex}, Value());
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    });
+  };
+  bool byAtom = schedule.getStoreByAtom();
   for (int64_t i = 0; i < headDim / 8; i += 2) {
+    // store_by_atom: the atom before this one is complete.
+    if (byAtom && i > 0 && i % 8 == 0)
+      storeAtoms(i / 8 - 1, i / 8);
     // 16-byte chunk c of a row sits at chunk c ^ (row % 8) (128B swizzle).
     Value chunk =
         arith::XOrIOp::create(b, loc, add(secondChunk, i % 8), rowInMatrix);
@@ -1559,16 +1628,7 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
         NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
         NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
   }
-  fenceProxyAsyncShared(b, loc); // stmatrix before the TMA store reads
-  syncConsumer(consumer);
-  ifThen(issuer, [&] {
-    Value firstRow = add(row0, mul(consumer, 64));
-    for (int64_t a = 0; a < atoms; ++a)
-      nvgpu::TmaAsyncStoreOp::create(
-          b, loc, atomView(add(region, a * blockM * 128), 64), oMap,
-          ValueRange{idx(64 * a), firstRow, headIndex, batchIndex}, Value());
-    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-  });
+  storeAtoms(byAtom ? atoms - 1 : 0, atoms);
   if (qReleasedAfterStore()) {
     // O was staged in Q's buffer: it goes back to the producer once the
     // stores have read it.
@@ -1677,7 +1737,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     st.sum[r] = f32(0.0);
   }
   Regs acc(accRegs(), f32(0.0));
-  if (!schedule.getDynamicTiles()) // Dynamic: waited for with the tile's rank.
+  // Dynamic: waited for with the tile's rank; by atom: in the first Q.K^T.
+  if (!schedule.getDynamicTiles() && !schedule.getQByAtom())
     waitParity(qFullOf(consumer), tileParity);
 
   // skip_masked_blocks: this consumer's K/V blocks end where its own rows
@@ -1712,10 +1773,12 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     // before; masked only when it is the diagonal or the ragged end (most
     // tiles of short causal rows would otherwise mask two blocks).
     bool defer = schedule.getDeferStore();
+    waitQAtoms = schedule.getQByAtom();
     Regs scores = scoresOf(
         first, consumer,
         defer ? function_ref<void()>([&] { storeHeld(consumer, held); })
               : nullptr);
+    waitQAtoms = false;
     Value rescale[2];
     Value maskFirst;
     if (schedule.getSplitKvLoop())

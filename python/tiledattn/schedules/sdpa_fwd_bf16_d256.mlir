@@ -11,7 +11,8 @@ func.func @sdpa_fwd_bf16_d256(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
       schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
-                                   pingpong = true, overlap_softmax = true, tma_store = true>)
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   q_by_atom = true, k0_by_atom = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -12,7 +12,8 @@ func.func @sdpa_fwd_f16_d256_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true, tma_store = true,
-                                   overlap_epilogue = true, skip_masked_blocks = true>)
+                                   overlap_epilogue = true, skip_masked_blocks = true,
+                                   q_by_atom = true, k0_by_atom = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -174,7 +174,8 @@ LogicalResult ScheduleAttr::verify(
     bool conditionalRescale, bool overlapEpilogue, bool deferStore,
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
-    bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ) {
+    bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ,
+    bool qByAtom, bool storeByAtom, bool k0ByAtom) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -344,6 +345,29 @@ LogicalResult ScheduleAttr::verify(
                          << ", tma_store = " << flag(tmaStore)
                          << ", q_buffers = " << qBuffers
                          << ", overlap_softmax = " << flag(overlapSoftmax);
+    // One set of per-atom Q barriers, waited for in the tile's first block
+    // (a persistent block's Q buffers and a consumer's own Q half have
+    // barriers of their own).
+    if (qByAtom && (persistent || qPerConsumer || !overlapSoftmax))
+      return emitError() << "schedule field q_by_atom: gives a one-tile "
+                            "block's Q a barrier per 64-column atom, waited "
+                            "for in the first block (issued on its own by "
+                            "overlap_softmax), so expected persistent = "
+                            "false, q_per_consumer = false and "
+                            "overlap_softmax = true with it, but got "
+                            "persistent = "
+                         << flag(persistent)
+                         << ", q_per_consumer = " << flag(qPerConsumer)
+                         << ", overlap_softmax = " << flag(overlapSoftmax);
+    if (k0ByAtom && !qByAtom)
+      return emitError() << "schedule field k0_by_atom: puts the first K "
+                            "block on q_by_atom's per-atom barriers, so "
+                            "expected q_by_atom = true with it, but got "
+                            "q_by_atom = false";
+    if (storeByAtom && !tmaStore)
+      return emitError() << "schedule field store_by_atom: issues O's TMA "
+                            "stores atom by atom, so expected tma_store = "
+                            "true with it, but got tma_store = false";
     // Only a deferred store holds O across the tile loop's back edge.
     if (holdPacked && !deferStore)
       return emitError() << "schedule field hold_packed: packs the O that "
@@ -414,7 +438,10 @@ LogicalResult ScheduleAttr::verify(
                            {"prefetch_next_kv", prefetchNextKv},
                            {"row_sum_mma", rowSumMma},
                            {"hold_packed", holdPacked},
-                           {"stage_o_in_q", stageOInQ}})) {
+                           {"stage_o_in_q", stageOInQ},
+                           {"q_by_atom", qByAtom},
+                           {"store_by_atom", storeByAtom},
+                           {"k0_by_atom", k0ByAtom}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "

@@ -174,6 +174,21 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       once the stores have read it. Saves block_m x head dim of shared
       memory (D=256: 64 KB, room for two Q buffers). Needs `persistent`,
       `tma_store`, `q_buffers = 2` and `overlap_softmax`.
+    - `q_by_atom` (default `false`): a one-tile block's Q arrives as one
+      TMA load per 64-column atom, each on its own full barrier, the first
+      atom before the first K block and the rest after it, and the first
+      Q.K^T waits for each atom just before its k-steps: it starts once
+      16 rows x 128 bytes per row of Q and K's first block are in, not all
+      of Q. Needs `producer = tma`, no `persistent` and no
+      `q_per_consumer`.
+    - `k0_by_atom` (default `false`): with `q_by_atom`, the first K
+      block's atoms ride on the same per-atom barriers, loaded between
+      Q's (Q atom 0, K atom 0, Q atom 1, ...), so the first Q.K^T k-step
+      waits for 16 + 8 KiB at D=256 instead of Q's first atom and all of K.
+    - `store_by_atom` (default `false`): with `tma_store`, each consumer
+      writes O's 64-column atoms to shared memory one at a time and issues
+      each atom's TMA store as soon as it is written, so the stores' reads
+      run under the remaining stmatrix.
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -225,7 +240,10 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$prefetch_next_kv,
                         DefaultValuedParameter<"bool", "false">:$row_sum_mma,
                         DefaultValuedParameter<"bool", "false">:$hold_packed,
-                        DefaultValuedParameter<"bool", "false">:$stage_o_in_q);
+                        DefaultValuedParameter<"bool", "false">:$stage_o_in_q,
+                        DefaultValuedParameter<"bool", "false">:$q_by_atom,
+                        DefaultValuedParameter<"bool", "false">:$store_by_atom,
+                        DefaultValuedParameter<"bool", "false">:$k0_by_atom);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
