@@ -110,12 +110,13 @@
 // DYNPTX-DAG: atom.global.add.u32 {{.*}}, 1;
 // DYNPTX-DAG: redux.sync.min.u32
 // D=256 up to 512 keys: block_n 64 (512 = 8 x 64; 80 leaves a block 40%
-// used), one block per tile.
+// used), one block per tile, whose first Q.K^T starts on the first atoms
+// of Q and K.
 // SHORT512: "max_seqlen_k": 512,
 // SHORT512-NOT: "min_seqlen_k"
-// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,
+// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}q_by_atom = true, k0_by_atom = true>"
 // Causal D=256 up to 512 keys: the same, and each consumer stops at the
 // last block its rows reach (consumer 0 skips every tile's last block).
 // SHORTSKIP: "max_seqlen_k": 512,
 // SHORTSKIP-NOT: "min_seqlen_k"
-// SHORTSKIP: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}skip_masked_blocks = true>"
+// SHORTSKIP: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}skip_masked_blocks = true, q_by_atom = true, k0_by_atom = true>"
