@@ -34,7 +34,7 @@ for v in "${variants[@]}"; do
       extra+="${extra:+, }$key = $value"
       case $key in # short names keep the harness's columns readable
         pingpong) short=pp ;; overlap_softmax) short=ov ;; persistent) short=pers ;;
-        producer_regs) short=pr ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
+        producer_regs) short="pr" ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
         q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;;
         overlap_epilogue) short=oe ;; conditional_rescale) short=condr ;;
         defer_store) short=ds ;; narrow_diagonal) short=nd ;; skip_masked_blocks) short=skip ;;

@@ -3,7 +3,7 @@
 # ptxas on every shipped schedule), then the Python tests. GPU tests skip
 # with a reason on machines without CUDA. The last line is pytest's summary.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${TILEDATTN_BUILD_DIR:-$PWD/build}
 PY=${PYTHON:-python3}
 echo "== lit: check-tiledattn"

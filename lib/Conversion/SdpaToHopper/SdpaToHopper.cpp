@@ -630,8 +630,7 @@ private:
   /// O of the tile at query row `row0` of (`headIndex`, `batchIndex`),
   /// staged at byte `staging` of shared memory.
   void storeByTma(Value consumer, Value (&inv)[2], ArrayRef<Value> acc,
-                  Value row0, Value headIndex, Value batchIndex,
-                  Value staging);
+                  Value row0, Value headIndex, Value batchIndex, Value staging);
   /// defer_store: a tile's O kept in registers across the tile loop's back
   /// edge, as loop values: acc, 1 / sum of both row halves, the tile's
   /// first row, head and batch, whether there is one (not before the
@@ -826,15 +825,12 @@ void HopperKernelEmitter::emitProducer() {
           if (schedule.getK0ByAtom()) {
             // Block 0's K came with Q; its stage's barrier only completes
             // the phase, so later blocks' parities hold.
-            Value first = cmp(arith::CmpIPredicate::eq, it, idx(0));
-            ifThen(first, [&] { arrive(kFull(s)); });
-            ifThen(arith::XOrIOp::create(b, loc, first,
-                                         arith::ConstantIntOp::create(
-                                             b, loc, 1, 1)),
-                   [&] {
-                     loadTile(kMap, blockN, kStageOffset(s), row, headKV,
-                              kFull(s), kvBytes());
-                   });
+            ifThen(cmp(arith::CmpIPredicate::eq, it, idx(0)),
+                   [&] { arrive(kFull(s)); });
+            ifThen(cmp(arith::CmpIPredicate::ne, it, idx(0)), [&] {
+              loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
+                       kvBytes());
+            });
           } else {
             loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
                      kvBytes());

@@ -14,8 +14,8 @@ func.func @sdpa_fwd_f16_d256_short(%q: !head, %k: !head, %v: !head, %o: !head, %
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true, tma_store = true,
-                                   q_by_atom = true, k0_by_atom = true,
-                                   overlap_epilogue = true, prefetch_next_q = true>)
+                                   overlap_epilogue = true, prefetch_next_q = true,
+                                   q_by_atom = true, k0_by_atom = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -1368,3 +1368,69 @@ func.func @bf16_d256_q_per_consumer(%q: !head, %k: !head, %v: !head, %o: !head, 
 // CHECK: %[[CONSUMER:.*]] = arith.subi %[[WG]], %c1
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 240
 // CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%[[CONSUMER]]], %false
+
+// -----
+
+// q_by_atom + k0_by_atom: Q (two 64-column atoms at head dim 128) and the
+// first K block arrive atom by atom, atom a of both on barrier a (expect
+// (128 + 64) rows x 128 bytes), Q's atom before K's; the producer's block 0
+// only completes K-full's phase (a plain arrive) so later blocks' parities
+// hold. The first Q.K^T waits for barrier a before atom a's four k-steps and
+// not for K full. store_by_atom: each atom of O is fenced and stored as soon
+// as its stmatrix are done.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_q_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   q_by_atom = true, k0_by_atom = true, store_by_atom = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_q_by_atom
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 10>
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c0{{[_0-9]*}}], %c24576
+// CHECK: nvgpu.tma.async.load %[[QMAP:[0-9]+]][%c0{{[_0-9]*}}, {{.*}}], %[[BAR]][%c0{{[_0-9]*}}] to %{{.*}} : <tensor = memref<1x1x128x64xbf16
+// CHECK: nvgpu.tma.async.load %[[KMAP:[0-9]+]][%c0{{[_0-9]*}}, %c0{{[_0-9]*}}, {{.*}}], %[[BAR]][%c0{{[_0-9]*}}] to %{{.*}} : <tensor = memref<1x1x64x64xbf16
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c1{{[_0-9]*}}], %c24576
+// CHECK: nvgpu.tma.async.load %[[QMAP]][%c64{{[_0-9]*}}, {{.*}}], %[[BAR]][%c1{{[_0-9]*}}]
+// CHECK: nvgpu.tma.async.load %[[KMAP]][%c64{{[_0-9]*}}, %c0{{[_0-9]*}}, {{.*}}], %[[BAR]][%c1{{[_0-9]*}}]
+// CHECK: scf.for
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{[_0-9]*}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]]
+// CHECK: %[[LATER:.*]] = arith.cmpi ne, %{{.*}}, %c0{{[_0-9]*}} : index
+// CHECK-NEXT: scf.if %[[LATER]] {
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%{{.*}}], %c16384
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// The first block: no K-full wait, each atom's k-steps after its barrier.
+// CHECK: nvvm.barrier id
+// CHECK-NOT: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c0{{[_0-9]*}}], %false
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c1{{[_0-9]*}}], %false
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// The block loop waits for K full (barrier 2 + stage) as before.
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.mma_async
+// O: atom 0 fenced and stored before atom 1's stmatrix.
+// CHECK: nvvm.stmatrix
+// CHECK: nvvm.fence.proxy
+// CHECK-NOT: nvvm.stmatrix
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-NOT: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%c0{{[_0-9]*}},
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NOT: nvgpu.tma.async.store
+// CHECK: nvvm.stmatrix
+// CHECK: nvvm.fence.proxy
+// CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%c64{{[_0-9]*}},
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+

@@ -1137,3 +1137,29 @@ func.func private @schedule_stage_o_in_q_without_tma_store() attributes {s = #ti
 
 // expected-error @+1 {{schedule field stage_o_in_q: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_stage_o_in_q_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, stage_o_in_q = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_by_atom: gives a one-tile block's Q a barrier per 64-column atom, waited for in the first block (issued on its own by overlap_softmax), so expected persistent = false, q_per_consumer = false and overlap_softmax = true with it, but got persistent = true, q_per_consumer = false, overlap_softmax = true}}
+func.func private @schedule_q_by_atom_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, q_by_atom = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_by_atom: gives a one-tile block's Q a barrier per 64-column atom, waited for in the first block (issued on its own by overlap_softmax), so expected persistent = false, q_per_consumer = false and overlap_softmax = true with it, but got persistent = false, q_per_consumer = false, overlap_softmax = false}}
+func.func private @schedule_q_by_atom_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, q_by_atom = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field k0_by_atom: puts the first K block on q_by_atom's per-atom barriers, so expected q_by_atom = true with it, but got q_by_atom = false}}
+func.func private @schedule_k0_by_atom_alone() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, k0_by_atom = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field store_by_atom: issues O's TMA stores atom by atom, so expected tma_store = true with it, but got tma_store = false}}
+func.func private @schedule_store_by_atom_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, store_by_atom = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_by_atom: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_q_by_atom_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_by_atom = true>}
+

@@ -499,8 +499,8 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                         // row_sum_mma a tile of ones, with dynamic_tiles one
                         // 32-bit tile index per Q buffer follow.
     int64_t tile = getBlockM() * headDim * elementBytes;
-    int64_t oStaging = getTmaStore() && getPersistent() &&
-                               getQBuffers() == 2 && !getStageOInQ()
+    int64_t oStaging = getTmaStore() && getPersistent() && getQBuffers() == 2 &&
+                               !getStageOInQ()
                            ? tile
                            : 0;
     int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
