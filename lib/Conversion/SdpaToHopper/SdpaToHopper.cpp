@@ -1885,7 +1885,16 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   if (!totalsUnderPV)
     totals();
   if (!schedule.getDeferStore()) {
-    emitStore(consumer, rowBase, acc, inv);
+    if (!startsTile) {
+      emitStore(consumer, rowBase, acc, inv);
+      return;
+    }
+    // split_tail: only the piece with the tile's first keys stores; a
+    // writer's Q buffer, when O would have been staged there, goes back
+    // without a store.
+    ifThen(startsTile, [&] { emitStore(consumer, rowBase, acc, inv); });
+    if (qReleasedAfterStore())
+      ifThen(writesPartial, [&] { release(qEmpty(qBuffer)); });
     return;
   }
   HeldO tileO;

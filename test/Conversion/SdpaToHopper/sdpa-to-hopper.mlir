@@ -1434,3 +1434,35 @@ func.func @bf16_d128_q_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse:
 // CHECK: nvgpu.tma.async.store %{{.*}} to %{{.*}}[%c64{{[_0-9]*}},
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 
+// -----
+
+// split_tail without defer_store, one Q buffer: O is staged in Q's buffer,
+// so the tail's pieces return the buffer either way: the piece with the
+// tile's first keys after its O's stores have read it, a writer of partial
+// O (no store) right away (Q empty is barrier 9: 1 + 4 x 2).
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d64_split_tail_one_q(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, split_tail = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d64_split_tail_one_q
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 10>
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: %[[STARTS:.*]] = arith.cmpi eq, %[[FIRST:[^ ]*]], %c0_i32{{[_0-9]*}} : i32
+// CHECK: %[[WRITES:.*]] = arith.cmpi ne, %[[FIRST]], %c0_i32{{[_0-9]*}} : i32
+// CHECK: scf.if %[[STARTS]] {
+// CHECK: nvvm.stmatrix
+// CHECK: nvgpu.tma.async.store
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]][%c9]
+// CHECK: scf.if %[[WRITES]] {
+// CHECK-NOT: nvgpu.tma.async.store
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]][%c9]
+// CHECK: gpu.return
+

@@ -1073,17 +1073,17 @@ func.func private @schedule_split_tail_without_tma() attributes {s = #tiledattn.
 
 // -----
 
-// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected defer_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got defer_store = false, dynamic_tiles = false, overlap_epilogue = false}}
-func.func private @schedule_split_tail_without_defer_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, split_tail = true>}
+// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected persistent = true, tma_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got persistent = true, tma_store = false, dynamic_tiles = false, overlap_epilogue = false}}
+func.func private @schedule_split_tail_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, split_tail = true>}
 
 // -----
 
-// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected defer_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got defer_store = true, dynamic_tiles = true, overlap_epilogue = false}}
+// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected persistent = true, tma_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got persistent = true, tma_store = true, dynamic_tiles = true, overlap_epilogue = false}}
 func.func private @schedule_split_tail_dynamic() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, dynamic_tiles = true, split_tail = true>}
 
 // -----
 
-// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected defer_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got defer_store = true, dynamic_tiles = false, overlap_epilogue = true}}
+// expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected persistent = true, tma_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got persistent = true, tma_store = true, dynamic_tiles = false, overlap_epilogue = true}}
 func.func private @schedule_split_tail_overlap_epilogue() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, overlap_epilogue = true, split_tail = true>}
 
 // -----

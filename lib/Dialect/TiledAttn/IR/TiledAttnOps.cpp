@@ -384,17 +384,19 @@ LogicalResult ScheduleAttr::verify(
                             "false with it, but got overlap_softmax = "
                          << flag(overlapSoftmax)
                          << ", overlap_epilogue = " << flag(overlapEpilogue);
-    // The tail's pieces are tiles of the static persistent order; the
-    // writers' O never reaches a store, which defer_store's held O lets
-    // the lowering skip; the totals must come after the merge.
-    if (splitTail && (!deferStore || dynamicTiles || overlapEpilogue))
+    // The tail's pieces are tiles of the static persistent order; a
+    // writer's O never reaches the TMA store its piece skips; the totals
+    // must come after the merge.
+    if (splitTail &&
+        (!persistent || !tmaStore || dynamicTiles || overlapEpilogue))
       return emitError() << "schedule field split_tail: cuts the last "
                             "round's tiles of the static persistent order "
                             "and merges them before the rows' totals, so "
-                            "expected defer_store = true, dynamic_tiles = "
-                            "false and overlap_epilogue = false with it, but "
-                            "got defer_store = "
-                         << flag(deferStore)
+                            "expected persistent = true, tma_store = true, "
+                            "dynamic_tiles = false and overlap_epilogue = "
+                            "false with it, but got persistent = "
+                         << flag(persistent)
+                         << ", tma_store = " << flag(tmaStore)
                          << ", dynamic_tiles = " << flag(dynamicTiles)
                          << ", overlap_epilogue = " << flag(overlapEpilogue);
     // A persistent block's Q buffers hand Q over whole (Q empty, tile slots).
