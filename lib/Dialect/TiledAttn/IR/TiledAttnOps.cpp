@@ -295,21 +295,27 @@ LogicalResult ScheduleAttr::verify(
                             "totals under the tile's last P.V, which only "
                             "overlap_softmax leaves in flight, so expected "
                             "overlap_softmax = true with it, but got false";
-    // The held O is stored under the next tile's first Q.K^T: there must be
-    // a next tile, a staging tile the next Q does not arrive in (a tile of
-    // its own, or with stage_o_in_q the held tile's Q buffer) and a first
-    // block issued on its own.
-    if (deferStore &&
-        (!persistent || !tmaStore || qBuffers != 2 || !overlapSoftmax))
-      return emitError() << "schedule field defer_store: stores a tile's O "
-                            "under the next tile's first Q.K^T, so expected "
-                            "persistent = true, tma_store = true, q_buffers "
-                            "= 2 and overlap_softmax = true with it, but got "
-                            "persistent = "
+    // defer_store and stage_o_in_q both work on a persistent block's two Q
+    // buffers, O leaving by TMA, and a tile's first block issued on its own.
+    bool twoQBuffers =
+        persistent && tmaStore && qBuffers == 2 && overlapSoftmax;
+    auto needsTwoQBuffers = [&](StringRef field, StringRef what) {
+      return emitError() << "schedule field " << field << ": " << what
+                         << ", so expected persistent = true, tma_store = "
+                            "true, q_buffers = 2 and overlap_softmax = true "
+                            "with it, but got persistent = "
                          << flag(persistent)
                          << ", tma_store = " << flag(tmaStore)
                          << ", q_buffers = " << qBuffers
                          << ", overlap_softmax = " << flag(overlapSoftmax);
+    };
+    // The held O is stored under the next tile's first Q.K^T: there must be
+    // a next tile, a staging tile the next Q does not arrive in (a tile of
+    // its own, or with stage_o_in_q the held tile's Q buffer) and a first
+    // block issued on its own.
+    if (deferStore && !twoQBuffers)
+      return needsTwoQBuffers("defer_store", "stores a tile's O under the "
+                                             "next tile's first Q.K^T");
     // The narrow block is issued apart from the rest of the loop only in
     // the overlapped form, and is 64 keys wide.
     if (narrowDiagonal && (!overlapSoftmax || blockN <= 64))
@@ -333,18 +339,11 @@ LogicalResult ScheduleAttr::verify(
                             "got prefetch_next_q = false";
     // The tile's Q buffer is free for O only while the next tile reads the
     // other one, and goes back to the producer after the next tile's first
-    // block (peeled only by overlap_softmax).
-    if (stageOInQ &&
-        (!persistent || !tmaStore || qBuffers != 2 || !overlapSoftmax))
-      return emitError() << "schedule field stage_o_in_q: stages O in its "
-                            "tile's Q buffer while the next tile reads the "
-                            "other, so expected persistent = true, tma_store "
-                            "= true, q_buffers = 2 and overlap_softmax = "
-                            "true with it, but got persistent = "
-                         << flag(persistent)
-                         << ", tma_store = " << flag(tmaStore)
-                         << ", q_buffers = " << qBuffers
-                         << ", overlap_softmax = " << flag(overlapSoftmax);
+    // block.
+    if (stageOInQ && !twoQBuffers)
+      return needsTwoQBuffers("stage_o_in_q",
+                              "stages O in its tile's Q buffer while the "
+                              "next tile reads the other");
     // One set of per-atom Q barriers, waited for in the tile's first block
     // (a persistent block's Q buffers and a consumer's own Q half have
     // barriers of their own).
