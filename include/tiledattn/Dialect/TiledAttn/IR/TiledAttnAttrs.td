@@ -150,8 +150,9 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       running one more tile alone. A block that computed a tile's later
       keys leaves its partial O and row statistics in a workspace the
       runtime provides; the block with the tile's first keys merges them
-      and stores O. Needs `defer_store` and no `dynamic_tiles` or
-      `overlap_epilogue` (the rows' totals follow the merge).
+      and stores O. Needs `persistent` and `tma_store`, and no
+      `dynamic_tiles` or `overlap_epilogue` (the rows' totals follow the
+      merge).
     - `q_per_consumer` (default `false`): Q arrives as one TMA load per
       consumer's 64 rows, each on its own barrier, so consumer 0 starts
       its first Q.K^T when its half is in (D=256: 32 of 64 KB). Needs
