@@ -530,11 +530,9 @@ private:
   // Consumer pieces
   //===------------------------------------------------------------------===//
   /// S = Q.K^T of the first `n` keys of the block in stage `s` (n = 0: all
-  /// block_n).
-  Value issueQK(Value consumer, Value s, int64_t n = 0);
-  /// q_by_atom: set while the tile's first Q.K^T is emitted, which waits
-  /// for each Q atom (barrier = atom) before its k-steps.
-  bool waitQAtoms = false;
+  /// block_n). `byAtom` (q_by_atom, the tile's first block): wait for each
+  /// Q atom's barrier (barrier = atom) before its k-steps.
+  Value issueQK(Value consumer, Value s, int64_t n = 0, bool byAtom = false);
   /// Inline PTX that must stay where it is (has side effects).
   Value sideEffectAsm(Type resultType, ValueRange operands, StringRef text,
                       StringRef constraints) {
@@ -585,9 +583,10 @@ private:
   /// has a new maximum (every factor exactly 1): exact, and most blocks of
   /// long rows.
   void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
-  /// S of block `it`; `underQK` runs between the issue and the wait.
+  /// S of block `it`; `underQK` runs between the issue and the wait;
+  /// `byAtom` as for issueQK.
   Regs scoresOf(Value it, Value consumer,
-                function_ref<void()> underQK = nullptr);
+                function_ref<void()> underQK = nullptr, bool byAtom = false);
   /// O += P.V of block `it`; `underPV` runs between the issue and the wait.
   void accumulatePV(Value it, Regs &acc, ArrayRef<Value> probs,
                     function_ref<void()> underPV = nullptr);
@@ -1214,7 +1213,8 @@ void HopperKernelEmitter::forEachTileDynamic(function_ref<void(Regs &)> body,
 /// head_dim / 16 wgmma.m64nNk16 with N = `n` (block_n unless narrow: the
 /// first n keys of the block), Q and K both K-major in shared memory.
 /// Returns the accumulator struct, valid after a wait.
-Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
+Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
+                                   bool byAtom) {
   if (!n)
     n = blockN;
   SmallVector<Type> f32s(n / 2, b.getF32Type());
@@ -1229,7 +1229,7 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n) {
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
     int64_t atom = kk / 4, within = 32 * (kk % 4);
-    if (waitQAtoms && within == 0)
+    if (byAtom && within == 0)
       waitParity(idx(atom), tileParity);
     Value descA = advance(qDesc, atom * blockM * 128 + within);
     Value descB = advance(kDesc, atom * blockN * 128 + within);
@@ -1475,13 +1475,13 @@ void HopperKernelEmitter::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
 
 /// S of block `it` on its own: a turn to issue, the wait, K released.
 Regs HopperKernelEmitter::scoresOf(Value it, Value consumer,
-                                   function_ref<void()> underQK) {
+                                   function_ref<void()> underQK, bool byAtom) {
   auto [s, parity] = stageOf(it);
   turnBegin();
   // k0_by_atom: the first block's K atoms are waited for with Q's.
-  if (!(waitQAtoms && schedule.getK0ByAtom()))
+  if (!(byAtom && schedule.getK0ByAtom()))
     waitParity(kFull(s), parity);
-  Value sStruct = issueQK(consumer, s);
+  Value sStruct = issueQK(consumer, s, /*n=*/0, byAtom);
   turnEnd();
   if (underQK)
     underQK();
@@ -1769,12 +1769,11 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
     // before; masked only when it is the diagonal or the ragged end (most
     // tiles of short causal rows would otherwise mask two blocks).
     bool defer = schedule.getDeferStore();
-    waitQAtoms = schedule.getQByAtom();
     Regs scores = scoresOf(
         first, consumer,
         defer ? function_ref<void()>([&] { storeHeld(consumer, held); })
-              : nullptr);
-    waitQAtoms = false;
+              : nullptr,
+        /*byAtom=*/schedule.getQByAtom());
     Value rescale[2];
     Value maskFirst;
     if (schedule.getSplitKvLoop())
