@@ -520,6 +520,15 @@ private:
       turnEnd();
     }
   }
+  /// `rows` rows of 64-column atom `a` of an operand into `byteOffset` of
+  /// shared memory, completing on `barrier` (no expect_tx).
+  void loadAtom(Value map, int64_t rows, Value byteOffset, int64_t a, Value row,
+                Value headIndex, Value barrier) {
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, atomView(byteOffset, rows), barriers, map,
+        ValueRange{idx(64 * a), row, headIndex, batch}, barrier, Value(),
+        Value());
+  }
   /// `rows` rows of every 64-column atom of an operand, each atom's
   /// `atomRows` rows apart in shared memory (0: `rows`).
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
@@ -761,10 +770,8 @@ void HopperKernelEmitter::loadTile(Value map, int64_t rows, Value byteOffset,
                                           Value());
   int64_t atomBytes = (atomRows ? atomRows : rows) * 128;
   for (int64_t a = 0; a < atoms; ++a)
-    nvgpu::TmaAsyncLoadOp::create(
-        b, loc, atomView(add(byteOffset, a * atomBytes), rows), barriers, map,
-        ValueRange{idx(64 * a), row, headIndex, batch}, barrier, Value(),
-        Value());
+    loadAtom(map, rows, add(byteOffset, a * atomBytes), a, row, headIndex,
+             barrier);
 }
 
 /// q_by_atom: Q's atoms [first, last), each on its own full barrier.
@@ -774,16 +781,11 @@ void HopperKernelEmitter::loadQAtoms(int64_t first, int64_t last) {
     int64_t bytes = (blockM + (withK ? blockN : 0)) * 128;
     nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
                                             idx(a), Value());
-    nvgpu::TmaAsyncLoadOp::create(
-        b, loc, atomView(add(qOffset(qBuffer), idx(a * blockM * 128)), blockM),
-        barriers, qMap, ValueRange{idx(64 * a), qRow0, head, batch}, idx(a),
-        Value(), Value());
+    loadAtom(qMap, blockM, add(qOffset(qBuffer), a * blockM * 128), a, qRow0,
+             head, idx(a));
     if (withK) // k0_by_atom: the first K block's atom a (stage 0).
-      nvgpu::TmaAsyncLoadOp::create(
-          b, loc,
-          atomView(add(kStageOffset(idx(0)), idx(a * blockN * 128)), blockN),
-          barriers, kMap, ValueRange{idx(64 * a), idx(0), headKV, batch},
-          idx(a), Value(), Value());
+      loadAtom(kMap, blockN, add(kStageOffset(idx(0)), a * blockN * 128), a,
+               idx(0), headKV, idx(a));
   }
 }
 
