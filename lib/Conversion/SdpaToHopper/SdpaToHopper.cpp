@@ -542,6 +542,14 @@ private:
   /// block_n). `byAtom` (q_by_atom, the tile's first block): wait for each
   /// Q atom's barrier (barrier = atom) before its k-steps.
   Value issueQK(Value consumer, Value s, int64_t n = 0, bool byAtom = false);
+  /// q_in_registers: this consumer's 64 rows of Q as wgmma A fragments
+  /// (4 packed pairs per k-step), read from the tile's Q buffer.
+  Regs loadQFragments(Value consumer);
+  /// One wgmma.m64n<cols>k16 with A from registers (`a`: 4 packed pairs)
+  /// and B from `desc` (MN-major if `transB`), on the accumulator `acc`
+  /// (tied in and out; ignored unless `accumulate`). Returns the struct.
+  Value wgmmaFromRegisters(ArrayRef<Value> acc, ArrayRef<Value> a, Value desc,
+                           int64_t cols, bool transB, bool accumulate);
   /// Inline PTX that must stay where it is (has side effects).
   Value sideEffectAsm(Type resultType, ValueRange operands, StringRef text,
                       StringRef constraints) {
@@ -554,6 +562,9 @@ private:
                ArrayAttr())
         .getResult(0);
   }
+  /// q_in_registers: the tile's Q fragments (loadQFragments), set at the
+  /// tile's start; empty otherwise, and issueQK reads Q from shared memory.
+  Regs qFragments;
   /// The accumulator structs of a P.V: O, and with row_sum_mma the sums.
   struct PVStructs {
     Value o, sums;
@@ -1224,11 +1235,25 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
   Value acc = LLVM::UndefOp::create(b, loc, structTy);
   auto type =
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  Value qBase = add(mul(consumer, 64 * 128), qOffset(qBuffer));
   Value kBase = kStageOffset(s);
-  Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
   Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  if (!qFragments.empty()) { // q_in_registers: A from registers.
+    Regs accum(n / 2, LLVM::PoisonOp::create(b, loc, b.getF32Type()));
+    for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+      int64_t atom = kk / 4, within = 32 * (kk % 4);
+      acc = wgmmaFromRegisters(
+          accum, ArrayRef<Value>(qFragments).slice(4 * kk, 4),
+          advance(kDesc, atom * blockN * 128 + within), n, /*transB=*/false,
+          /*accumulate=*/kk > 0);
+      for (int64_t i = 0; i < n / 2; ++i)
+        accum[i] = LLVM::ExtractValueOp::create(b, loc, acc, i);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    return acc;
+  }
+  Value qBase = add(mul(consumer, 64 * 128), qOffset(qBuffer));
+  Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
     int64_t atom = kk / 4, within = 32 * (kk % 4);
     if (byAtom && within == 0)
@@ -1254,6 +1279,62 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
   return acc;
 }
 
+/// wgmma A-fragment order is ldmatrix.x4's: lanes 8j .. 8j + 7 address the
+/// rows of matrix j, rows (j % 2) * 8 + lane % 8 of the warp's 16, 16-byte
+/// chunk 2 * kk + j / 2 of the k-step's two (as storeByTma writes O).
+Regs HopperKernelEmitter::loadQFragments(Value consumer) {
+  Value matrix = div(lane, 8), rowInMatrix = rem(lane, 8);
+  Value row = add(warpRow, add(mul(rem(matrix, 2), 8), rowInMatrix));
+  Value rowStart =
+      add(add(mul(consumer, 64 * 128), qOffset(qBuffer)), mul(row, 128));
+  Value secondChunk = div(matrix, 2);
+  auto ctx = b.getContext();
+  Type words = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(4, b.getI32Type()));
+  Regs fragments;
+  for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+    int64_t i = 2 * kk; // first 8-column chunk of the k-step
+    // 16-byte chunk c of a row sits at chunk c ^ (row % 8) (128B swizzle).
+    Value chunk =
+        arith::XOrIOp::create(b, loc, add(secondChunk, i % 8), rowInMatrix);
+    Value offset = add(add(rowStart, (i / 8) * blockM * 128), mul(chunk, 16));
+    Value x4 = NVVM::LdMatrixOp::create(
+        b, loc, words, sharedPointer(offset), /*num=*/4, NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    for (int64_t w = 0; w < 4; ++w)
+      fragments.push_back(LLVM::ExtractValueOp::create(b, loc, x4, w));
+  }
+  return fragments;
+}
+
+/// scale-d is an immediate inside the asm: a register holding it would be
+/// set between wgmmas, which makes ptxas serialize them (C7513).
+Value HopperKernelEmitter::wgmmaFromRegisters(ArrayRef<Value> acc,
+                                              ArrayRef<Value> a, Value desc,
+                                              int64_t cols, bool transB,
+                                              bool accumulate) {
+  std::string ty = elementType.isBF16() ? "bf16" : "f16";
+  int64_t n = acc.size();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (accumulate ? 1 : 0)
+     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << cols << "k16.f32." << ty
+     << "." << ty << " {";
+  for (int64_t i = 0; i < n; ++i)
+    os << (i ? ", $" : "$") << i;
+  os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
+     << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, " << (transB ? 1 : 0)
+     << ";\n}";
+  SmallVector<Value> operands(acc.begin(), acc.end());
+  operands.append(a.begin(), a.end());
+  operands.push_back(desc);
+  return sideEffectAsm(
+      LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                       SmallVector<Type>(n, b.getF32Type())),
+      operands, text, tiedF32Constraints(n) + ",r,r,r,r,l");
+}
+
 /// Issues O += P.V and commits the group: one wgmma.m64nNk16 (N = head dim)
 /// per four packed pairs of P (block_n / 16 of them; fewer for a narrow P,
 /// which reads only the first V rows), P from registers, V MN-major in
@@ -1264,53 +1345,26 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
 HopperKernelEmitter::PVStructs
 HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
                              Value s) {
-  std::string ty = elementType.isBF16() ? "bf16" : "f16";
-  // wgmma m64n<cols>k16 with A (P) from registers, `n` accumulator
-  // registers ($0 .. $n-1, tied to $n .. $2n-1), B transposed (MN-major)
-  // or not. scale-d = 1 (accumulate) is an immediate: a register holding it
-  // would be set between wgmmas, which makes ptxas serialize them (C7513).
-  auto wgmmaText = [&](int64_t n, int64_t cols, bool transB) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-       << "wgmma.mma_async.sync.aligned.m64n" << cols << "k16.f32." << ty << "."
-       << ty << " {";
-    for (int64_t i = 0; i < n; ++i)
-      os << (i ? ", $" : "$") << i;
-    os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
-       << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, " << (transB ? 1 : 0)
-       << ";\n}";
-    return text;
-  };
   int64_t kSteps = probs.size() / 4; // block_n / 16, or 4 when narrow
   // One k-step on `accum` (the next step's input taken from the result).
-  auto step = [&](Regs &accum, StringRef text, Value desc, int64_t kk) {
-    int64_t n = accum.size();
-    SmallVector<Value> operands(accum.begin(), accum.end());
-    operands.append(probs.begin() + 4 * kk, probs.begin() + 4 * kk + 4);
-    operands.push_back(desc);
-    Value result =
-        sideEffectAsm(LLVM::LLVMStructType::getLiteral(
-                          b.getContext(), SmallVector<Type>(n, b.getF32Type())),
-                      operands, text, tiedF32Constraints(n) + ",r,r,r,r,l");
+  auto step = [&](Regs &accum, int64_t cols, bool transB, Value desc,
+                  int64_t kk) {
+    Value result = wgmmaFromRegisters(accum, probs.slice(4 * kk, 4), desc, cols,
+                                      transB, /*accumulate=*/true);
     if (kk + 1 < kSteps)
-      for (int64_t i = 0; i < n; ++i)
+      for (int64_t i = 0, e = accum.size(); i < e; ++i)
         accum[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
     return result;
   };
-
   Regs acc(accIn.begin(), accIn.begin() + oRegs());
-  std::string accText = wgmmaText(oRegs(), headDim, /*transB=*/true);
   Value vDesc = descriptor(vStageOffset(s), /*leading=*/blockN * 128,
                            /*stride=*/1024);
   // row_sum_mma: the same P against a 16 x 8 B of ones (K-major, the same
   // bytes every k-step, inside the ones tile whatever the swizzle reaches)
   // adds P's row sums to 4 more registers, two copies per row half.
   Regs sums(accIn.begin() + oRegs(), accIn.end());
-  std::string sumsText;
   Value onesDesc;
   if (!sums.empty()) {
-    sumsText = wgmmaText(sums.size(), 8, /*transB=*/false);
     onesDesc = descriptor(idx(onesOffset()), /*leading=*/16, /*stride=*/1024);
   }
   PVStructs structs;
@@ -1318,9 +1372,10 @@ HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     // V rows kk*16 .. kk*16+15 start 16 * 128 bytes further into every
     // atom; the atoms (64 head-dim columns each) are block_n * 128 apart.
-    structs.o = step(acc, accText, advance(vDesc, kk * 2048), kk);
+    structs.o =
+        step(acc, headDim, /*transB=*/true, advance(vDesc, kk * 2048), kk);
     if (!sums.empty())
-      structs.sums = step(sums, sumsText, onesDesc, kk);
+      structs.sums = step(sums, 8, /*transB=*/false, onesDesc, kk);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return structs;
@@ -1738,6 +1793,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   // Dynamic: waited for with the tile's rank; by atom: in the first Q.K^T.
   if (!schedule.getDynamicTiles() && !schedule.getQByAtom())
     waitParity(qFullOf(consumer), tileParity);
+  if (schedule.getQInRegisters())
+    qFragments = loadQFragments(consumer);
 
   // skip_masked_blocks: this consumer's K/V blocks end where its own rows
   // do; it takes empty turns for the tile's later blocks (skipTurns), and

@@ -1466,3 +1466,47 @@ func.func @bf16_d64_split_tail_one_q(%q: !head, %k: !head, %v: !head, %o: !head,
 // CHECK: nvgpu.mbarrier.arrive %[[BAR]][%c9]
 // CHECK: gpu.return
 
+
+// -----
+
+// q_in_registers: after Q's full barrier each consumer reads its 64 rows of
+// Q into registers, one ldmatrix.x4 per k-step (8 at head dim 128), and
+// every Q.K^T takes A from those registers (inline PTX, the k-major K
+// descriptor untransposed), the first k-step with scale-d = 0. No wgmma
+// reads Q from shared memory.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_q_in_registers(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   q_in_registers = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_q_in_registers
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%c0{{[_0-9]*}}], %false
+// CHECK: %[[X0:.*]] = nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
+// CHECK-NEXT: %[[A0:.*]] = llvm.extractvalue %[[X0]][0]
+// CHECK-NEXT: %[[A1:.*]] = llvm.extractvalue %[[X0]][1]
+// CHECK-NEXT: %[[A2:.*]] = llvm.extractvalue %[[X0]][2]
+// CHECK-NEXT: %[[A3:.*]] = llvm.extractvalue %[[X0]][3]
+// CHECK-COUNT-7: nvvm.ldmatrix
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: %[[UNSET:.*]] = llvm.mlir.poison : f32
+// CHECK-NEXT: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 0, 0;{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}{$128, $129, $130, $131}, $132, p, 1, 1, 0;{{.*}}" %[[UNSET]], %[[UNSET]], {{.*}}, %[[UNSET]], %[[A0]], %[[A1]], %[[A2]], %[[A3]], %{{[0-9]+}} :
+// CHECK-COUNT-7: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 1, 0;{{.*}}m64n128k16{{.*}}, p, 1, 1, 0;
+// CHECK-NEXT: llvm.extractvalue
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// The block loop: Q.K^T (scale-d 0, then 1) from the same registers, then P.V (B transposed).
+// CHECK: scf.for
+// CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 0, 0;{{.*}}m64n128k16{{.*}}, p, 1, 1, 0;{{.*}}, %[[A0]], %[[A1]], %[[A2]], %[[A3]], %{{[0-9]+}} :
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 1, 0;{{.*}}m64n128k16{{.*}}, p, 1, 1, 1;
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: gpu.return

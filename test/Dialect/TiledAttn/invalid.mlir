@@ -1163,3 +1163,38 @@ func.func private @schedule_store_by_atom_without_tma_store() attributes {s = #t
 // expected-error @+1 {{schedule field q_by_atom: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_q_by_atom_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_by_atom = true>}
 
+
+// -----
+
+// expected-error @+1 {{schedule field q_in_registers: copies the tile's whole Q into registers before the first Q.K^T, which q_by_atom starts on Q's first atom, so expected q_by_atom = false with it, but got true}}
+func.func private @schedule_q_in_registers_by_atom() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, q_by_atom = true, q_in_registers = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field q_in_registers: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_q_in_registers_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_in_registers = true>}
+
+// -----
+
+!head = memref<?x?x?x256xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_q_in_registers_head_dim(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule field q_in_registers: Q's fragments take head dim / 4 registers per consumer thread, which only fit next to O and S up to head dim 128, so expected false at head dim 256, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, q_in_registers = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// 190 registers without Q's fragments fit 216; with them (32 more) not.
+!head = memref<?x?x?x128xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_q_in_registers_budget(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule needs about 222 registers per consumer thread (block_n = 128, head dim 128, q_in_registers), but consumer_regs is 216; lower block_n or raise consumer_regs}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, consumer_regs = 216, q_in_registers = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

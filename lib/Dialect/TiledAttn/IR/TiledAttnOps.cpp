@@ -175,7 +175,7 @@ LogicalResult ScheduleAttr::verify(
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
     bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ,
-    bool qByAtom, bool storeByAtom, bool k0ByAtom) {
+    bool qByAtom, bool storeByAtom, bool k0ByAtom, bool qInRegisters) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -363,6 +363,13 @@ LogicalResult ScheduleAttr::verify(
                             "block on q_by_atom's per-atom barriers, so "
                             "expected q_by_atom = true with it, but got "
                             "q_by_atom = false";
+    // The fragments are loaded from the whole tile at once.
+    if (qInRegisters && qByAtom)
+      return emitError() << "schedule field q_in_registers: copies the "
+                            "tile's whole Q into registers before the first "
+                            "Q.K^T, which q_by_atom starts on Q's first "
+                            "atom, so expected q_by_atom = false with it, "
+                            "but got true";
     if (storeByAtom && !tmaStore)
       return emitError() << "schedule field store_by_atom: issues O's TMA "
                             "stores atom by atom, so expected tma_store = "
@@ -442,7 +449,8 @@ LogicalResult ScheduleAttr::verify(
                            {"stage_o_in_q", stageOInQ},
                            {"q_by_atom", qByAtom},
                            {"store_by_atom", storeByAtom},
-                           {"k0_by_atom", k0ByAtom}})) {
+                           {"k0_by_atom", k0ByAtom},
+                           {"q_in_registers", qInRegisters}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
@@ -656,13 +664,23 @@ LogicalResult SdpaOp::verify() {
     // about 30 for addresses, row statistics and loop state. Calibrated on
     // ptxas 13.0 with 160 registers: D=64 with block_n 128 (158) compiles
     // without spills, D=128 with block_n 96 (166) spills.
+    // q_in_registers adds Q's A fragments: head dim / 4 packed pairs.
+    bool qInRegisters = schedule.getQInRegisters();
+    if (qInRegisters && headDim > 128)
+      return emitOpError("schedule field q_in_registers: Q's fragments take "
+                         "head dim / 4 registers per consumer thread, which "
+                         "only fit next to O and S up to head dim 128, so "
+                         "expected false at head dim ")
+             << headDim << ", but got true";
     int64_t blockN = schedule.getBlockN();
-    int64_t live = blockN / 2 + headDim / 2 + blockN / 4 + 30;
+    int64_t live = blockN / 2 + headDim / 2 + blockN / 4 + 30 +
+                   (qInRegisters ? headDim / 4 : 0);
     if (live > schedule.getConsumerRegs())
       return emitOpError("schedule needs about ")
              << live << " registers per consumer thread (block_n = " << blockN
-             << ", head dim " << headDim << "), but consumer_regs is "
-             << schedule.getConsumerRegs()
+             << ", head dim " << headDim
+             << (qInRegisters ? ", q_in_registers" : "")
+             << "), but consumer_regs is " << schedule.getConsumerRegs()
              << "; lower block_n or raise consumer_regs";
   }
   if (schedule.getMma() == MmaKind::mma_sync && headDim % 16 != 0)

@@ -190,6 +190,13 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       writes O's 64-column atoms to shared memory one at a time and issues
       each atom's TMA store as soon as it is written, so the stores' reads
       run under the remaining stmatrix.
+    - `q_in_registers` (default `false`): each consumer copies its 64 rows
+      of Q from shared memory into registers once per tile (ldmatrix, the
+      wgmma A-fragment layout: head dim / 4 registers per thread) and
+      issues S = Q.K^T with A from registers, so the tensor cores read only
+      K from shared memory during Q.K^T (2 KiB less per k-step). Needs
+      `producer = tma`, no `q_by_atom` (Q is read whole) and head dim 128
+      or less (the fragments would take 64 registers at D=256).
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -244,7 +251,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$stage_o_in_q,
                         DefaultValuedParameter<"bool", "false">:$q_by_atom,
                         DefaultValuedParameter<"bool", "false">:$store_by_atom,
-                        DefaultValuedParameter<"bool", "false">:$k0_by_atom);
+                        DefaultValuedParameter<"bool", "false">:$k0_by_atom,
+                        DefaultValuedParameter<"bool", "false">:$q_in_registers);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
