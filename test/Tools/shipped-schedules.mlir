@@ -20,6 +20,7 @@
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/9/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_long.mlir -o %t/long16 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_long
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,SPLIT,QB2 --input-file %t/long16/manifest.json
+// RUN: FileCheck %s --check-prefix=LONG128 --input-file %t/long16/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_long.mlir -o %t/long | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_long
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,SPLIT,QB2 --input-file %t/long/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG128 --input-file %t/long/manifest.json
@@ -79,7 +80,9 @@
 // SPLIT-NEXT: "name": "workspace"
 // LONG128: "min_seqlen_k": 2048,
 // LONG128-NOT: "max_seqlen_k"
-// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true(, split_tail = true)?|, uniform_consumer = true)?}}>"
+// From 2k keys Q.K^T takes Q from registers (q_in_registers).
+// LONG128: "schedule": "#tiledattn.schedule<{{.*}}split_tail = true, q_in_registers = true>"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true(, split_tail = true(, q_in_registers = true)?)?|, uniform_consumer = true)?}}>"
 // D=64 causal from 4.5k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.

@@ -15,7 +15,7 @@ func.func @sdpa_fwd_f16_d128_long(%q: !head, %k: !head, %v: !head, %o: !head, %l
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true, persistent = true,
                                    tma_store = true, q_buffers = 2, defer_store = true,
-                                   split_tail = true>)
+                                   split_tail = true, q_in_registers = true>)
       : !head, !head, !head, !head, !lse
   return
 }
