@@ -55,6 +55,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <limits>
 
@@ -545,6 +546,8 @@ private:
   /// q_in_registers: this consumer's 64 rows of Q as wgmma A fragments
   /// (4 packed pairs per k-step), read from the tile's Q buffer.
   Regs loadQFragments(Value consumer);
+  /// issueQK's register-A form, A from qFragments.
+  Value issueQKFromRegisters(Value s, int64_t n);
   /// One wgmma.m64n<cols>k16 with A from registers (`a`: 4 packed pairs)
   /// and B from `desc` (MN-major if `transB`), on the accumulator `acc`
   /// (tied in and out; ignored unless `accumulate`). Returns the struct.
@@ -1230,6 +1233,8 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
                                    bool byAtom) {
   if (!n)
     n = blockN;
+  if (!qFragments.empty()) // q_in_registers
+    return issueQKFromRegisters(s, n);
   SmallVector<Type> f32s(n / 2, b.getF32Type());
   auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
   Value acc = LLVM::UndefOp::create(b, loc, structTy);
@@ -1238,20 +1243,6 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
   Value kBase = kStageOffset(s);
   Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  if (!qFragments.empty()) { // q_in_registers: A from registers.
-    Regs accum(n / 2, LLVM::PoisonOp::create(b, loc, b.getF32Type()));
-    for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-      int64_t atom = kk / 4, within = 32 * (kk % 4);
-      acc = wgmmaFromRegisters(
-          accum, ArrayRef<Value>(qFragments).slice(4 * kk, 4),
-          advance(kDesc, atom * blockN * 128 + within), n, /*transB=*/false,
-          /*accumulate=*/kk > 0);
-      for (int64_t i = 0; i < n / 2; ++i)
-        accum[i] = LLVM::ExtractValueOp::create(b, loc, acc, i);
-    }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    return acc;
-  }
   Value qBase = add(mul(consumer, 64 * 128), qOffset(qBuffer));
   Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
@@ -1274,6 +1265,25 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
         NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::row),
         NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::col),
         NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
+}
+
+/// issueQK with A from qFragments: the first k-step with scale-d = 0.
+Value HopperKernelEmitter::issueQKFromRegisters(Value s, int64_t n) {
+  Value kDesc = descriptor(kStageOffset(s), /*leading=*/16, /*stride=*/1024);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Regs accum(n / 2, LLVM::PoisonOp::create(b, loc, b.getF32Type()));
+  Value acc;
+  for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+    int64_t atom = kk / 4, within = 32 * (kk % 4);
+    acc =
+        wgmmaFromRegisters(accum, ArrayRef<Value>(qFragments).slice(4 * kk, 4),
+                           advance(kDesc, atom * blockN * 128 + within), n,
+                           /*transB=*/false, /*accumulate=*/kk > 0);
+    for (int64_t i = 0; i < n / 2; ++i)
+      accum[i] = LLVM::ExtractValueOp::create(b, loc, acc, i);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;
@@ -1793,6 +1803,8 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   // Dynamic: waited for with the tile's rank; by atom: in the first Q.K^T.
   if (!schedule.getDynamicTiles() && !schedule.getQByAtom())
     waitParity(qFullOf(consumer), tileParity);
+  // The fragments are this tile's values: no use outside its code.
+  auto dropFragments = llvm::make_scope_exit([&] { qFragments.clear(); });
   if (schedule.getQInRegisters())
     qFragments = loadQFragments(consumer);
 
