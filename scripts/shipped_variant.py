@@ -7,6 +7,10 @@ Here (after a build):
 There (carry build/sweep_qak, build/kernels, build/runtime):
     SWEEP=build/sweep_qak scripts/device-ab.sh 512,1024,2048 256 0 3
 
+With no fields ("") the candidate is the shipped kernel itself: a control
+to run next to the others, since how far a candidate starts behind the
+shipped column depends on the kernel (docs/Hopper.md).
+
 Each candidate is the shipped schedule of a bundle
 (python/tiledattn/schedules/sdpa_fwd_<NAME>.mlir) with the fields appended to
 its #tiledattn.schedule<...>, compiled into OUT/<TAG>_<NAME>. The bundle's
@@ -48,13 +52,16 @@ def add_fields(text, fields):
         if key in present:
             raise ValueError(f"field {key}: the shipped schedule already sets it")
     start, end = matches[0].span(1)
-    text = text[:end] + ", " + ", ".join(added) + text[end:]
+    if added:  # none: a control, the shipped kernel itself as a candidate
+        text = text[:end] + ", " + ", ".join(added) + text[end:]
     return _RANGE.sub("", text, count=1)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("fields", help='schedule fields to add, e.g. "q_by_atom = true"')
+    p.add_argument(
+        "fields", help='schedule fields to add, e.g. "q_by_atom = true" ("" for a control)'
+    )
     p.add_argument("bundles", nargs="+", help="shipped bundle names, e.g. bf16_d256_short")
     p.add_argument("--tag", default="variant", help="prefix of the candidates' names")
     p.add_argument("--out", default=str(ROOT / "build" / "sweep"), help="output directory")

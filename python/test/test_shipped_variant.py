@@ -29,6 +29,12 @@ def test_fields_go_into_the_schedule_and_the_range_goes():
     )
 
 
+def test_no_fields_give_the_shipped_schedule_without_its_range():
+    text = shipped_variant.add_fields(_SHORT, " ")
+    assert text == _SHORT.replace("\n    attributes {tiledattn.max_seqlen_k = 512 : i64}", "")
+    assert "seqlen_k" not in text
+
+
 def test_a_field_the_schedule_sets_is_refused():
     with pytest.raises(ValueError, match="field q_by_atom: the shipped schedule already sets it"):
         shipped_variant.add_fields(_SHORT, "q_by_atom = false")
