@@ -712,6 +712,28 @@ private:
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
   }
+  /// The lane's part of an ldmatrix.x4 / stmatrix.x4 on its warp's 16 rows
+  /// of a 128-byte-swizzled [atom][rows][64] tile: lanes 8j..8j+7 address
+  /// the rows of matrix j, rows (j % 2) * 8 + lane % 8 of the warp's 16,
+  /// 16-byte chunk i + j / 2 (i even). Matrix j holds register j of the
+  /// wgmma fragment (A's, or the accumulator's packed pairs).
+  struct MatrixX4Lane {
+    Value matrix, rowInMatrix, row;
+  };
+  MatrixX4Lane matrixX4Lane() {
+    Value matrix = div(lane, 8), rowInMatrix = rem(lane, 8);
+    Value row = add(warpRow, add(mul(rem(matrix, 2), 8), rowInMatrix));
+    return {matrix, rowInMatrix, row};
+  }
+  /// Byte offset of the lane's address for 8-column chunks i and i + 1,
+  /// from `rowStart` (its row's first byte in atom 0).
+  Value matrixX4Offset(const MatrixX4Lane &l, Value rowStart, int64_t i) {
+    // 16-byte chunk c of a row sits at chunk c ^ (row % 8) (128B swizzle).
+    // (matrix / 2 is emitted per call and folded by CSE.)
+    Value chunk = arith::XOrIOp::create(b, loc, add(div(l.matrix, 2), i % 8),
+                                        l.rowInMatrix);
+    return add(add(rowStart, (i / 8) * blockM * 128), mul(chunk, 16));
+  }
   /// split_tail's workspace, from the kernel parameter: per block and
   /// consumer a slot of partialWords() f32 per thread (O, then max and sum
   /// of both row halves), word-major so a warp's stores are contiguous;
@@ -1289,25 +1311,18 @@ Value HopperKernelEmitter::issueQKFromRegisters(Value s, int64_t n) {
   return acc;
 }
 
-/// wgmma A-fragment order is ldmatrix.x4's: lanes 8j .. 8j + 7 address the
-/// rows of matrix j, rows (j % 2) * 8 + lane % 8 of the warp's 16, 16-byte
-/// chunk 2 * kk + j / 2 of the k-step's two (as storeByTma writes O).
+/// One ldmatrix.x4 per k-step (its two 8-column chunks), as storeByTma
+/// writes O with stmatrix.x4.
 Regs HopperKernelEmitter::loadQFragments(Value consumer) {
-  Value matrix = div(lane, 8), rowInMatrix = rem(lane, 8);
-  Value row = add(warpRow, add(mul(rem(matrix, 2), 8), rowInMatrix));
+  MatrixX4Lane l = matrixX4Lane();
   Value rowStart =
-      add(add(mul(consumer, 64 * 128), qOffset(qBuffer)), mul(row, 128));
-  Value secondChunk = div(matrix, 2);
+      add(add(mul(consumer, 64 * 128), qOffset(qBuffer)), mul(l.row, 128));
   auto ctx = b.getContext();
   Type words = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(4, b.getI32Type()));
   Regs fragments;
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-    int64_t i = 2 * kk; // first 8-column chunk of the k-step
-    // 16-byte chunk c of a row sits at chunk c ^ (row % 8) (128B swizzle).
-    Value chunk =
-        arith::XOrIOp::create(b, loc, add(secondChunk, i % 8), rowInMatrix);
-    Value offset = add(add(rowStart, (i / 8) * blockM * 128), mul(chunk, 16));
+    Value offset = matrixX4Offset(l, rowStart, 2 * kk);
     Value x4 = NVVM::LdMatrixOp::create(
         b, loc, words, sharedPointer(offset), /*num=*/4, NVVM::MMALayout::row,
         NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
@@ -1646,12 +1661,8 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
     ifThen(issuer, [&] { waitStoresRead(); });
     syncConsumer(consumer);
   }
-  // Lanes 8j..8j+7 address the rows of matrix j: chunk i + j / 2, rows
-  // (j % 2) * 8 + lane % 8 of the warp's 16.
-  Value matrix = div(lane, 8), rowInMatrix = rem(lane, 8);
-  Value row = add(warpRow, add(mul(rem(matrix, 2), 8), rowInMatrix));
-  Value rowStart = add(region, mul(row, 128));
-  Value secondChunk = div(matrix, 2);
+  MatrixX4Lane l = matrixX4Lane();
+  Value rowStart = add(region, mul(l.row, 128));
   auto ctx = b.getContext();
   Value firstRow = add(row0, mul(consumer, 64));
   // Atoms [first, last) written: fenced, then stored by one thread.
@@ -1671,10 +1682,7 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
     // store_by_atom: the atom before this one is complete.
     if (byAtom && i > 0 && i % 8 == 0)
       storeAtoms(i / 8 - 1, i / 8);
-    // 16-byte chunk c of a row sits at chunk c ^ (row % 8) (128B swizzle).
-    Value chunk =
-        arith::XOrIOp::create(b, loc, add(secondChunk, i % 8), rowInMatrix);
-    Value offset = add(add(rowStart, (i / 8) * blockM * 128), mul(chunk, 16));
+    Value offset = matrixX4Offset(l, rowStart, i);
     // hold_packed: `acc` is O already scaled and packed (i32 pairs).
     Regs words;
     if (acc.front().getType().isInteger(32)) {
