@@ -9,7 +9,11 @@ A bundle directory (its kernel.cubin), a .cubin or a text file that
 branch's target to the branch. For each loop with a wgmma in it (the K/V
 block loops; `--all` lists every loop) it prints the address range, the
 instruction count and the counts of HGMMA, MUFU and barrier/mbarrier
-instructions, innermost (shortest) first.
+instructions, innermost (shortest) first. In an overlapped block loop
+(a wgmma wait for 1 group, the S, then one for 0, the previous P.V) it adds
+`waits D/E`: the P.V wait comes D instructions after the S wait, with E
+MUFU.EX2 between them, i.e. how much of the softmax ptxas left under the
+P.V (docs/perf-notes.md, twelfth and thirteenth sessions).
 
 Why: ptxas decides how a block loop is compiled from the whole kernel, so a
 change outside the loop can still grow it (docs/Hopper.md, "Less work on the
@@ -28,6 +32,8 @@ import sys
 
 _INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _BRANCH = re.compile(r"\bBRA\b(?:\.\w+)*\s+(?:`?\(?)0x([0-9a-f]+)")
+_S_WAIT = "WARPGROUP.DEPBAR.LE gsb0, 0x1"
+_PV_WAIT = "WARPGROUP.DEPBAR.LE gsb0, 0x0"
 _COUNTED = {
     "HGMMA": ("HGMMA",),
     "MUFU": ("MUFU",),
@@ -94,15 +100,33 @@ def loops(text):
         loop = {"start": target, "end": address, "count": len(body)}
         for name, prefixes in _COUNTED.items():
             loop[name] = sum(any(p in ins for p in prefixes) for ins in body)
+        loop["waits"] = wait_distance(body)
         found.append(loop)
     return sorted(found, key=lambda loop: (loop["count"], loop["start"]))
 
 
+def wait_distance(body):
+    """(instructions, MUFU.EX2) from the first S wait (`gsb0, 0x1`) to the
+    P.V wait (`gsb0, 0x0`) after it, or None when the loop has no such
+    pair."""
+    s_wait = next((i for i, ins in enumerate(body) if _S_WAIT in ins), None)
+    if s_wait is None:
+        return None
+    pv_wait = next((i for i in range(s_wait, len(body)) if _PV_WAIT in body[i]), None)
+    if pv_wait is None:
+        return None
+    between = body[s_wait:pv_wait]
+    return pv_wait - s_wait, sum("MUFU.EX2" in ins for ins in between)
+
+
 def describe(loop):
-    return (
+    text = (
         f"{loop['start']:#07x}-{loop['end']:#07x}  {loop['count']:5d} instr"
         f"  HGMMA {loop['HGMMA']:3d}  MUFU {loop['MUFU']:3d}  bar {loop['bar']:3d}"
     )
+    if loop.get("waits"):
+        text += "  waits {}/{}".format(*loop["waits"])
+    return text
 
 
 def main(argv=None):

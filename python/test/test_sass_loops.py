@@ -56,3 +56,24 @@ def test_side_by_side_listing(tmp_path, capsys):
 def test_rejects_a_missing_kernel(tmp_path):
     with pytest.raises(SystemExit, match="expected a bundle directory"):
         sass_loops.sass_text(tmp_path / "missing")
+
+
+def test_wait_distance_counts_the_softmax_left_under_the_pv():
+    body = [
+        "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+        "FMNMX R1, R2, R3, !PT",
+        "MUFU.EX2 R4, R4",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+        "MUFU.EX2 R5, R5",
+    ]
+    assert sass_loops.wait_distance(body) == (3, 1)
+    assert sass_loops.wait_distance(body[1:]) is None  # no S wait
+    assert sass_loops.wait_distance(body[:3]) is None  # no P.V wait after it
+    listing = _SASS.replace(
+        "MUFU.EX2 R3, R3 ;",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n        /*0034*/ MUFU.EX2 R3, R3 ;\n"
+        "        /*0038*/ WARPGROUP.DEPBAR.LE gsb0, 0x0 ;",
+    )
+    inner = sass_loops.loops(listing)[0]
+    assert inner["waits"] == (2, 1)
+    assert sass_loops.describe(inner).endswith("waits 2/1")
