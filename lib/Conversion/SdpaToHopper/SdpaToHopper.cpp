@@ -304,12 +304,18 @@ private:
     return callApproxIntrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
   }
 
-  /// Runs `body` when `cond` holds.
-  void ifThen(Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  /// Runs `body` when `cond` holds, else `otherwise` (if given).
+  void ifThen(Value cond, function_ref<void()> body,
+              function_ref<void()> otherwise = nullptr) {
+    auto ifOp = scf::IfOp::create(b, loc, cond,
+                                  /*withElseRegion=*/bool(otherwise));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
+    if (!otherwise)
+      return;
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    otherwise();
   }
   /// `values` changed by `then` where `cond` (i1, uniform) holds and by
   /// `otherwise` where it does not: an scf.if yielding them, so only one
@@ -553,6 +559,17 @@ private:
   /// (tied in and out; ignored unless `accumulate`). Returns the struct.
   Value wgmmaFromRegisters(ArrayRef<Value> acc, ArrayRef<Value> a, Value desc,
                            int64_t cols, bool transB, bool accumulate);
+  /// A k-step chain of register-A wgmmas (Q.K^T's, P.V's): the
+  /// accumulator's registers and the last step's result struct.
+  struct WgmmaChain {
+    Regs acc;
+    Value last;
+  };
+  /// wgmmaFromRegisters as the chain's next k-step, on the registers of
+  /// the step before (taken from its struct only now: the last step's are
+  /// read after the wait). Returns the struct.
+  Value chainStep(WgmmaChain &chain, ArrayRef<Value> a, Value desc,
+                  int64_t cols, bool transB, bool accumulate);
   /// Inline PTX that must stay where it is (has side effects).
   Value sideEffectAsm(Type resultType, ValueRange operands, StringRef text,
                       StringRef constraints) {
@@ -862,12 +879,13 @@ void HopperKernelEmitter::emitProducer() {
           if (schedule.getK0ByAtom()) {
             // Block 0's K came with Q; its stage's barrier only completes
             // the phase, so later blocks' parities hold.
-            ifThen(cmp(arith::CmpIPredicate::eq, it, idx(0)),
-                   [&] { arrive(kFull(s)); });
-            ifThen(cmp(arith::CmpIPredicate::ne, it, idx(0)), [&] {
-              loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
-                       kvBytes());
-            });
+            ifThen(
+                cmp(arith::CmpIPredicate::eq, it, idx(0)),
+                [&] { arrive(kFull(s)); },
+                [&] {
+                  loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
+                           kvBytes());
+                });
           } else {
             loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
                      kvBytes());
@@ -1296,19 +1314,16 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
 Value HopperKernelEmitter::issueQKFromRegisters(Value s, int64_t n) {
   Value kDesc = descriptor(kStageOffset(s), /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Regs accum(n / 2, LLVM::PoisonOp::create(b, loc, b.getF32Type()));
-  Value acc;
+  WgmmaChain chain{Regs(n / 2, LLVM::PoisonOp::create(b, loc, b.getF32Type())),
+                   Value()};
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
     int64_t atom = kk / 4, within = 32 * (kk % 4);
-    acc =
-        wgmmaFromRegisters(accum, ArrayRef<Value>(qFragments).slice(4 * kk, 4),
-                           advance(kDesc, atom * blockN * 128 + within), n,
-                           /*transB=*/false, /*accumulate=*/kk > 0);
-    for (int64_t i = 0; i < n / 2; ++i)
-      accum[i] = LLVM::ExtractValueOp::create(b, loc, acc, i);
+    chainStep(chain, ArrayRef<Value>(qFragments).slice(4 * kk, 4),
+              advance(kDesc, atom * blockN * 128 + within), n,
+              /*transB=*/false, /*accumulate=*/kk > 0);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  return acc;
+  return chain.last;
 }
 
 /// One ldmatrix.x4 per k-step (its two 8-column chunks), as storeByTma
@@ -1360,6 +1375,16 @@ Value HopperKernelEmitter::wgmmaFromRegisters(ArrayRef<Value> acc,
       operands, text, tiedF32Constraints(n) + ",r,r,r,r,l");
 }
 
+Value HopperKernelEmitter::chainStep(WgmmaChain &chain, ArrayRef<Value> a,
+                                     Value desc, int64_t cols, bool transB,
+                                     bool accumulate) {
+  if (chain.last)
+    for (int64_t i = 0, e = chain.acc.size(); i < e; ++i)
+      chain.acc[i] = LLVM::ExtractValueOp::create(b, loc, chain.last, i);
+  chain.last = wgmmaFromRegisters(chain.acc, a, desc, cols, transB, accumulate);
+  return chain.last;
+}
+
 /// Issues O += P.V and commits the group: one wgmma.m64nNk16 (N = head dim)
 /// per four packed pairs of P (block_n / 16 of them; fewer for a narrow P,
 /// which reads only the first V rows), P from registers, V MN-major in
@@ -1371,39 +1396,29 @@ HopperKernelEmitter::PVStructs
 HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
                              Value s) {
   int64_t kSteps = probs.size() / 4; // block_n / 16, or 4 when narrow
-  // One k-step on `accum` (the next step's input taken from the result).
-  auto step = [&](Regs &accum, int64_t cols, bool transB, Value desc,
-                  int64_t kk) {
-    Value result = wgmmaFromRegisters(accum, probs.slice(4 * kk, 4), desc, cols,
-                                      transB, /*accumulate=*/true);
-    if (kk + 1 < kSteps)
-      for (int64_t i = 0, e = accum.size(); i < e; ++i)
-        accum[i] = LLVM::ExtractValueOp::create(b, loc, result, i);
-    return result;
-  };
-  Regs acc(accIn.begin(), accIn.begin() + oRegs());
+  WgmmaChain o{Regs(accIn.begin(), accIn.begin() + oRegs()), Value()};
   Value vDesc = descriptor(vStageOffset(s), /*leading=*/blockN * 128,
                            /*stride=*/1024);
   // row_sum_mma: the same P against a 16 x 8 B of ones (K-major, the same
   // bytes every k-step, inside the ones tile whatever the swizzle reaches)
   // adds P's row sums to 4 more registers, two copies per row half.
-  Regs sums(accIn.begin() + oRegs(), accIn.end());
+  WgmmaChain sums{Regs(accIn.begin() + oRegs(), accIn.end()), Value()};
   Value onesDesc;
-  if (!sums.empty()) {
+  if (!sums.acc.empty()) {
     onesDesc = descriptor(idx(onesOffset()), /*leading=*/16, /*stride=*/1024);
   }
-  PVStructs structs;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t kk = 0; kk < kSteps; ++kk) {
+    ArrayRef<Value> p = probs.slice(4 * kk, 4);
     // V rows kk*16 .. kk*16+15 start 16 * 128 bytes further into every
     // atom; the atoms (64 head-dim columns each) are block_n * 128 apart.
-    structs.o =
-        step(acc, headDim, /*transB=*/true, advance(vDesc, kk * 2048), kk);
-    if (!sums.empty())
-      structs.sums = step(sums, 8, /*transB=*/false, onesDesc, kk);
+    chainStep(o, p, advance(vDesc, kk * 2048), headDim, /*transB=*/true,
+              /*accumulate=*/true);
+    if (!sums.acc.empty())
+      chainStep(sums, p, onesDesc, 8, /*transB=*/false, /*accumulate=*/true);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  return structs;
+  return {o.last, sums.last};
 }
 
 /// The registers of an accumulator struct once `wgmma.wait_group` has
@@ -1812,7 +1827,7 @@ void HopperKernelEmitter::consumeTile(Value consumer, Regs &held) {
   if (!schedule.getDynamicTiles() && !schedule.getQByAtom())
     waitParity(qFullOf(consumer), tileParity);
   // The fragments are this tile's values: no use outside its code.
-  auto dropFragments = llvm::make_scope_exit([&] { qFragments.clear(); });
+  llvm::scope_exit dropFragments([&] { qFragments.clear(); });
   if (schedule.getQInRegisters())
     qFragments = loadQFragments(consumer);
 

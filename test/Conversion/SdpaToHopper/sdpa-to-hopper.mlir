@@ -1402,8 +1402,7 @@ func.func @bf16_d128_q_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse:
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{[_0-9]*}} : index
 // CHECK-NEXT: scf.if %[[FIRST]] {
 // CHECK: nvgpu.mbarrier.arrive %[[BAR]]
-// CHECK: %[[LATER:.*]] = arith.cmpi ne, %{{.*}}, %c0{{[_0-9]*}} : index
-// CHECK-NEXT: scf.if %[[LATER]] {
+// CHECK-NEXT: } else {
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%{{.*}}], %c16384
 // CHECK: nvvm.setmaxregister {{ *}}increase 240
 // The first block: no K-full wait, each atom's k-steps after its barrier.
@@ -1500,9 +1499,7 @@ func.func @bf16_d128_q_in_registers(%q: !head, %k: !head, %v: !head, %o: !head, 
 // CHECK-NEXT: %[[UNSET:.*]] = llvm.mlir.poison : f32
 // CHECK-NEXT: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 0, 0;{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}{$128, $129, $130, $131}, $132, p, 1, 1, 0;{{.*}}" %[[UNSET]], %[[UNSET]], {{.*}}, %[[UNSET]], %[[A0]], %[[A1]], %[[A2]], %[[A3]], %{{[0-9]+}} :
 // CHECK-COUNT-7: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 1, 0;{{.*}}m64n128k16{{.*}}, p, 1, 1, 0;
-// CHECK-NEXT: llvm.extractvalue
-// CHECK-NOT: nvvm.wgmma.mma_async
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // The block loop: Q.K^T (scale-d 0, then 1) from the same registers, then P.V (B transposed).
 // CHECK: scf.for
 // CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 0, 0;{{.*}}m64n128k16{{.*}}, p, 1, 1, 0;{{.*}}, %[[A0]], %[[A1]], %[[A2]], %[[A3]], %{{[0-9]+}} :
