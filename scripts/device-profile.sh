@@ -4,7 +4,8 @@
 # configuration (grid, cluster, registers, shared memory), speed of light,
 # memory and warp stalls, side by side.
 #   there: scripts/device-profile.sh [SEQLEN ...]   (default 512 16384)
-#          D=128 and CAUSAL=0 by default; carry build/kernels
+#          D=128 and CAUSAL=0 by default; carry build/kernels. BUNDLE picks
+#          another bundle (e.g. build/kernels/sdpa_fwd_bf16_d256_short)
 # Full reports go to $OUT (or build/device-profile); a digest is printed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -13,7 +14,7 @@ mkdir -p "$LOGS"
 D=${D:-128}
 CAUSAL=${CAUSAL:-0}
 KDIR=${TILEDATTN_KERNEL_DIR:-build/kernels}
-bundle=$KDIR/sdpa_fwd_bf16_d$D$([ "$CAUSAL" = 1 ] && echo _causal)
+bundle=${BUNDLE:-$KDIR/sdpa_fwd_bf16_d$D$([ "$CAUSAL" = 1 ] && echo _causal)}
 sections=(--section LaunchStats --section SpeedOfLight --section MemoryWorkloadAnalysis
           --section WarpStateStats --section Occupancy --clock-control none)
 digest() {
