@@ -417,6 +417,10 @@ private:
     // A persistent block's ring runs on from the tiles before.
     if (schedule.getPersistent())
       it = add(ringBase, it);
+    // uniform_ring, in consumer code only (consumerIndex is set there): the
+    // producer is one thread, and redux.sync needs the whole warp.
+    if (schedule.getUniformRing() && consumerIndex)
+      it = warpUniform(it);
     Value round = div(it, stages);
     Value parity = arith::TruncIOp::create(
         b, loc, b.getI1Type(),
@@ -1284,6 +1288,8 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
   Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   Value qBase = add(mul(consumer, 64 * 128), qOffset(qBuffer));
+  if (schedule.getUniformRing()) // Keeps Q's descriptors uniform too.
+    qBase = warpUniform(qBase);
   Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
   for (int64_t kk = 0; kk < headDim / 16; ++kk) {
     int64_t atom = kk / 4, within = 32 * (kk % 4);

@@ -1507,3 +1507,44 @@ func.func @bf16_d128_q_in_registers(%q: !head, %k: !head, %v: !head, %o: !head, 
 // CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 1, 0;{{.*}}m64n128k16{{.*}}, p, 1, 1, 1;
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: gpu.return
+
+// -----
+
+// uniform_ring: in the consumer, each block's ring position (the tile's
+// base + the block) and Q's shared-memory base go through redux.sync, so
+// ptxas keeps the stage, phase, barrier and descriptor arithmetic uniform.
+// The producer (one thread) has no redux.sync: it needs the whole warp.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_uniform_ring(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, uniform_ring = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_uniform_ring
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK-NOT: nvvm.redux.sync
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// The overlapped block loop: block it's ring position, then it - 1's.
+// CHECK: scf.for %[[IT:.*]] = %c1{{(_[0-9]+)?}} to
+// CHECK-NEXT: %[[POS:.*]] = arith.addi %[[BASE:.*]], %[[IT]] : index
+// CHECK-NEXT: %[[RAW:.*]] = arith.index_castui %[[POS]] : index to i32
+// CHECK: %[[UNI:.*]] = nvvm.redux.sync {{ *}}umin %[[RAW]], %c-1_i32
+// CHECK-NEXT: %[[RING:.*]] = arith.index_castui %[[UNI]] : i32 to index
+// CHECK: arith.divui %[[RING]], %c2
+// CHECK: arith.remui %[[RING]], %c2
+// CHECK: %[[PREV:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK-NEXT: %[[PRAW:.*]] = arith.index_castui %[[PREV]] : index to i32
+// CHECK: nvvm.redux.sync {{ *}}umin %[[PRAW]], %c-1_i32
+// Q's base before the first Q.K^T's descriptor.
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[QRAW:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[QUNI:.*]] = nvvm.redux.sync {{ *}}umin %[[QRAW]], %c-1_i32
+// CHECK-NEXT: %[[QBASE:.*]] = arith.index_castui %[[QUNI]] : i32 to index
+// CHECK-NEXT: arith.addi %{{.*}}, %[[QBASE]] : index
+// CHECK: nvvm.wgmma.mma_async

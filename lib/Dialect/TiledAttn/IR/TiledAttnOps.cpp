@@ -175,7 +175,8 @@ LogicalResult ScheduleAttr::verify(
     bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
     bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ,
-    bool qByAtom, bool storeByAtom, bool k0ByAtom, bool qInRegisters) {
+    bool qByAtom, bool storeByAtom, bool k0ByAtom, bool qInRegisters,
+    bool uniformRing) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -370,6 +371,12 @@ LogicalResult ScheduleAttr::verify(
                             "Q.K^T, which q_by_atom starts on Q's first "
                             "atom, so expected q_by_atom = false with it, "
                             "but got true";
+    // Only a persistent block's ring runs on from a tile loop's state.
+    if (uniformRing && !persistent)
+      return emitError() << "schedule field uniform_ring: marks the ring "
+                            "position a persistent block carries from tile "
+                            "to tile as warp-uniform, so expected persistent "
+                            "= true with it, but got persistent = false";
     if (storeByAtom && !tmaStore)
       return emitError() << "schedule field store_by_atom: issues O's TMA "
                             "stores atom by atom, so expected tma_store = "
@@ -450,7 +457,8 @@ LogicalResult ScheduleAttr::verify(
                            {"q_by_atom", qByAtom},
                            {"store_by_atom", storeByAtom},
                            {"k0_by_atom", k0ByAtom},
-                           {"q_in_registers", qInRegisters}})) {
+                           {"q_in_registers", qInRegisters},
+                           {"uniform_ring", uniformRing}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
