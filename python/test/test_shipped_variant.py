@@ -21,7 +21,7 @@ def test_fields_go_into_the_schedule_and_the_range_goes():
     assert "tiledattn.max_seqlen_k = 512" in _SHORT
     text = shipped_variant.add_fields(_SHORT, "store_by_atom = true, exp2_on_fma = 8")
     schedule = text[text.index("#tiledattn.schedule<") : text.index(">)")]
-    assert schedule.endswith("k0_by_atom = true, store_by_atom = true, exp2_on_fma = 8")
+    assert schedule.endswith("uniform_ring = true, store_by_atom = true, exp2_on_fma = 8")
     assert "seqlen_k" not in text
     # Everything else is untouched.
     assert text.replace(", store_by_atom = true, exp2_on_fma = 8", "") == _SHORT.replace(
@@ -36,8 +36,8 @@ def test_no_fields_give_the_shipped_schedule_without_its_range():
 
 
 def test_a_field_the_schedule_sets_is_refused():
-    with pytest.raises(ValueError, match="field q_by_atom: the shipped schedule already sets it"):
-        shipped_variant.add_fields(_SHORT, "q_by_atom = false")
+    with pytest.raises(ValueError, match="field persistent: the shipped schedule already sets it"):
+        shipped_variant.add_fields(_SHORT, "persistent = false")
 
 
 def test_a_malformed_field_is_refused():

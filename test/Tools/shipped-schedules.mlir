@@ -41,9 +41,9 @@
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN,SHORT --input-file %t/16/manifest.json
 // RUN: FileCheck %s --check-prefix=DYNPTX --input-file %t/16/kernel.ptx
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_short.mlir -o %t/17 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_short
-// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/17/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,SHORT512 --input-file %t/17/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_short.mlir -o %t/18 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_short
-// RUN: FileCheck %s --check-prefixes=GRID,SHORT512 --input-file %t/18/manifest.json
+// RUN: FileCheck %s --check-prefixes=PERSISTENT,SHORT512 --input-file %t/18/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal_short.mlir -o %t/19 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/19/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
@@ -62,14 +62,16 @@
 // Head dim 64 without a mask, and causal from 4.5k keys: three consumer
 // warpgroups (512 threads).
 // THREE: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=512 -> {{.*}}
-// Causal D=128 (and D=256): one block per tile, the grid follows the shape.
+// Causal D=128 (and D=256 causal): one block per tile, the grid follows
+// the shape.
 // GRID: "grid": {
 // GRID-NEXT: "x": "ceil_div(seqlen_q, block_m)",
 // GRID-NEXT: "y": "heads_q",
 // GRID-NEXT: "z": "batch"
 // D=64 and D=128 without a mask (D=128 with defer_store), D=64 causal
-// (below 4.5k keys) and D=128 causal up to 4k keys: persistent, one block per
-// multiprocessor at most, looping over the tiles, with two Q buffers.
+// (below 4.5k keys), D=128 causal up to 4k keys and D=256 without a mask up
+// to 512: persistent, one block per multiprocessor at most, looping over
+// the tiles (with two Q buffers but at D=256).
 // PERSISTENT: "grid": {
 // PERSISTENT-NEXT: "x": "min(ceil_div(seqlen_q, block_m) * heads_q * batch, multiprocessors)",
 // PERSISTENT-NEXT: "y": "1",
@@ -113,13 +115,14 @@
 // DYNPTX-DAG: atom.global.add.u32 {{.*}}, 1;
 // DYNPTX-DAG: redux.sync.min.u32
 // D=256 up to 512 keys: block_n 64 (512 = 8 x 64; 80 leaves a block 40%
-// used), one block per tile, whose first Q.K^T starts on the first atoms
-// of Q and K.
+// used), persistent, with the ring position and Q's base through
+// redux.sync (uniform_ring) so the block loop stays on the uniform datapath.
 // SHORT512: "max_seqlen_k": 512,
 // SHORT512-NOT: "min_seqlen_k"
-// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}q_by_atom = true, k0_by_atom = true>"
-// Causal D=256 up to 512 keys: the same, and each consumer stops at the
-// last block its rows reach (consumer 0 skips every tile's last block).
+// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}persistent = true, tma_store = true, overlap_epilogue = true, uniform_ring = true>"
+// Causal D=256 up to 512 keys: block_n 64, one block per tile, whose first
+// Q.K^T starts on the first atoms of Q and K, and each consumer stops at
+// the last block its rows reach (consumer 0 skips every tile's last block).
 // SHORTSKIP: "max_seqlen_k": 512,
 // SHORTSKIP-NOT: "min_seqlen_k"
 // SHORTSKIP: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}skip_masked_blocks = true, q_by_atom = true, k0_by_atom = true>"

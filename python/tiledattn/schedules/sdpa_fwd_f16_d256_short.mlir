@@ -13,9 +13,9 @@ func.func @sdpa_fwd_f16_d256_short(%q: !head, %k: !head, %v: !head, %o: !head, %
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
-                                   pingpong = true, overlap_softmax = true, tma_store = true,
-                                   overlap_epilogue = true, prefetch_next_q = true,
-                                   q_by_atom = true, k0_by_atom = true>)
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, overlap_epilogue = true,
+                                   uniform_ring = true>)
       : !head, !head, !head, !head, !lse
   return
 }
