@@ -438,6 +438,8 @@ private:
   // across the tiles of a persistent block. Barrier 0 is gpu.barrier's.
   //===------------------------------------------------------------------===//
   static constexpr int64_t kTurnBarrier = 1;
+  /// The consumer warpgroup's index, in consumer code; null in the
+  /// producer's (emitProducer clears it), which stageOf relies on.
   Value consumerIndex;
   void turnBegin() {
     if (!schedule.getPingpong())
@@ -847,6 +849,7 @@ void HopperKernelEmitter::loadQAtoms(int64_t first, int64_t last) {
 }
 
 void HopperKernelEmitter::emitProducer() {
+  consumerIndex = Value();
   NVVM::SetMaxRegisterOp::create(
       b, loc, b.getI32IntegerAttr(schedule.getProducerRegs()),
       NVVM::SetMaxRegisterActionAttr::get(
