@@ -1548,3 +1548,33 @@ func.func @bf16_d256_uniform_ring(%q: !head, %k: !head, %v: !head, %o: !head, %l
 // CHECK-NEXT: %[[QBASE:.*]] = arith.index_castui %[[QUNI]] : i32 to index
 // CHECK-NEXT: arith.addi %{{.*}}, %[[QBASE]] : index
 // CHECK: nvvm.wgmma.mma_async
+
+// -----
+
+// uniform_ring in a one-tile block: the block index itself is the ring
+// position; it and Q's base go through redux.sync.
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d256_uniform_ring_one_tile(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   uniform_ring = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d256_uniform_ring_one_tile
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK-NOT: nvvm.redux.sync
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: scf.for %[[IT:.*]] = %c1{{(_[0-9]+)?}} to
+// CHECK-NEXT: %[[RAW:.*]] = arith.index_castui %[[IT]] : index to i32
+// CHECK: %[[UNI:.*]] = nvvm.redux.sync {{ *}}umin %[[RAW]], %c-1_i32
+// CHECK-NEXT: %[[RING:.*]] = arith.index_castui %[[UNI]] : i32 to index
+// CHECK: arith.remui %[[RING]], %c2
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[QUNI:.*]] = nvvm.redux.sync {{ *}}umin
+// CHECK-NEXT: %[[QBASE:.*]] = arith.index_castui %[[QUNI]] : i32 to index
+// CHECK-NEXT: arith.addi %{{.*}}, %[[QBASE]] : index
+// CHECK: nvvm.wgmma.mma_async

@@ -1201,10 +1201,5 @@ func.func @sdpa_q_in_registers_budget(%q: !head, %lse: !lse, %scale: f32) {
 
 // -----
 
-// expected-error @+1 {{schedule field uniform_ring: marks the ring position a persistent block carries from tile to tile as warp-uniform, so expected persistent = true with it, but got persistent = false}}
-func.func private @schedule_uniform_ring_not_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, uniform_ring = true>}
-
-// -----
-
 // expected-error @+1 {{schedule field uniform_ring: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_uniform_ring_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, uniform_ring = true>}

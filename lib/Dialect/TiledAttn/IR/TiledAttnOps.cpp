@@ -371,12 +371,6 @@ LogicalResult ScheduleAttr::verify(
                             "Q.K^T, which q_by_atom starts on Q's first "
                             "atom, so expected q_by_atom = false with it, "
                             "but got true";
-    // Only a persistent block's ring runs on from a tile loop's state.
-    if (uniformRing && !persistent)
-      return emitError() << "schedule field uniform_ring: marks the ring "
-                            "position a persistent block carries from tile "
-                            "to tile as warp-uniform, so expected persistent "
-                            "= true with it, but got persistent = false";
     if (storeByAtom && !tmaStore)
       return emitError() << "schedule field store_by_atom: issues O's TMA "
                             "stores atom by atom, so expected tma_store = "

@@ -197,14 +197,16 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       K from shared memory during Q.K^T (2 KiB less per k-step). Needs
       `producer = tma`, no `q_by_atom` (Q is read whole) and head dim 128
       or less (the fragments would take 64 registers at D=256).
-    - `uniform_ring` (default `false`): a persistent consumer passes each
-      block's K/V ring position (the tile's ring base plus the block) and
-      Q's shared-memory base through redux.sync, so ptxas knows they are
-      warp-uniform and keeps the stage, phase, barrier and descriptor
-      arithmetic of the block loop on the uniform datapath. Without it
-      ptxas put that arithmetic on the vector datapath in the persistent
-      D=256 kernel (505 instead of 411 instructions per block); in the
-      D=64 one it costs 12 more. Needs `persistent`.
+    - `uniform_ring` (default `false`): the consumers pass each block's
+      K/V ring position (in a persistent block the tile's ring base plus
+      the block) and Q's shared-memory base through redux.sync, so ptxas
+      knows they are warp-uniform and keeps the stage, phase, barrier and
+      descriptor arithmetic of the block loop on the uniform datapath.
+      Without it ptxas put that arithmetic on the vector datapath in the
+      persistent D=256 kernel (505 instead of 411 instructions per block)
+      and Q's descriptors in the one-tile D=256 kernel (458 instead of
+      447); in the D=64 persistent one it costs 12 more. Needs
+      `producer = tma`.
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
