@@ -1,4 +1,4 @@
-// Shipped default schedule: bf16, head dim 256, no mask. Warp-specialized TMA + wgmma.
+// Candidate (not shipped), from the shipped schedule: bf16, head dim 256, no mask. Warp-specialized TMA + wgmma.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_bf16_d256.mlir -o sdpa_fwd_bf16_d256
 // docs/Schedules.md describes every field.

@@ -1,5 +1,5 @@
-// Shipped default schedule: bf16, head dim 256, no mask. Warp-specialized TMA + wgmma.
-// Run for key/value lengths 1..512; the bundle without a range covers the rest.
+// Candidate (not shipped), from the shipped schedule: bf16, head dim 256, no mask. Warp-specialized TMA + wgmma.
+// No key-length range: the harness runs it at every length.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_bf16_d256_short.mlir -o sdpa_fwd_bf16_d256_short
 // docs/Schedules.md describes every field.

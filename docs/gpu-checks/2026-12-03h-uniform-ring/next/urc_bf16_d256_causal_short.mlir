@@ -1,7 +1,7 @@
-// Shipped default schedule: bf16, head dim 256, causal (top-left). Warp-specialized TMA + wgmma.
-// Run for key/value lengths 1..512; the bundle without a range covers the rest.
+// Candidate (not shipped, not yet timed): the causal D=256 short schedule as a persistent kernel with uniform_ring.
+// No key-length range: the harness runs it at every length (compare at <= 512).
 // Copy, edit the schedule fields and compile with
-//   tiledattn-compile sdpa_fwd_bf16_d256_causal_short.mlir -o sdpa_fwd_bf16_d256_causal_short
+//   tiledattn-compile urc_bf16_d256_causal_short.mlir -o urc_bf16_d256_causal_short
 // docs/Schedules.md describes every field.
 !head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
