@@ -146,6 +146,11 @@ private:
   /// Shared memory: the pad to 1 KiB, the Q buffers, the K ring, the V ring
   /// and (persistent with tma_store) the O staging tile.
   Value qOffset(Value buffer) { return mul(buffer, qBytes()); }
+  /// Where consumer `consumer`'s 64 rows start in a [atom][block_m][64]
+  /// tile at byte `tile` (Q, or O staged for its TMA store).
+  Value consumerRows(Value consumer, Value tile) {
+    return add(mul(consumer, 64 * 128), tile);
+  }
   int64_t ringOffset() const { return qBuffers * qBytes(); }
   /// Where O is staged for a TMA store: in Q's tile, which this consumer's
   /// rows no longer need, or (persistent with two Q buffers) in a tile after
@@ -1290,7 +1295,7 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
   Value kBase = kStageOffset(s);
   Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value qBase = add(mul(consumer, 64 * 128), qOffset(qBuffer));
+  Value qBase = consumerRows(consumer, qOffset(qBuffer));
   if (schedule.getUniformRing()) // Keeps Q's descriptors uniform too.
     qBase = warpUniform(qBase);
   Value qDesc = descriptor(qBase, /*leading=*/16, /*stride=*/1024);
@@ -1340,7 +1345,7 @@ Value HopperKernelEmitter::issueQKFromRegisters(Value s, int64_t n) {
 Regs HopperKernelEmitter::loadQFragments(Value consumer) {
   MatrixX4Lane l = matrixX4Lane();
   Value rowStart =
-      add(add(mul(consumer, 64 * 128), qOffset(qBuffer)), mul(l.row, 128));
+      add(consumerRows(consumer, qOffset(qBuffer)), mul(l.row, 128));
   auto ctx = b.getContext();
   Type words = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(4, b.getI32Type()));
@@ -1679,7 +1684,7 @@ void HopperKernelEmitter::storeByTma(Value consumer, Value (&inv)[2],
                                      Value headIndex, Value batchIndex,
                                      Value staging) {
   Value issuer = cmp(arith::CmpIPredicate::eq, localTid, idx(0));
-  Value region = add(mul(consumer, 64 * 128), staging);
+  Value region = consumerRows(consumer, staging);
   if (!oInQBuffer()) {
     // The previous tile's stores must have read the staging tile.
     ifThen(issuer, [&] { waitStoresRead(); });
