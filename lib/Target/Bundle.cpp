@@ -49,6 +49,7 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   k.blockN = s.getBlockN();
   k.threads = s.getNumThreads();
   k.persistent = s.getPersistent();
+  k.clusterBlocks = s.getKvMulticast() ? 2 : 1;
   k.dynamicTiles = s.getDynamicTiles();
   k.ctasPerSm = s.getCtasPerSm();
   // The dialect's attribute verifier has checked them.
@@ -256,6 +257,10 @@ void mlir::tiledattn::warnAboutPtxasReport(raw_ostream &os, StringRef tool,
 
 std::array<std::string, 3>
 mlir::tiledattn::gridRules(const KernelDescription &k) {
+  if (k.clusterBlocks > 1) // Whole clusters: the query tiles, rounded up.
+    return {"ceil_div(seqlen_q, block_m * " + std::to_string(k.clusterBlocks) +
+                ") * " + std::to_string(k.clusterBlocks),
+            "heads_q", "batch"};
   if (!k.persistent)
     return {"ceil_div(seqlen_q, block_m)", "heads_q", "batch"};
   // One block per tile at most; the kernel strides over the tiles.

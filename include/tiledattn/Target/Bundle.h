@@ -43,6 +43,9 @@ struct KernelDescription {
   /// Persistent kernels launch ctasPerSm blocks per multiprocessor (at most
   /// one per tile) that loop over the tiles.
   bool persistent = false;
+  /// Blocks per cluster along the query tiles (kv_multicast: 2); the grid's
+  /// x is a multiple of it.
+  int64_t clusterBlocks = 1;
   /// dynamic_tiles: the kernel takes a zeroed i32 tile counter after scale.
   bool dynamicTiles = false;
   int64_t ctasPerSm = 1;

@@ -121,6 +121,8 @@ private:
   Value qMapPointer, kMapPointer, vMapPointer;
   Value smem, smemAddress, pad, barriers;
   Value tid, seqQ, seqK, headsQ, headsKV, batches;
+  /// kv_multicast: this block's rank in its cluster of two (index).
+  Value clusterRank;
   // The current tile, set by forEachTile: its coordinates, K/V block count,
   // the ring position of its first K/V block, the Q buffer it uses and the
   // phase of that buffer's barriers.
@@ -216,6 +218,10 @@ private:
   }
   /// Barriers that complete when every consumer warp has arrived.
   bool isEmptyBarrier(int64_t i) const { return i >= qFulls() + 2 * stages; }
+  /// K/V empty barriers: under kv_multicast both blocks' consumers arrive.
+  bool isKVEmptyBarrier(int64_t i) const {
+    return isEmptyBarrier(i) && i < qFulls() + 4 * stages;
+  }
 
   //===------------------------------------------------------------------===//
   // Small builders
@@ -417,6 +423,41 @@ private:
     ifThen(cmp(arith::CmpIPredicate::eq, lane, idx(0)),
            [&] { arrive(barrier); });
   }
+  /// release for a K/V stage; under kv_multicast on both blocks' barriers,
+  /// since the peer's producer writes into this block's stages too.
+  void releaseStage(Value barrier) {
+    ifThen(cmp(arith::CmpIPredicate::eq, lane, idx(0)), [&] {
+      arrive(barrier);
+      if (schedule.getKvMulticast())
+        arriveOnPeer(barrier);
+    });
+  }
+  /// kv_multicast: every thread of both blocks of the cluster meets here.
+  /// Relaxed: what must be seen across the cluster is the barriers' init,
+  /// which fence.mbarrier_init publishes (a release arrive fences the whole
+  /// GPU, MEMBAR.ALL.GPU).
+  void syncCluster() {
+    if (!schedule.getKvMulticast())
+      return;
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  }
+  /// One arrival on the other cluster block's copy of `barrier`.
+  void arriveOnPeer(Value barrier) {
+    auto ctx = b.getContext();
+    Value address =
+        nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), barriers, barrier);
+    Value local = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 3), address);
+    Value peer = arith::XOrIOp::create(b, loc, toI32(clusterRank), i32(1));
+    Value remote = NVVM::MapaOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 7), local, peer);
+    // CTA scope, as for a local arrive: the stage's reads are done (the
+    // wgmma wait retired them). Cluster scope made ptxas fence the whole
+    // GPU (MEMBAR.ALL.GPU) per arrive: 20-30% slower.
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value(),
+                                   NVVM::MemScopeKind::CTA);
+  }
   /// Stage and phase parity of K/V block `it` of the current tile.
   std::pair<Value, Value> stageOf(Value it) {
     // A persistent block's ring runs on from the tiles before.
@@ -541,11 +582,27 @@ private:
   /// `rows` rows of 64-column atom `a` of an operand into `byteOffset` of
   /// shared memory, completing on `barrier` (no expect_tx).
   void loadAtom(Value map, int64_t rows, Value byteOffset, int64_t a, Value row,
-                Value headIndex, Value barrier) {
+                Value headIndex, Value barrier, Value multicastMask = Value()) {
     nvgpu::TmaAsyncLoadOp::create(
         b, loc, atomView(byteOffset, rows), barriers, map,
-        ValueRange{idx(64 * a), row, headIndex, batch}, barrier, Value(),
+        ValueRange{idx(64 * a), row, headIndex, batch}, barrier, multicastMask,
         Value());
+  }
+  /// K/V block `row` into the stage at `byteOffset`, completing on
+  /// `barrier`. kv_multicast: this block loads its half of the rows into
+  /// both blocks of the cluster (each one's barrier counts both halves).
+  void loadKVBlock(Value map, Value byteOffset, Value row, Value barrier) {
+    if (!schedule.getKvMulticast())
+      return loadTile(map, blockN, byteOffset, row, headKV, barrier, kvBytes());
+    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(kvBytes()),
+                                            barrier, Value());
+    int64_t half = blockN / 2;
+    Value first = mul(clusterRank, half);
+    Value mask = arith::ConstantIntOp::create(b, loc, 0b11, 16);
+    for (int64_t a = 0; a < atoms; ++a)
+      loadAtom(map, half,
+               add(byteOffset, add(mul(first, 128), a * blockN * 128)), a,
+               add(row, first), headKV, barrier, mask);
   }
   /// `rows` rows of every 64-column atom of an operand, each atom's
   /// `atomRows` rows apart in shared memory (0: `rows`).
@@ -771,6 +828,11 @@ private:
 public:
   /// Rows of Q's TMA box: the tile, or (q_per_consumer) a consumer's 64.
   int64_t qBoxRows() const { return schedule.getQPerConsumer() ? 64 : blockM; }
+  /// Rows of a K/V load: kv_multicast splits each block between the two
+  /// blocks of the cluster.
+  int64_t kvBoxRows() const {
+    return schedule.getKvMulticast() ? blockN / 2 : blockN;
+  }
   int64_t workspaceBytesPerBlock() const {
     return consumers * (128 * partialWords() + 1) * 4;
   }
@@ -899,15 +961,13 @@ void HopperKernelEmitter::emitProducer() {
                            kvBytes());
                 });
           } else {
-            loadTile(kMap, blockN, kStageOffset(s), row, headKV, kFull(s),
-                     kvBytes());
+            loadKVBlock(kMap, kStageOffset(s), row, kFull(s));
           }
           if (schedule.getQByAtom() && !schedule.getK0ByAtom())
             ifThen(cmp(arith::CmpIPredicate::eq, it, idx(0)),
                    [&] { loadQAtoms(1, atoms); });
           waitParity(vEmpty(s), flip(parity));
-          loadTile(vMap, blockN, vStageOffset(s), row, headKV, vFull(s),
-                   kvBytes());
+          loadKVBlock(vMap, vStageOffset(s), row, vFull(s));
           if (causal && schedule.getSkipMaskedBlocks())
             releaseForSkippers(it, s);
         },
@@ -963,7 +1023,7 @@ void HopperKernelEmitter::prefetchNextQ() {
     if (schedule.getPrefetchNextKv()) {
       // Boxes past the keys' end are clipped by the tensor map.
       for (Value map : {kMapPointer, vMapPointer})
-        prefetch(map, blockN, stages * blockN, idx(0), toI32(kvHeadOf(y)));
+        prefetch(map, kvBoxRows(), stages * blockN, idx(0), toI32(kvHeadOf(y)));
     }
   });
 }
@@ -1598,7 +1658,7 @@ Regs HopperKernelEmitter::scoresOf(Value it, Value consumer,
     underQK();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   Regs scores = retire(sStruct);
-  release(kEmpty(s));
+  releaseStage(kEmpty(s));
   return scores;
 }
 
@@ -1616,7 +1676,7 @@ void HopperKernelEmitter::accumulatePV(Value it, Regs &acc,
     underPV();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStructs);
-  release(vEmpty(s));
+  releaseStage(vEmpty(s));
 }
 
 /// One K/V block, in order: S, softmax, O = O * rescale + P.V.
@@ -1648,12 +1708,12 @@ void HopperKernelEmitter::emitOverlappedBlock(Value it, Value consumer,
   turnEnd();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1); // S is done, P.V may run
   Regs scores = retire(sStruct);
-  release(kEmpty(s));
+  releaseStage(kEmpty(s));
   Value rescale[2];
   softmax(scores, st, it, rowBase, mask, rescale);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = retire(oStructs);
-  release(vEmpty(prev));
+  releaseStage(vEmpty(prev));
   scaleAccIfChanged(acc, rescale);
   // Only now: the P.V in flight read the previous P's registers, and
   // writing new A-operand registers under it makes ptxas serialize (C7513).
@@ -2156,12 +2216,12 @@ void HopperKernelEmitter::emit() {
              .getResult(0);
   kMapPointer = entry.getArgument(firstMap + 1);
   vMapPointer = entry.getArgument(firstMap + 2);
-  kMap =
-      UnrealizedConversionCastOp::create(b, loc, mapType(blockN), kMapPointer)
-          .getResult(0);
-  vMap =
-      UnrealizedConversionCastOp::create(b, loc, mapType(blockN), vMapPointer)
-          .getResult(0);
+  kMap = UnrealizedConversionCastOp::create(b, loc, mapType(kvBoxRows()),
+                                            kMapPointer)
+             .getResult(0);
+  vMap = UnrealizedConversionCastOp::create(b, loc, mapType(kvBoxRows()),
+                                            vMapPointer)
+             .getResult(0);
   if (schedule.getTmaStore())
     oMap = UnrealizedConversionCastOp::create(b, loc, mapType(64),
                                               entry.getArgument(firstMap + 3))
@@ -2173,6 +2233,9 @@ void HopperKernelEmitter::emit() {
   headsKV = memref::DimOp::create(b, loc, k, 1);
   seqQ = memref::DimOp::create(b, loc, q, 2);
   seqK = memref::DimOp::create(b, loc, k, 2);
+  if (schedule.getKvMulticast())
+    clusterRank =
+        toIndex(NVVM::ClusterId::create(b, loc, b.getI32Type()).getResult());
   if (!schedule.getPersistent())
     setTileOfBlock();
 
@@ -2196,14 +2259,19 @@ void HopperKernelEmitter::emit() {
     for (int64_t i = 0; i < numBarriers(); ++i) {
       // Full barriers complete on the producer's arrive plus the TMA bytes;
       // empty ones when every consumer warp has released the stage (or Q).
-      nvgpu::MBarrierInitOp::create(b, loc, barriers,
-                                    idx(isEmptyBarrier(i) ? 4 * consumers : 1),
-                                    idx(i), Value());
+      int64_t count = isEmptyBarrier(i) ? 4 * consumers : 1;
+      if (schedule.getKvMulticast() && isKVEmptyBarrier(i))
+        count *= 2;
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(count), idx(i),
+                                    Value());
     }
     for (Value map : {qMap, kMap, vMap, oMap})
       if (map)
         nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
     fenceProxyAsyncShared(b, loc); // mbarrier init before TMA uses them
+    // kv_multicast: the peer's TMA and consumers complete these too.
+    if (schedule.getKvMulticast())
+      NVVM::FenceMbarrierInitOp::create(b, loc);
   });
   if (schedule.getRowSumMma()) { // The ones, one word per thread.
     int64_t one = elementType.isBF16() ? 0x3F80 : 0x3C00;
@@ -2214,6 +2282,7 @@ void HopperKernelEmitter::emit() {
     });
   }
   gpu::BarrierOp::create(b, loc);
+  syncCluster(); // The peer's barriers are initialized before any arrive.
 
   Value warpgroup = div(tid, 128);
   Value isProducer = cmp(arith::CmpIPredicate::eq, warpgroup, idx(0));
@@ -2225,6 +2294,8 @@ void HopperKernelEmitter::emit() {
     b.setInsertionPointToStart(&roles.getElseRegion().front());
     emitConsumer(arith::SubIOp::create(b, loc, warpgroup, idx(1)));
   }
+  // The peer's consumers may still arrive on this block's barriers.
+  syncCluster();
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -2270,6 +2341,9 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(schedule.getNumThreads()), 1, 1}));
   kernel->setAttr(kScheduleAttrName, schedule);
+  if (schedule.getKvMulticast()) // Neighbouring query tiles, in pairs.
+    kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr({2, 1, 1}));
   if (int64_t entry = schedule.getEntryRegs()) {
     // Several blocks per multiprocessor: a fixed register count at entry
     // (which setmaxnreg then moves per role) and the occupancy to plan for.
@@ -2297,8 +2371,8 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
          b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
   };
   SmallVector<Attribute> maps = {map("q", emitter.qBoxRows()),
-                                 map("k", schedule.getBlockN()),
-                                 map("v", schedule.getBlockN())};
+                                 map("k", emitter.kvBoxRows()),
+                                 map("v", emitter.kvBoxRows())};
   if (schedule.getTmaStore()) // One box per consumer and 64-column atom.
     maps.push_back(map("o", 64));
   kernel->setAttr(kTensorMapsAttrName, b.getArrayAttr(maps));

@@ -1578,3 +1578,63 @@ func.func @bf16_d256_uniform_ring_one_tile(%q: !head, %k: !head, %v: !head, %o: 
 // CHECK-NEXT: %[[QBASE:.*]] = arith.index_castui %[[QUNI]] : i32 to index
 // CHECK-NEXT: arith.addi %{{.*}}, %[[QBASE]] : index
 // CHECK: nvvm.wgmma.mma_async
+
+// -----
+
+// kv_multicast: a cluster of two blocks on neighbouring query tiles; each
+// producer loads its half (64 of 128 rows) of every K and V block into both
+// blocks (multicast mask 0b11) and expects the whole block's bytes; the K/V
+// empty barriers count both blocks' consumer warps (2 x 8), whose releases
+// also arrive on the peer's copy (mapa). The barriers' init is published to
+// the cluster before anyone uses them, and the blocks meet again at the end
+// so none exits while the other may still arrive on its barriers.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @bf16_d128_kv_multicast(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, kv_multicast = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+// CHECK-LABEL: gpu.module @bf16_d128_kv_multicast
+// CHECK: gpu.func @bf16_d128_kv_multicast
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK-SAME: box_rows = 128 : i64, operand = "q"
+// CHECK-SAME: box_rows = 64 : i64, operand = "k"
+// CHECK-SAME: box_rows = 64 : i64, operand = "v"
+// CHECK: %[[RANK32:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK-NEXT: %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
+// CHECK-COUNT-5: nvgpu.mbarrier.init %{{.*}}, %c1{{(_[0-9]+)?}} :
+// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.*}}, %c16{{(_[0-9]+)?}} :
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK-NEXT: nvvm.cluster.arrive.relaxed {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// Q is this block's own: no multicast.
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK-NOT: multicast_mask
+// CHECK: nvgpu.tma.async.load %{{.*}} to %{{.*}} : <tensor = memref<1x1x128x64xbf16, 3>
+// K: the whole block's 32 KiB expected, this block's 64 rows from row
+// rank * 64, at byte rank * 64 * 128 of each atom.
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %c64
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[FIRST]] : index
+// CHECK: arith.muli %[[FIRST]], %c128
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0{{(_[0-9]+)?}}, %[[ROW]], {{.*}} multicast_mask = %c3_i16 : <tensor = memref<1x1x64x64xbf16, 3>
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c64{{(_[0-9]+)?}}, %{{.*}} multicast_mask = %c3_i16
+// V the same way.
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK-COUNT-2: nvgpu.tma.async.load {{.*}} multicast_mask = %c3_i16
+// A consumer's release: here, then on the peer's barrier.
+// CHECK: nvgpu.mbarrier.arrive %[[BARS:.*]][%[[B:.*]]] :
+// CHECK-NEXT: %[[ADDR:.*]] = nvgpu.mbarrier.get %[[BARS]][%[[B]]]
+// CHECK-NEXT: %[[LOCAL:.*]] = llvm.inttoptr %[[ADDR]] : i32 to !llvm.ptr<3>
+// CHECK: %[[PEER:.*]] = arith.xori %{{.*}}, %c1_i32
+// CHECK-NEXT: %[[REMOTE:.*]] = nvvm.mapa %[[LOCAL]], %[[PEER]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[REMOTE]] : !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive.relaxed {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.return

@@ -1203,3 +1203,30 @@ func.func @sdpa_q_in_registers_budget(%q: !head, %lse: !lse, %scale: f32) {
 
 // expected-error @+1 {{schedule field uniform_ring: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_uniform_ring_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, uniform_ring = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field kv_multicast: shares each K/V block between the two blocks of a cluster, which must run one tile each, so expected persistent = false with it, but got true}}
+func.func private @schedule_kv_multicast_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, kv_multicast = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field kv_multicast: multicasts K's blocks in halves, but k0_by_atom loads the first one whole with Q, so expected k0_by_atom = false with it, but got true}}
+func.func private @schedule_kv_multicast_k0_by_atom() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, q_by_atom = true, k0_by_atom = true, kv_multicast = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field kv_multicast: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_kv_multicast_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, kv_multicast = true>}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_kv_multicast_causal(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{schedule field kv_multicast: the two blocks of a cluster read the same K/V blocks, all of them only without a mask, so expected false with causal, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, kv_multicast = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -176,7 +176,7 @@ LogicalResult ScheduleAttr::verify(
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
     bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ,
     bool qByAtom, bool storeByAtom, bool k0ByAtom, bool qInRegisters,
-    bool uniformRing) {
+    bool uniformRing, bool kvMulticast) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -420,6 +420,18 @@ LogicalResult ScheduleAttr::verify(
                          << blockN / 2 << ") taken on the FMA pipe, so "
                          << "expected a value in [0, " << blockN / 2
                          << "], but got " << exp2OnFma;
+    // The two blocks of a cluster must run the same K/V blocks in step;
+    // a persistent block's tiles are its own.
+    if (kvMulticast && persistent)
+      return emitError() << "schedule field kv_multicast: shares each K/V "
+                            "block between the two blocks of a cluster, "
+                            "which must run one tile each, so expected "
+                            "persistent = false with it, but got true";
+    if (kvMulticast && k0ByAtom)
+      return emitError() << "schedule field kv_multicast: multicasts K's "
+                            "blocks in halves, but k0_by_atom loads the "
+                            "first one whole with Q, so expected k0_by_atom "
+                            "= false with it, but got true";
     // A block that runs one tile has no next tile to ask for.
     if (dynamicTiles && !persistent)
       return emitError() << "schedule field dynamic_tiles: hands the tiles "
@@ -452,7 +464,8 @@ LogicalResult ScheduleAttr::verify(
                            {"store_by_atom", storeByAtom},
                            {"k0_by_atom", k0ByAtom},
                            {"q_in_registers", qInRegisters},
-                           {"uniform_ring", uniformRing}})) {
+                           {"uniform_ring", uniformRing},
+                           {"kv_multicast", kvMulticast}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "
@@ -622,6 +635,12 @@ LogicalResult SdpaOp::verify() {
     return emitOpError("schedule field skip_masked_blocks: skips blocks the "
                        "causal mask hides, so expected false without causal, "
                        "but got true");
+  // A cluster's two query tiles would end on different K/V blocks.
+  if (schedule.getKvMulticast() && getCausal())
+    return emitOpError("schedule field kv_multicast: the two blocks of a "
+                       "cluster read the same K/V blocks, all of them only "
+                       "without a mask, so expected false with causal, but "
+                       "got true");
   // Causal tiles differ in length; the tail's shares assume equal ones.
   if (schedule.getSplitTail() && getCausal())
     return emitOpError("schedule field split_tail: shares out the last "

@@ -207,6 +207,17 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       and Q's descriptors in the one-tile D=256 kernel (458 instead of
       447); in the D=64 persistent one it costs 12 more. Needs
       `producer = tma`.
+    - `kv_multicast` (default `false`): blocks run in clusters of two on
+      neighbouring query tiles of one head, and each block's producer loads
+      half of every K and V block (block_n / 2 rows) and multicasts it into
+      both blocks' shared memory: each block reads half the K/V bytes from
+      L2. A stage is free again once the consumers of both blocks released
+      it (they arrive on both blocks' empty barriers). The grid's query
+      tiles are rounded up to even; a block past seqlen_q loads, computes
+      and stores nothing visible. Needs `producer = tma`, no `persistent`,
+      no `k0_by_atom` (K's first block comes whole with Q there), block_n
+      a multiple of 16 (each half starts on the 8-row swizzle period) and
+      no causal mask (both blocks must read the same K/V blocks).
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -263,7 +274,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$store_by_atom,
                         DefaultValuedParameter<"bool", "false">:$k0_by_atom,
                         DefaultValuedParameter<"bool", "false">:$q_in_registers,
-                        DefaultValuedParameter<"bool", "false">:$uniform_ring);
+                        DefaultValuedParameter<"bool", "false">:$uniform_ring,
+                        DefaultValuedParameter<"bool", "false">:$kv_multicast);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
