@@ -1,5 +1,6 @@
 """CPU tests of the benchmark harness (tiledattn.bench); GPU-only parts skip."""
 
+import collections
 import io
 import json
 import math
@@ -500,3 +501,19 @@ def test_markdown_lists_gpu_state_when_sampled(fake_results):
     lines = [line for line in table.split("## SM clock")[1].splitlines() if "| 8192 |" in line]
     assert lines and all("1605 / 700" in line for line in lines)
     assert table.split("## SM clock")[1].splitlines()[2].endswith("| S | tiledattn |")
+
+
+def test_round_order_gives_every_backend_each_neighbour_and_the_first_turn_alike():
+    names = ["tiledattn", "cudnn", "flash", "efficient"]
+    rounds = [sweep.round_order(names, r) for r in range(2 * len(names))]
+    assert all(sorted(order) == sorted(names) for order in rounds)
+    # Who runs right before whom, within a round.
+    before = collections.Counter(
+        (order[i - 1], order[i]) for order in rounds for i in range(1, len(order))
+    )
+    for i, name in enumerate(names):
+        left, right = names[i - 1], names[(i + 1) % len(names)]
+        assert before[(left, name)] == before[(right, name)] > 0
+    firsts = collections.Counter(order[0] for order in rounds)
+    assert set(firsts.values()) == {2} and set(firsts) == set(names)
+    assert sweep.round_order([], 3) == []

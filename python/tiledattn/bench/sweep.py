@@ -73,6 +73,21 @@ def _poison(shape, dtype, device):
     del junk
 
 
+def round_order(names, r):
+    """The order the backends run in round r: rotated by r // 2, so each
+    takes its turn first, and reversed in odd rounds, so each follows both
+    of its neighbours alike. Rotation alone kept each backend behind the
+    same one in every round, and at the power limit a run right after a
+    lighter kernel is faster: an identical copy of a D=256 kernel timed
+    1-4% faster than the shipped one it followed (docs/perf-notes.md,
+    fourteenth session)."""
+    if not names:
+        return []
+    k = (r // 2) % len(names)
+    order = names[k:] + names[:k]
+    return order[::-1] if r % 2 else order
+
+
 def run_case(case, backends, settings, flusher, device="cuda"):
     """Result rows (dicts) for one case, one per backend, never raising."""
     base = {
@@ -147,10 +162,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
     times = {name: [] for name in ready}
     rounds = max(1, settings.rounds)
     for r in range(rounds):
-        names = list(ready)
-        # Rotate the order each round so no backend always runs first/last.
-        names = names[r % len(names) :] + names[: r % len(names)] if names else []
-        for name in names:
+        for name in round_order(list(ready), r):
             if name not in times:
                 continue  # failed in an earlier round
             backend, prepared = ready[name]
