@@ -503,17 +503,49 @@ def test_markdown_lists_gpu_state_when_sampled(fake_results):
     assert table.split("## SM clock")[1].splitlines()[2].endswith("| S | tiledattn |")
 
 
-def test_round_order_gives_every_backend_each_neighbour_and_the_first_turn_alike():
-    names = ["tiledattn", "cudnn", "flash", "efficient"]
-    rounds = [sweep.round_order(names, r) for r in range(2 * len(names))]
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 6, 7])
+def test_round_order_balances_positions_and_neighbours(count):
+    names = [f"b{i}" for i in range(count)]
+    cycle = count if count % 2 == 0 else 2 * count
+    rounds = [sweep.round_order(names, r) for r in range(cycle)]
     assert all(sorted(order) == sorted(names) for order in rounds)
-    # Who runs right before whom, within a round.
+    positions = collections.Counter((n, i) for order in rounds for i, n in enumerate(order))
+    assert len(positions) == count * count and len(set(positions.values())) == 1
     before = collections.Counter(
-        (order[i - 1], order[i]) for order in rounds for i in range(1, len(order))
+        (order[i - 1], order[i]) for order in rounds for i in range(1, count)
     )
-    for i, name in enumerate(names):
-        left, right = names[i - 1], names[(i + 1) % len(names)]
-        assert before[(left, name)] == before[(right, name)] > 0
-    firsts = collections.Counter(order[0] for order in rounds)
-    assert set(firsts.values()) == {2} and set(firsts) == set(names)
+    assert len(before) == count * (count - 1) and len(set(before.values())) == 1
+    # From 3 backends no backend runs twice in a row, across rounds too.
+    if count >= 3:
+        sequence = [n for r in range(2 * cycle + 1) for n in sweep.round_order(names, r)]
+        assert all(a != b for a, b in zip(sequence, sequence[1:]))
+
+
+def test_round_order_of_nothing_is_empty():
     assert sweep.round_order([], 3) == []
+
+
+def test_run_case_runs_one_full_balanced_cycle_by_default():
+    calls = []
+
+    def tagged(name):
+        def fn(q, k, v):
+            calls.append(name)
+            return F.scaled_dot_product_attention(q, k, v)
+
+        return _Fake(name, fn)
+
+    backends = [tagged(n) for n in ("a", "b", "c")]
+    settings = sweep.Settings(runs=6, warmup=0)
+    assert settings.rounds == 0
+    case = Case("bf16", 16, False, 64, 64, 1, 2)
+    rows = sweep.run_case(case, backends, settings, lambda: None, "cpu")
+    assert all(row["runs"] == 6 for row in rows)  # 6 rounds (3 is odd) of 1
+    # Round 0 times each once; later rounds warm up once first.
+    expected = [
+        n
+        for r in range(6)
+        for n in sweep.round_order(["a", "b", "c"], r)
+        for _ in range(1 + (r > 0))
+    ]
+    assert calls[len(calls) - len(expected) :] == expected

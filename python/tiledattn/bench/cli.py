@@ -115,7 +115,13 @@ def build_parser():
     d = Settings()
     m.add_argument("--runs", type=int, default=d.runs, help="timed runs per backend")
     m.add_argument("--slow-runs", type=int, default=d.slow_runs, help="for math/eager")
-    m.add_argument("--rounds", type=int, default=d.rounds, help="interleaved rounds")
+    m.add_argument(
+        "--rounds",
+        type=int,
+        default=d.rounds,
+        help="interleaved rounds (default 0: one full cycle of the balanced order, "
+        "as many rounds as backends, twice that for an odd count)",
+    )
     m.add_argument("--warmup", type=int, default=d.warmup)
     m.add_argument("--slow-max-seqlen", type=int, default=d.slow_max_seqlen)
     m.add_argument("--flush-mb", type=int, default=d.flush_mb, help="0: no flush")

@@ -7,6 +7,7 @@ twice in one run differed by up to 12% on our H200 (ANCHORS section 7).
 """
 
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -20,7 +21,9 @@ from tiledattn.bench.backends import FLEX_SLOW_FRACTION, FUSED_BASELINES, Unsupp
 class Settings:
     runs: int = 30  # timed runs per backend and case, over all rounds
     slow_runs: int = 10  # for the unfused backends (math, eager)
-    rounds: int = 3  # interleaved rounds the runs are split into
+    # Interleaved rounds the runs are split into; 0: one full cycle of
+    # round_order (the number of backends timed, twice that if odd).
+    rounds: int = 0
     warmup: int = 5
     slow_max_seqlen: int = 8192
     flush_mb: int = 256
@@ -73,19 +76,46 @@ def _poison(shape, dtype, device):
     del junk
 
 
+@functools.cache
+def _balanced_orders(n):
+    """A Williams design for n backends: orders (as index lists) in which
+    every backend takes every position equally often and runs right after
+    every other one equally often (n orders for even n, 2n for odd n, where
+    the second half are the first's mirrors). For odd n the mirrors' order
+    is picked so no backend runs twice in a row across an order's end."""
+    base, low, high = [0], 1, n - 1
+    while len(base) < n:
+        if len(base) % 2:
+            base.append(low)
+            low += 1
+        else:
+            base.append(high)
+            high -= 1
+    rows = [[(b + r) % n for b in base] for r in range(n)]
+    if n % 2 == 0 or n == 1:
+        return rows
+    for step in range(1, n):
+        mirrors = [[(b + step * m) % n for b in base][::-1] for m in range(n)]
+        sequence = [x for row in rows + mirrors + rows[:1] for x in row]
+        if all(a != b for a, b in zip(sequence, sequence[1:])):
+            return rows + mirrors
+    return rows + [[(b + m) % n for b in base][::-1] for m in range(n)]
+
+
 def round_order(names, r):
-    """The order the backends run in round r: rotated by r // 2, so each
-    takes its turn first, and reversed in odd rounds, so each follows both
-    of its neighbours alike. Rotation alone kept each backend behind the
-    same one in every round, and at the power limit a run right after a
-    lighter kernel is faster: an identical copy of a D=256 kernel timed
-    1-4% faster than the shipped one it followed (docs/perf-notes.md,
-    fourteenth session)."""
+    """The order the backends run in round r, from a Williams design: over a
+    full cycle (len(names) rounds, twice that for an odd count) every
+    backend runs at every position and right after every other one equally
+    often. At the power limit a run right after a lighter kernel is faster,
+    so a plain rotation, which kept each backend behind the same one in
+    every round, favoured some: an identical copy of a D=256 kernel timed
+    1-4% faster than the shipped one, and running one backend twice in a
+    row cost cuDNN 7% at D=128 16k (docs/perf-notes.md, fourteenth
+    session)."""
     if not names:
         return []
-    k = (r // 2) % len(names)
-    order = names[k:] + names[:k]
-    return order[::-1] if r % 2 else order
+    orders = _balanced_orders(len(names))
+    return [names[i] for i in orders[r % len(orders)]]
 
 
 def run_case(case, backends, settings, flusher, device="cuda"):
@@ -160,7 +190,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
             _empty_cache(device)
 
     times = {name: [] for name in ready}
-    rounds = max(1, settings.rounds)
+    rounds = settings.rounds or len(_balanced_orders(max(1, len(ready))))
     for r in range(rounds):
         for name in round_order(list(ready), r):
             if name not in times:
