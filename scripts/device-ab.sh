@@ -7,7 +7,8 @@
 #          (carry build/sweep, build/kernels, build/runtime)
 # e.g. scripts/device-ab.sh 4096,8192,16384 128 0 2 -- --batch 1 --heads 33
 # 1. scripts/check_bundles.py on every candidate (a failing one is not timed);
-# 2. the harness REPEATS times (default 2; bf16, 6 rounds of 10 runs);
+# 2. the harness REPEATS times (default 2; bf16, 60 runs per case over one
+#    full cycle of the balanced round order);
 # 3. scripts/ab_summary.py over the repeats: each candidate / shipped, per run.
 # Results go to $OUT (or build/device-ab): check.log, ab1/, ab2/, ...
 set -uo pipefail
@@ -33,7 +34,7 @@ runs=()
 for i in $(seq 1 "$repeats"); do
   echo "== run $i of $repeats (t=${SECONDS}s)"
   timeout "${BENCH_TIMEOUT:-150}" python3 -m tiledattn.bench --seqlens "$seqlens" \
-    --head-dims "$dims" --dtypes bf16 --causal "$causal" --rounds 6 --runs 60 \
+    --head-dims "$dims" --dtypes bf16 --causal "$causal" --runs 60 \
     --backends tiledattn cudnn "${schedules[@]}" --no-plots --out "$LOGS/ab$i" "$@" 2>&1 |
     grep -v '%|' | tail -n 1
   runs+=("$LOGS/ab$i")
