@@ -594,21 +594,19 @@ private:
   void loadKVBlock(Value map, Value byteOffset, Value row, Value barrier) {
     if (!schedule.getKvMulticast())
       return loadTile(map, blockN, byteOffset, row, headKV, barrier, kvBytes());
-    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(kvBytes()),
-                                            barrier, Value());
-    int64_t half = blockN / 2;
-    Value first = mul(clusterRank, half);
-    Value mask = arith::ConstantIntOp::create(b, loc, 0b11, 16);
-    for (int64_t a = 0; a < atoms; ++a)
-      loadAtom(map, half,
-               add(byteOffset, add(mul(first, 128), a * blockN * 128)), a,
-               add(row, first), headKV, barrier, mask);
+    Value first = mul(clusterRank, kvBoxRows());
+    Value firstRow = add(row, first);
+    Value firstByte = add(byteOffset, mul(first, 128));
+    Value bothBlocks = arith::ConstantIntOp::create(b, loc, 0b11, 16);
+    loadTile(map, kvBoxRows(), firstByte, firstRow, headKV, barrier, kvBytes(),
+             blockN, bothBlocks);
   }
   /// `rows` rows of every 64-column atom of an operand, each atom's
-  /// `atomRows` rows apart in shared memory (0: `rows`).
+  /// `atomRows` rows apart in shared memory (0: `rows`), multicast to the
+  /// cluster's blocks in `multicastMask` when given.
   void loadTile(Value map, int64_t rows, Value byteOffset, Value row,
                 Value headIndex, Value barrier, int64_t bytes,
-                int64_t atomRows = 0);
+                int64_t atomRows = 0, Value multicastMask = Value());
 
   //===------------------------------------------------------------------===//
   // Consumer pieces
@@ -891,13 +889,14 @@ private:
 
 void HopperKernelEmitter::loadTile(Value map, int64_t rows, Value byteOffset,
                                    Value row, Value headIndex, Value barrier,
-                                   int64_t bytes, int64_t atomRows) {
+                                   int64_t bytes, int64_t atomRows,
+                                   Value multicastMask) {
   nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes), barrier,
                                           Value());
   int64_t atomBytes = (atomRows ? atomRows : rows) * 128;
   for (int64_t a = 0; a < atoms; ++a)
     loadAtom(map, rows, add(byteOffset, a * atomBytes), a, row, headIndex,
-             barrier);
+             barrier, multicastMask);
 }
 
 /// q_by_atom: Q's atoms [first, last), each on its own full barrier.

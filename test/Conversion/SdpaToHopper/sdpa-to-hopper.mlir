@@ -1619,12 +1619,12 @@ func.func @bf16_d128_kv_multicast(%q: !head, %k: !head, %v: !head, %o: !head, %l
 // K: the whole block's 32 KiB expected, this block's 64 rows from row
 // rank * 64, at byte rank * 64 * 128 of each atom.
 // CHECK: scf.for
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
 // CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %c64
 // CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[FIRST]] : index
 // CHECK: arith.muli %[[FIRST]], %c128
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
 // CHECK: nvgpu.tma.async.load %{{.*}}[%c0{{(_[0-9]+)?}}, %[[ROW]], {{.*}} multicast_mask = %c3_i16 : <tensor = memref<1x1x64x64xbf16, 3>
-// CHECK: nvgpu.tma.async.load %{{.*}}[%c64{{(_[0-9]+)?}}, %{{.*}} multicast_mask = %c3_i16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c64{{(_[0-9]+)?}}, %[[ROW]], {{.*}} multicast_mask = %c3_i16
 // V the same way.
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
 // CHECK-COUNT-2: nvgpu.tma.async.load {{.*}} multicast_mask = %c3_i16
