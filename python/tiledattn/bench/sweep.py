@@ -94,12 +94,15 @@ def _balanced_orders(n):
     rows = [[(b + r) % n for b in base] for r in range(n)]
     if n % 2 == 0 or n == 1:
         return rows
-    for step in range(1, n):
-        mirrors = [[(b + step * m) % n for b in base][::-1] for m in range(n)]
-        sequence = [x for row in rows + mirrors + rows[:1] for x in row]
-        if all(a != b for a, b in zip(sequence, sequence[1:])):
-            return rows + mirrors
-    return rows + [[(b + m) % n for b in base][::-1] for m in range(n)]
+
+    def mirrors(step):
+        return [[(b + step * m) % n for b in base][::-1] for m in range(n)]
+
+    def no_repeat(step):
+        sequence = [x for row in rows + mirrors(step) + rows[:1] for x in row]
+        return all(a != b for a, b in zip(sequence, sequence[1:]))
+
+    return rows + mirrors(next((s for s in range(1, n) if no_repeat(s)), 1))
 
 
 def round_order(names, r):
