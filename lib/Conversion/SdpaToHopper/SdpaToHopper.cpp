@@ -951,7 +951,8 @@ void HopperKernelEmitter::emitProducer() {
           waitParity(kEmpty(s), flip(parity));
           if (schedule.getK0ByAtom()) {
             // Block 0's K came with Q; its stage's barrier only completes
-            // the phase, so later blocks' parities hold.
+            // the phase (the consumers wait for it after their first
+            // Q.K^T), so later blocks' parities hold.
             ifThen(
                 cmp(arith::CmpIPredicate::eq, it, idx(0)),
                 [&] { arrive(kFull(s)); },
@@ -1647,9 +1648,10 @@ void HopperKernelEmitter::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
 Regs HopperKernelEmitter::scoresOf(Value it, Value consumer,
                                    function_ref<void()> underQK, bool byAtom) {
   auto [s, parity] = stageOf(it);
-  turnBegin();
   // k0_by_atom: the first block's K atoms are waited for with Q's.
-  if (!(byAtom && schedule.getK0ByAtom()))
+  bool kByAtom = byAtom && schedule.getK0ByAtom();
+  turnBegin();
+  if (!kByAtom)
     waitParity(kFull(s), parity);
   Value sStruct = issueQK(consumer, s, /*n=*/0, byAtom);
   turnEnd();
@@ -1657,6 +1659,13 @@ Regs HopperKernelEmitter::scoresOf(Value it, Value consumer,
     underQK();
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   Regs scores = retire(sStruct);
+  // k0_by_atom: the producer completes this stage's K-full phase with a
+  // bare arrive (the bytes came on Q's atom barriers). Every phase of a
+  // barrier must be waited for before the barrier is armed again, so the
+  // consumers wait for this one too, off the critical path: the producer
+  // arrived right after issuing the atoms' loads.
+  if (kByAtom)
+    waitParity(kFull(s), parity);
   releaseStage(kEmpty(s));
   return scores;
 }

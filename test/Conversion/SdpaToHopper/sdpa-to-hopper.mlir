@@ -373,6 +373,70 @@ func.func @bf16_d256(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 
 // -----
 
+// q_by_atom + k0_by_atom (the shipped one-tile D = 256 schedules): Q and the
+// first K block arrive in per-atom pieces, atom a on full barrier a (0-3),
+// so that the first Q.K^T starts on atom 0. That block's K-full barrier
+// (4 + stage) only gets the producer's bare arrive, but its phase must still
+// be waited for before the barrier is armed again (compute-sanitizer
+// synccheck: "Missing wait"): the consumers wait for it after their first
+// Q.K^T has retired, and only then free the stage (K empty, 8 + stage).
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @bf16_d256_k0_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2, warps = 12, mma = wgmma,
+                                   producer = tma, swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, tma_store = true,
+                                   q_by_atom = true, k0_by_atom = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// CHECK-LABEL: gpu.module @bf16_d256_k0_by_atom
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 12>
+// CHECK: nvvm.setmaxregister {{ *}}decrease 24
+// Atom a: Q's 128 rows and K block 0's 80, 64 columns of 2 bytes = 26624.
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c0{{(_[0-9]+)?}}], %c26624{{(_[0-9]+)?}} :
+// CHECK: nvgpu.tma.async.load %{{.*}}, %[[BAR]][%c0{{(_[0-9]+)?}}] to {{.*}} -> memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %{{.*}}, %[[BAR]][%c0{{(_[0-9]+)?}}] to {{.*}} -> memref<1x1x80x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c1{{(_[0-9]+)?}}], %c26624{{(_[0-9]+)?}} :
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c2{{(_[0-9]+)?}}], %c26624{{(_[0-9]+)?}} :
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%c3{{(_[0-9]+)?}}], %c26624{{(_[0-9]+)?}} :
+// In the K/V loop, block 0 completes its K-full phase with a bare arrive.
+// CHECK: scf.for %[[IT:[^ ]*]] =
+// CHECK: %[[PS:.*]] = arith.remui %[[IT]], %c2{{(_[0-9]+)?}} : index
+// CHECK: arith.cmpi eq, %[[IT]], %c0{{(_[0-9]+)?}} : index
+// CHECK-NEXT: scf.if
+// CHECK: %[[PKF:.*]] = arith.addi %[[PS]], %c4{{(_[0-9]+)?}} : index
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[PKF]]]
+// CHECK-NEXT: } else {
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%{{.*}}], %c40960{{(_[0-9]+)?}} :
+// The consumers' first Q.K^T waits for atom a before its four k-steps on it.
+// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c0{{(_[0-9]+)?}}]
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 80, k = 16>
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c1{{(_[0-9]+)?}}]
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 80, k = 16>
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c2{{(_[0-9]+)?}}]
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 80, k = 16>
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c3{{(_[0-9]+)?}}]
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 80, k = 16>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Then the wait for block 0's K-full phase, and only after it K empty.
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: %[[KF:.*]] = arith.addi %[[S:.*]], %c4{{(_[0-9]+)?}} : index
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[KF]]]
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: %[[KE:.*]] = arith.addi %[[S]], %c8{{(_[0-9]+)?}} : index
+// CHECK-NOT: nvgpu.mbarrier
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]][%[[KE]]]
+// CHECK: gpu.return
+
+// -----
+
 // Other producers are left for tiledattn-tile-sdpa, and the module is not
 // made a GPU container.
 
