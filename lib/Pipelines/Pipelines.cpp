@@ -29,8 +29,11 @@
 using namespace mlir;
 
 void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
-                                                    bool experimentalWgmma) {
-  pm.addPass(createConvertSdpaToHopperPass());
+                                                    bool experimentalWgmma,
+                                                    bool registerBudgets) {
+  ConvertSdpaToHopperPassOptions hopper;
+  hopper.registerBudgets = registerBudgets;
+  pm.addPass(createConvertSdpaToHopperPass(hopper));
   pm.addPass(createTileSdpaPass());
   ConvertTiledAttnToNVGPUPassOptions conversion;
   conversion.experimentalWgmma = experimentalWgmma;
@@ -41,7 +44,8 @@ void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
 
 void mlir::tiledattn::buildTiledAttnToPTXPipeline(
     OpPassManager &pm, const TiledAttnToPTXOptions &options) {
-  buildTiledAttnToNVGPUPipeline(pm, options.experimentalWgmma);
+  buildTiledAttnToNVGPUPipeline(pm, options.experimentalWgmma,
+                                options.registerBudgets);
   buildNVGPUToPTXPipeline(pm, options);
 }
 

@@ -324,6 +324,8 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
               {"stack_bytes", report.stackBytes},
               {"static_smem_bytes", report.staticSmemBytes},
               {"wgmma_serialized", !report.wgmmaSerialized.empty()}}}};
+  if (k.sanitizerBuild)
+    manifest["sanitizer_build"] = true;
   if (k.minSeqlenK)
     manifest["min_seqlen_k"] = *k.minSeqlenK;
   if (k.maxSeqlenK)

@@ -85,6 +85,11 @@ def ConvertSdpaToHopperPass
     the gpu.func records them in `tiledattn.tensor_maps` and its shared
     memory in `tiledattn.dynamic_smem_bytes`.
 
+    `register-budgets=false` leaves out the `setmaxnreg`s (every warp keeps
+    the launch's register count, and the consumers spill): the build for
+    compute-sanitizer, whose instrumentation assumes the launch's count and
+    corrupts the registers of warps that changed theirs.
+
     #### Output IR
     `gpu.module` / `gpu.func` with `nvgpu.tma.async.load`, `nvgpu.mbarrier.*`,
     `nvvm.wgmma.mma_async` (S), inline-PTX `wgmma.mma_async` with a register
@@ -100,6 +105,11 @@ def ConvertSdpaToHopperPass
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"registerBudgets", "register-budgets", "bool", "true",
+           "Give the roles their register budgets with setmaxnreg (off for "
+           "builds run under compute-sanitizer)">
   ];
 }
 

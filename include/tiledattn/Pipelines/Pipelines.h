@@ -35,11 +35,17 @@ struct TiledAttnToPTXOptions
       *this, "experimental-wgmma",
       llvm::cl::desc("Lower mma = wgmma schedules (not yet checked on a GPU)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> registerBudgets{
+      *this, "register-budgets",
+      llvm::cl::desc("Give warp roles their register budgets with setmaxnreg "
+                     "(off for builds run under compute-sanitizer)"),
+      llvm::cl::init(true)};
 };
 
 /// tiledattn.sdpa -> tile program -> gpu.module of nvgpu/nvvm/vector code.
 void buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
-                                   bool experimentalWgmma = false);
+                                   bool experimentalWgmma = false,
+                                   bool registerBudgets = true);
 
 /// gpu.module of nvgpu/nvvm code -> gpu.binary holding PTX for `chip`
 /// (upstream gpu-lower-to-nvvm-pipeline, serialized as PTX text).

@@ -58,6 +58,9 @@ struct KernelDescription {
   int64_t workspaceBytesPerBlock = 0;
   std::vector<TensorMapDescription> tensorMaps;
   std::string schedule; // printed #tiledattn.schedule
+  /// Built without setmaxnreg for compute-sanitizer (tiledattn-compile
+  /// --sanitizer-build): correct but slow, never shipped.
+  bool sanitizerBuild = false;
 };
 
 /// Resources ptxas reports for the kernel.

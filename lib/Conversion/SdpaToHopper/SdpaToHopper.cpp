@@ -88,8 +88,10 @@ struct RowState {
 
 class HopperKernelEmitter {
 public:
-  HopperKernelEmitter(OpBuilder &b, SdpaOp op, gpu::GPUFuncOp kernel)
-      : b(b), op(op), kernel(kernel), schedule(op.getSchedule()),
+  HopperKernelEmitter(OpBuilder &b, SdpaOp op, gpu::GPUFuncOp kernel,
+                      bool registerBudgets)
+      : b(b), op(op), kernel(kernel), registerBudgets(registerBudgets),
+        schedule(op.getSchedule()),
         elementType(op.getQ().getType().getElementType()),
         headDim(op.getQ().getType().getShape()[3]),
         blockM(schedule.getBlockM()), blockN(schedule.getBlockN()),
@@ -109,6 +111,8 @@ private:
   OpBuilder &b;
   SdpaOp op;
   gpu::GPUFuncOp kernel;
+  /// setmaxnreg for the roles' budgets (off for compute-sanitizer builds).
+  bool registerBudgets;
   ScheduleAttr schedule;
   Type elementType;
   int64_t headDim, blockM, blockN, stages, consumers, qBuffers, atoms;
@@ -536,6 +540,8 @@ private:
   /// q_by_atom: Q's atoms [first, last), each on its own full barrier.
   void loadQAtoms(int64_t first, int64_t last);
 
+  /// setmaxnreg to `registers` for this role, unless registerBudgets is off.
+  void setRegisterBudget(int64_t registers, NVVM::SetMaxRegisterAction action);
   void emitProducer();
   void prefetchNextQ();
   /// skip_masked_blocks: the empty-barrier arrivals (one per warp) of the
@@ -914,12 +920,19 @@ void HopperKernelEmitter::loadQAtoms(int64_t first, int64_t last) {
   }
 }
 
+void HopperKernelEmitter::setRegisterBudget(int64_t registers,
+                                            NVVM::SetMaxRegisterAction action) {
+  if (!registerBudgets)
+    return;
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(registers),
+      NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+}
+
 void HopperKernelEmitter::emitProducer() {
   consumerIndex = Value();
-  NVVM::SetMaxRegisterOp::create(
-      b, loc, b.getI32IntegerAttr(schedule.getProducerRegs()),
-      NVVM::SetMaxRegisterActionAttr::get(
-          b.getContext(), NVVM::SetMaxRegisterAction::decrease));
+  setRegisterBudget(schedule.getProducerRegs(),
+                    NVVM::SetMaxRegisterAction::decrease);
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     Regs none;
     forEachTile(
@@ -1851,10 +1864,8 @@ void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
 }
 
 void HopperKernelEmitter::emitConsumer(Value consumer) {
-  NVVM::SetMaxRegisterOp::create(
-      b, loc, b.getI32IntegerAttr(schedule.getConsumerRegs()),
-      NVVM::SetMaxRegisterActionAttr::get(
-          b.getContext(), NVVM::SetMaxRegisterAction::increase));
+  setRegisterBudget(schedule.getConsumerRegs(),
+                    NVVM::SetMaxRegisterAction::increase);
   localTid = rem(tid, 128);
   Value local = localTid;
   lane = rem(local, 32);
@@ -2307,7 +2318,8 @@ void HopperKernelEmitter::emit() {
   gpu::ReturnOp::create(b, loc);
 }
 
-LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
+LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module,
+                        bool registerBudgets) {
   if (failed(verifyKernelFunction(func)))
     return failure();
   // The kernel reads its operands from the function's arguments.
@@ -2362,7 +2374,7 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module) {
   }
 
   OpBuilder inner(module.getContext());
-  HopperKernelEmitter emitter(inner, op, kernel);
+  HopperKernelEmitter emitter(inner, op, kernel, registerBudgets);
   emitter.emit();
   kernel->setAttr("tiledattn.dynamic_smem_bytes",
                   b.getI64IntegerAttr(emitter.dynamicSmemBytes()));
@@ -2392,6 +2404,8 @@ class ConvertSdpaToHopperPass
     : public tiledattn::impl::ConvertSdpaToHopperPassBase<
           ConvertSdpaToHopperPass> {
 public:
+  using ConvertSdpaToHopperPassBase::ConvertSdpaToHopperPassBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<func::FuncOp, SdpaOp>> work;
@@ -2406,7 +2420,7 @@ public:
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));
     for (auto [func, op] : work) {
-      if (failed(lowerSdpa(func, op, module)))
+      if (failed(lowerSdpa(func, op, module, registerBudgets)))
         return signalPassFailure();
     }
   }
