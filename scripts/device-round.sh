@@ -7,9 +7,13 @@
 #      $TILEDATTN_RUNTIME_LIB), rebuilding it from lib/Runtime if it does not
 #      load here;
 #   4. run python3 -m pytest python/test and print its summary;
-#   5. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
-# Logs go to $OUT (when set) or build/device-round. Exit status: pytest's, or
-# 2 when the round could not start.
+#   5. the C++ caller (test/Runtime), when its binary was carried;
+#   6. compute-sanitizer over every kernel (scripts/device-sanitize.sh, on
+#      the sanitizer builds in build/kernels-sanitize; SANITIZE=0 skips it);
+#   7. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
+# Logs go to $OUT (when set) or build/device-round. Exit status: 0 when
+# pytest, the C++ caller and every sanitizer passed, 1 when one failed, 2
+# when the round could not start.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT=$PWD
@@ -65,10 +69,11 @@ if ! python3 -c "import pytest" 2>/dev/null; then
   fi
 fi
 python3 -m pytest python/test -q -rs --junitxml="$LOGS/pytest.xml" >"$LOGS/pytest.log" 2>&1
-rc=$?
+pytest_rc=$?
+rc=$((pytest_rc ? 1 : 0))
 grep -E '^(FAILED|ERROR) ' "$LOGS/pytest.log" | head -n 40
 grep -E '^SKIPPED' "$LOGS/pytest.log" | head -n 5
-echo "pytest summary: $(tail -n 1 "$LOGS/pytest.log") (exit $rc; log: $LOGS/pytest.log)"
+echo "pytest summary: $(tail -n 1 "$LOGS/pytest.log") (exit $pytest_rc; log: $LOGS/pytest.log)"
 
 step "C++ caller"
 # The ops through libtorch's dispatcher from a C++ program (test/Runtime),
@@ -77,9 +82,24 @@ caller=$ROOT/build/bin/tiledattn-cpp-caller
 if [ -x "$caller" ]; then
   torch_lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
   LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$caller" "$TILEDATTN_KERNEL_DIR/sdpa_fwd_f16_d64" "$lib" 2>&1 | tail -n 1 | tee "$LOGS/cpp-caller.log"
+    "$caller" "$TILEDATTN_KERNEL_DIR/sdpa_fwd_f16_d64" "$lib" >"$LOGS/cpp-caller.log" 2>&1
+  caller_rc=$?
+  tail -n 1 "$LOGS/cpp-caller.log"
+  echo "C++ caller exit $caller_rc"
+  [ $caller_rc -eq 0 ] || rc=1
 else
   echo "skipped: $caller was not carried"
+fi
+
+step "compute-sanitizer"
+# scripts/device-sanitize.sh: memcheck, racecheck, synccheck and initcheck
+# over the sanitizer builds (build/kernels-sanitize), synccheck over the
+# shipped bundles; any error or wrong result fails the round.
+if [ "${SANITIZE:-1}" = 0 ]; then
+  echo "skipped: SANITIZE=0"
+else
+  LOGS=$LOGS bash scripts/device-sanitize.sh "${TILEDATTN_SANITIZE_DIR:-$ROOT/build/kernels-sanitize}" \
+    "$TILEDATTN_KERNEL_DIR" || rc=1
 fi
 
 step "speed"
