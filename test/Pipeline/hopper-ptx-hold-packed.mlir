@@ -20,8 +20,17 @@ func.func @hold_packed(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
       : !head, !head, !head, !head, !lse
   return
 }
+// The deferred store of the tile before: once the consumers' turn comes
+// (bar.sync), the held words go to stmatrix as they are, with no scaling
+// (mul) or packing (cvt) in between; the eight stmatrix of 64 rows x 64
+// columns hand O's 32 words to shared memory.
+// CHECK: bar.sync {{.*}}, 128;
+// CHECK-NEXT: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-COUNT-7: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-NEXT: fence.proxy.async.shared::cta;
+// The packing happens in the tile before, ahead of the loop's back edge.
 // CHECK: cvt.rn.bf16x2.f32
-// CHECK: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: bra {{.*}}$L__BB
 // PTXAS-NOT: C7517
 // PTXAS-NOT: C7513
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -98,9 +98,14 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // CHECK: } else {
 // CHECK-NOT: nvvm.setmaxregister
 // CHECK: nvvm.setmaxregister {{ *}}increase 240
+// The softmax works in base 2 with the scale folded in: one multiplier.
+// CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SCALE]], %[[LOG2E]] : f32
+// The rows' running maxima start at -inf, their sums and O at 0.
+// CHECK: %[[MAX0:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%c0{{(_[0-9]+)?}}], %false
 // 64 S + 4 statistics (no P carried without overlap_softmax).
-// CHECK: scf.for {{.*}} -> (f32, f32,
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[MAX0]], %{{.*}} = %{{.*}}, %{{.*}} = %[[MAX0]], %{{.*}} = %{{.*}}) -> (f32, f32,
 // S = Q.K^T: head_dim / 16 = 8 wgmma m64n128k16, the first one overwriting.
 // The descriptors are built once per block; each k-step adds its offset.
 // CHECK: arith.ori
@@ -120,8 +125,11 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // Row max and row sum across the 4 threads of a row.
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32
-// Unmasked, the new maximum is finite: no -inf guard on it.
+// Unmasked, the new maximum is finite: no -inf guard on it. Scaled, it is
+// the exponents' offset.
 // CHECK-NOT: arith.cmpf oeq
+// CHECK: %[[NEWMAX:.*]] = arith.maxnumf %arg{{[0-9]+}}, %{{[0-9]+}} : f32
+// CHECK-NEXT: arith.mulf %[[NEWMAX]], %[[SCALED]] : f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // O += P.V: block_n / 16 = 8 wgmma m64n128k16 with P in 4 registers and V
 // transposed (MN-major), after V's stage is full.
@@ -139,22 +147,33 @@ func.func @bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %sc
 // column 8i + h % 2 against it.
 // CHECK: scf.for
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[KEY0:.*]] = arith.index_castui %{{.*}} : index to i32
 // CHECK: %[[LIMIT:.*]] = arith.index_castui %[[SEQK]] : index to i32
 // CHECK: %[[THRESHOLD:.*]] = arith.subi %[[LIMIT]], %[[KEY0]] : i32
 // CHECK: %[[BAD0:.*]] = arith.cmpi sge, %c0_i32{{.*}}, %[[THRESHOLD]] : i32
-// CHECK-NEXT: arith.select %[[BAD0]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.select %[[BAD0]], %[[NINF]], %{{.*}} : f32
 // CHECK: %[[BAD1:.*]] = arith.cmpi sge, %c1_i32{{.*}}, %[[THRESHOLD]] : i32
-// CHECK-NEXT: arith.select %[[BAD1]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.select %[[BAD1]], %[[NINF]], %{{.*}} : f32
 // CHECK: arith.cmpi sge, %c8_i32{{.*}}, %[[THRESHOLD]] : i32
 // CHECK-NOT: arith.cmpi uge
 // A row whose keys are all masked so far keeps max -inf: offset 0 then.
-// CHECK: %[[ALLMASKED:.*]] = arith.cmpf oeq, %{{.*}}, %cst{{.*}} : f32
-// CHECK: arith.select %[[ALLMASKED]], %cst{{.*}}, %{{.*}} : f32
+// CHECK: %[[MMAX:.*]] = arith.maxnumf %arg{{[0-9]+}}, %{{[0-9]+}} : f32
+// CHECK-NEXT: %[[GUARDNINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT: %[[ALLMASKED:.*]] = arith.cmpf oeq, %[[MMAX]], %[[GUARDNINF]] : f32
+// CHECK-NEXT: %[[MSCALED:.*]] = arith.mulf %[[MMAX]], %[[SCALED]] : f32
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: arith.select %[[ALLMASKED]], %[[ZERO]], %[[MSCALED]] : f32
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: scf.yield
 // The two rows of each thread: lse, then head_dim / 8 = 16 pairs into o.
-// CHECK: memref.store %{{.*}}, %[[LSE]][%[[BATCH]], %[[HEAD]], %{{.*}}] : memref<?x?x?xf32, {{.*}}>
+// lse = (max * scale * log2(e) + log2(sum)) * ln(2).
+// CHECK: %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// CHECK-NEXT: %[[LG:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%{{.*}}) : (f32) -> f32
+// CHECK-NEXT: %[[MAXS:.*]] = arith.mulf %{{.*}}, %[[SCALED]] : f32
+// CHECK-NEXT: %[[BASE2:.*]] = arith.addf %[[MAXS]], %[[LG]] : f32
+// CHECK-NEXT: %[[LSEV:.*]] = arith.mulf %[[BASE2]], %[[LN2]] : f32
+// CHECK: memref.store %[[LSEV]], %[[LSE]][%[[BATCH]], %[[HEAD]], %{{.*}}] : memref<?x?x?xf32, {{.*}}>
 // CHECK: memref.store %{{.*}}, %[[LSE]]
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[O]][%[[BATCH]], %[[HEAD]], %{{.*}}, %{{.*}}] : memref<?x?x?x128xbf16, {{.*}}>, vector<2xbf16>
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[O]]

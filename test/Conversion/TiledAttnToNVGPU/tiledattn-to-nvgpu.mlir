@@ -19,11 +19,22 @@
 // CHECK-SAME: layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>
 // CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-SAME: (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// The causal mask compares key and query rows.
-// CHECK:   arith.cmpi uge, %{{.*}}, %[[SK]] : index
-// CHECK:   arith.cmpi ugt
-// CHECK:   arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
-// Row maxima and sums are reduced over the four threads of a row group.
+// The mask: a score becomes -inf where its key is at or past Sk or, causal,
+// right of its query row (key > row).
+// CHECK:   %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:   %[[KEY:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK-NEXT: %[[PAST:.*]] = arith.cmpi uge, %[[KEY]], %[[SK]] : index
+// CHECK-NEXT: %[[RIGHT:.*]] = arith.cmpi ugt, %[[KEY]], %{{.*}} : index
+// CHECK-NEXT: %[[MASKED:.*]] = arith.ori %[[PAST]], %[[RIGHT]] : i1
+// CHECK-NEXT: %[[S0:.*]] = arith.select %[[MASKED]], %[[NINF]], %{{.*}} : f32
+// The scale, folded with log2(e) into one multiplier for every score.
+// CHECK:   %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SCALE]], %[[LOG2E]] : f32
+// CHECK-NEXT: %[[MINIT:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:   %[[X0:.*]] = arith.mulf %[[S0]], %[[SCALED]] : f32
+// Row maxima (from -inf) and sums are reduced over the four threads of a
+// row group.
+// CHECK:   arith.maximumf %[[MINIT]], %[[X0]] : f32
 // CHECK:   gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK:   arith.maximumf
 // CHECK:   gpu.shuffle xor
@@ -44,9 +55,16 @@
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[SQ]] : index
 // CHECK: scf.if %[[IN]] {
 // CHECK:   vector.store %{{.*}}, %[[O]]{{.*}} {alignment = 4 : i64} : memref<?x?x?x16xf16>, vector<2xf16>
+// The lse in natural log: (max + log2(sum)) * ln(2), -inf for a row no key
+// took part in.
 // CHECK:   scf.if
-// CHECK:     llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%{{.*}}) : (f32) -> f32
-// CHECK:     memref.store %{{.*}}, %[[LSE]]
+// CHECK:     %[[LG:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%{{.*}}) : (f32) -> f32
+// CHECK-NEXT: %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// CHECK-NEXT: %[[BASE2:.*]] = arith.addf %{{.*}}, %[[LG]] : f32
+// CHECK-NEXT: %[[NATURAL:.*]] = arith.mulf %[[BASE2]], %[[LN2]] : f32
+// CHECK-NEXT: %[[EMPTYNINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT: %[[LSEV:.*]] = arith.select %{{.*}}, %[[EMPTYNINF]], %[[NATURAL]] : f32
+// CHECK-NEXT: memref.store %[[LSEV]], %[[LSE]]
 // CHECK: gpu.return
 // CHECK-NOT: tiledattn.
 // CHECK: // -----
