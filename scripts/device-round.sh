@@ -8,16 +8,23 @@
 #      load here;
 #   4. run python3 -m pytest python/test and print its summary;
 #   5. the C++ caller (test/Runtime), when its binary was carried;
-#   6. compute-sanitizer over every kernel (scripts/device-sanitize.sh, on
+#   6. the mutation check's GPU part (scripts/mutation_check.py gpu);
+#   7. compute-sanitizer over every kernel (scripts/device-sanitize.sh, on
 #      the sanitizer builds in build/kernels-sanitize; SANITIZE=0 skips it);
-#   7. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
-# Logs go to $OUT (when set) or build/device-round. Exit status: 0 when
-# pytest, the C++ caller and every sanitizer passed, 1 when one failed, 2
-# when the round could not start.
+#   8. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
+# Logs go to build/device-round, or, when $OUT is set (the device tool,
+# which brings back at most 8 files), to $OUT/device-round-logs.tgz. Exit
+# status: 0 when pytest, the C++ caller, the mutation check and every
+# sanitizer passed, 1 when one failed, 2 when the round could not start.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT=$PWD
-LOGS=${OUT:-$ROOT/build/device-round}
+if [ -n "${OUT:-}" ]; then
+  LOGS=$(mktemp -d)/device-round
+  trap 'tar -czf "$OUT/device-round-logs.tgz" -C "$(dirname "$LOGS")" device-round' EXIT
+else
+  LOGS=$ROOT/build/device-round
+fi
 mkdir -p "$LOGS"
 step() { printf '\n== %s\n' "$*"; }
 
@@ -89,6 +96,19 @@ if [ -x "$caller" ]; then
   [ $caller_rc -eq 0 ] || rc=1
 else
   echo "skipped: $caller was not carried"
+fi
+
+step "mutation check"
+# scripts/mutation_check.py gpu: every kernel mutant (build/kernel-mutants,
+# carried) and package mutant must make the GPU tests fail.
+mutants_dir=${TILEDATTN_MUTANTS_DIR:-$ROOT/build/kernel-mutants}
+if [ -d "$mutants_dir" ]; then
+  python3 scripts/mutation_check.py gpu "$mutants_dir" --kernels "$TILEDATTN_KERNEL_DIR" \
+    2>&1 | tee "$LOGS/mutation-check.log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+else
+  echo "error: no kernel mutants in $mutants_dir (build them here: ninja -C build, and carry build/kernel-mutants)"
+  rc=1
 fi
 
 step "compute-sanitizer"

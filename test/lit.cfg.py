@@ -5,6 +5,7 @@ import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
 
 config.name = "TILEDATTN"
 # lit's internal shell: the external one is deprecated from lit 23 (pip's
@@ -33,6 +34,20 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tiledattn_tools_dir, config.llvm_tools_dir]
 tools = ["tiledattn-opt", "tiledattn-compile", "tiledattn-manifest-writer"]
+# scripts/mutation_check.py runs the suite with --param mutant=NAME: what
+# tiledattn-opt prints then passes through that mutant (scripts/mutants.py),
+# and the suite must fail.
+mutant = lit_config.params.get("mutant")
+if mutant:
+    tools[0] = ToolSubst(
+        "tiledattn-opt",
+        command=config.python_executable,
+        extra_args=[
+            os.path.join(config.tiledattn_src_root, "scripts", "mutate_output.py"),
+            mutant,
+            os.path.join(config.tiledattn_tools_dir, "tiledattn-opt"),
+        ],
+    )
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU tests need a CUDA device; they are gated by `REQUIRES: cuda`.
