@@ -5,6 +5,7 @@ Runs on CPU: every check happens before CUDA is touched, on meta tensors
 must name the argument, what was expected and what was given.
 """
 
+import math
 import re
 import types
 import warnings
@@ -237,6 +238,30 @@ def test_compiled_kernel_passes_its_mask(kernels, launches):
     ]
     with raises(UnsupportedInputError, r"bundle 'sdpa_fwd_f16_d64_causal' runs .* True\) but got"):
         kernel(*qkv(), is_causal=False)
+
+
+@pytest.mark.parametrize("scale", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("fallback", [False, True])
+def test_non_finite_scale_is_rejected(scale, fallback):
+    with raises(
+        InvalidInputError,
+        rf"tiledattn\.scaled_dot_product_attention: expected 'scale' to be a finite "
+        rf"number \(or None for 1/sqrt\(E\)\) but got {re.escape(str(scale))}$",
+    ):
+        sdpa(*qkv(device="cpu"), scale=scale, fallback=fallback)
+
+
+@pytest.mark.parametrize("scale", [math.nan, math.inf, -math.inf])
+def test_compiled_kernel_rejects_non_finite_scale(kernels, scale):
+    kernel = tiledattn.compile(kernels / "sdpa_fwd_bf16_d128")
+    with raises(InvalidInputError, rf"expected 'scale' to be a finite number .* but got {scale}"):
+        kernel(*qkv(d=128, dtype=torch.bfloat16), scale=scale)
+
+
+def test_finite_scales_pass(launches):
+    for scale in (0.0, -0.25, 1e-30, 3):
+        sdpa(*qkv(), scale=scale)
+    assert [c[4] for c in launches] == [0.0, -0.25, 1e-30, 3.0]
 
 
 def test_fallback_runs_torch_with_one_warning():
