@@ -4,6 +4,9 @@ import collections
 import io
 import json
 import math
+import re
+import sys
+import types
 
 import bundles
 import pytest
@@ -99,10 +102,22 @@ def test_backends_and_schedules():
     assert len(cli.parse_args([]).backends) == 8
 
 
-@pytest.mark.parametrize("argv", [["--backends", "nope"], ["--dtypes", "fp8"], ["--causal", "2"]])
-def test_bad_arguments_exit(argv, capsys):
-    with pytest.raises(SystemExit):
+@pytest.mark.parametrize(
+    "argv, why",
+    [
+        (["--backends", "nope"], r"nope \(expected one of tiledattn, .*, all\)"),
+        (["--dtypes", "fp8"], r"fp8 \(expected fp16 or bf16\)"),
+        (["--causal", "2"], r"2 \(expected 0/1\)"),
+    ],
+    ids=["backends", "dtypes", "causal"],
+)
+def test_bad_arguments_exit(argv, why, capsys):
+    with pytest.raises(SystemExit) as exit_info:
         cli.parse_args(argv)
+    assert exit_info.value.code == 2  # argparse's usage error
+    flag, value = argv
+    err = capsys.readouterr().err
+    assert re.search(rf"error: argument {flag}: bad value in '{value}': {why}", err), err
 
 
 @pytest.mark.parametrize("preset", ["paper", "full"])
@@ -483,9 +498,26 @@ def test_simple_progress_bar():
     assert text.endswith("\n")
 
 
-def test_progress_bar_prefers_tqdm_when_installed():
+def test_progress_bar_prefers_tqdm_when_installed(monkeypatch):
+    made = []
+
+    class FakeTqdm:
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    stream = io.StringIO()
+    bar = progress_bar(2, desc="cases", stream=stream)
+    assert isinstance(bar, FakeTqdm)
+    assert made == [{"total": 2, "desc": "cases", "file": stream}]
+    assert isinstance(progress_bar(2, use_tqdm=False, stream=stream), SimpleBar)
+
+
+def test_progress_bar_without_tqdm_is_the_plain_bar(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
     stream = io.StringIO()
     bar = progress_bar(2, stream=stream)
+    assert isinstance(bar, SimpleBar)
     bar.update(2)
     bar.close()
     assert "2/2" in stream.getvalue()
