@@ -12,6 +12,7 @@ the poisoned blocks: otherwise an element the kernel failed to write could
 hold a previous call's correct answer.
 """
 
+import itertools
 import json
 import math
 import re
@@ -546,6 +547,111 @@ def test_every_bundle_is_right_at_any_length(runtime, shape):
         scale = 1 / math.sqrt(entry.head_dim)
         what = f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
         op_and_check(q, k, v, entry.causal, scale, entry.path, what)
+
+
+# Heads that broadcast: torch's SDPA broadcasts a single key/value head (or a
+# single query head, or a batch of one) without enable_gqa; so must we.
+BROADCASTS = {
+    "kv_one_head": ((2, 6), (2, 1)),
+    "q_one_head": ((2, 1), (2, 6)),
+    "kv_one_batch": ((2, 6), (1, 6)),
+}
+
+
+@pytest.mark.parametrize("kind", list(BROADCASTS))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_broadcast_without_gqa(dtype, head_dim, causal, kind):
+    (bq, hq), (bkv, hkv) = BROADCASTS[kind]
+    q = make(bq, hq, 300, head_dim, dtype)
+    k, v = (make(bkv, hkv, 517, head_dim, dtype) for _ in range(2))
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.empty(t.shape, device="meta") for t in (q, k, v))
+    ).shape
+    out = run_and_check(q, k, v, causal, what=f"{kind} q{tuple(q.shape)} k{tuple(k.shape)}")
+    assert out.shape == expected == (2, 6, 300, head_dim)
+
+
+@pytest.mark.parametrize("which", ["kv_heads", "q_heads", "kv_batch"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_stride_zero_expanded_inputs(dtype, head_dim, causal, which):
+    # expand() gives a stride of 0 along the expanded dimension: the kernel
+    # must read the one head (or batch) for all of them, tensor maps included.
+    b, h, sq, sk, d = 2, 6, 300, 517, head_dim
+    q = make(b, h, sq, d, dtype)
+    k, v = (make(b, h, sk, d, dtype) for _ in range(2))
+    if which == "kv_heads":
+        k, v = (make(b, 1, sk, d, dtype).expand(b, h, sk, d) for _ in range(2))
+        assert k.stride(1) == v.stride(1) == 0
+    elif which == "q_heads":
+        q = make(b, 1, sq, d, dtype).expand(b, h, sq, d)
+        assert q.stride(1) == 0
+    else:
+        k, v = (make(1, h, sk, d, dtype).expand(b, h, sk, d) for _ in range(2))
+        assert k.stride(0) == v.stride(0) == 0
+    run_and_check(q, k, v, causal, what=f"stride 0 {which}")
+
+
+ROUNDING_MARGIN = 4
+
+
+def scores_inputs(kind, dtype, head_dim, shape):
+    """q, k, v whose scores are large, shifted or dominated by one key."""
+    b, hq, hkv, sq, sk = shape
+    d = head_dim
+    q = make(b, hq, sq, d, dtype)
+    k, v = (make(b, hkv, sk, d, dtype) for _ in range(2))
+    if kind == "q_times_20":  # scaled scores with a standard deviation of 20
+        q = q * 20
+    elif kind in ("shift_up", "shift_down"):
+        # Every scaled score shifted by +-100 (exp overflows or underflows
+        # without the running max): q and k share coordinate 0.
+        q[..., 0] = 16
+        k[..., 0] = (100 if kind == "shift_up" else -100) * math.sqrt(d) / 16
+    elif kind == "dominant_key":
+        # In each (batch, key/value head) one key scores about 20 above the
+        # rest for every query: the last key, the first, one on either side
+        # of a 64-key block boundary, one in the middle.
+        q[..., 0] = 4
+        positions = [sk - 1, 0, 63, 64, sk // 2 + 1]
+        for i, (bi, hi) in enumerate(itertools.product(range(b), range(hkv))):
+            k[bi, hi, positions[i % len(positions)], 0] = 5 * math.sqrt(d)
+    else:
+        raise ValueError(kind)
+    return q, k, v
+
+
+@pytest.mark.parametrize(
+    "shape", [(2, 4, 2, 333, 333), (1, 4, 2, 100, 2100)], ids=["q333k333", "q100k2100"]
+)
+@pytest.mark.parametrize("kind", ["q_times_20", "shift_up", "shift_down", "dominant_key"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_large_and_shifted_scores(runtime, dtype, head_dim, causal, kind, shape):
+    q, k, v = scores_inputs(kind, dtype, head_dim, shape)
+    scale = 1 / math.sqrt(head_dim)
+    entry = registry.select(dtype, head_dim, causal, seqlen_k=k.shape[2])
+    what = f"{kind} {entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
+    refs = reference(q, k, v, causal, scale)
+    out, _ = op_and_check(q, k, v, causal, scale, entry.path, what, refs=refs)
+    # Eager in the input dtype rounds these large scores coarsely (bf16: a
+    # spacing of 4 at 800), so the criterion above allows up to ~100 times
+    # the output's own rounding error here. A kernel computing the scores
+    # in float32 stays within a few times that rounding error (a CPU
+    # emulation of FlashAttention's arithmetic: at most 1.4 times).
+    ref = refs[0]
+    rounding = (ref.to(dtype).double() - ref).abs().max().item()
+    err = (out.double() - ref).abs().max().item()
+    assert err <= ROUNDING_MARGIN * rounding + 1e-5, (
+        f"{what}: max|ours - ref| = {err:.3g} > {ROUNDING_MARGIN} * max|ref rounded to "
+        f"{dtype} - ref| + 1e-5 = {ROUNDING_MARGIN * rounding + 1e-5:.3g}"
+    )
+    public = run_and_check(q, k, v, causal, gqa=True, refs=refs, what=f"{what} public")
+    assert torch.equal(out, public), f"{what}: the public call differs from the op"
 
 
 def _takes_param(entry, name):
