@@ -15,8 +15,10 @@ hold a previous call's correct answer.
 import itertools
 import json
 import math
+import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -652,6 +654,47 @@ def test_large_and_shifted_scores(runtime, dtype, head_dim, causal, kind, shape)
     )
     public = run_and_check(q, k, v, causal, gqa=True, refs=refs, what=f"{what} public")
     assert torch.equal(out, public), f"{what}: the public call differs from the op"
+
+
+def mma_sync_kernel_dir():
+    """Where the mma_sync schedules' bundles are built (python/CMakeLists.txt,
+    target tiledattn-mma-sync-kernels)."""
+    override = os.environ.get("TILEDATTN_MMA_SYNC_KERNEL_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "build" / "kernels-mma_sync"
+
+
+MMA_SYNC_SCHEDULES = Path(tiledattn.__file__).parent / "schedules" / "mma_sync"
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(2, 3, 3, 113, 113), (1, 4, 2, 1000, 777), (2, 2, 1, 17, 300), (1, 2, 2, 300, 17)],
+    ids=lambda s: "b{}h{}kv{}q{}k{}".format(*s),
+)
+def test_mma_sync_bundles_are_right(runtime, shape):
+    # The mma_sync schedules are kept as examples of the other lowering,
+    # not shipped: the GPU round builds them into their own directory and
+    # runs every one here.
+    directory = mma_sync_kernel_dir()
+    entries = registry.kernels(directory)
+    if not entries:
+        pytest.skip(
+            f"no mma_sync bundles in {directory} (build target tiledattn-mma-sync-kernels; "
+            "TILEDATTN_MMA_SYNC_KERNEL_DIR overrides the directory)"
+        )
+    assert sorted(e.name for e in entries) == sorted(
+        p.stem for p in MMA_SYNC_SCHEDULES.glob("*.mlir")
+    ), f"{directory} does not hold a bundle for each schedule in {MMA_SYNC_SCHEDULES}"
+    b, hq, hkv, sq, sk = shape
+    for entry in entries:
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        q = make(b, hq, sq, entry.head_dim, dtype)
+        k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
+        scale = 0.3 if entry.causal else 1 / math.sqrt(entry.head_dim)
+        what = f"mma_sync {entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
+        op_and_check(q, k, v, entry.causal, scale, entry.path, what)
 
 
 def _takes_param(entry, name):
