@@ -135,8 +135,9 @@ def _prepare(
             "dropout_p",
         )
     # torch's SDPA turns a non-finite scale into NaN outputs without a word;
-    # here it is an error, with fallback or not.
-    if scale is not None and not math.isfinite(float(scale)):
+    # here it is an error, with fallback or not. Under torch.compile the scale
+    # may be symbolic, with no value to check: the runtime checks it at launch.
+    if scale is not None and not torch.compiler.is_compiling() and not math.isfinite(float(scale)):
         raise _invalid(
             f"expected 'scale' to be a finite number (or None for 1/sqrt(E)) but got {float(scale)}"
         )
