@@ -583,17 +583,15 @@ def test_stride_zero_expanded_inputs(dtype, head_dim, causal, which):
     # expand() gives a stride of 0 along the expanded dimension: the kernel
     # must read the one head (or batch) for all of them, tensor maps included.
     b, h, sq, sk, d = 2, 6, 300, 517, head_dim
-    q = make(b, h, sq, d, dtype)
-    k, v = (make(b, h, sk, d, dtype) for _ in range(2))
-    if which == "kv_heads":
-        k, v = (make(b, 1, sk, d, dtype).expand(b, h, sk, d) for _ in range(2))
-        assert k.stride(1) == v.stride(1) == 0
-    elif which == "q_heads":
-        q = make(b, 1, sq, d, dtype).expand(b, h, sq, d)
-        assert q.stride(1) == 0
-    else:
-        k, v = (make(1, h, sk, d, dtype).expand(b, h, sk, d) for _ in range(2))
-        assert k.stride(0) == v.stride(0) == 0
+    q_shape, kv_shape = {
+        "kv_heads": ((b, h), (b, 1)),
+        "q_heads": ((b, 1), (b, h)),
+        "kv_batch": ((b, h), (1, h)),
+    }[which]
+    q = make(*q_shape, sq, d, dtype).expand(b, h, sq, d)
+    k, v = (make(*kv_shape, sk, d, dtype).expand(b, h, sk, d) for _ in range(2))
+    expanded = [t for t in (q, k, v) if 0 in t.stride()]
+    assert len(expanded) == (1 if which == "q_heads" else 2)
     run_and_check(q, k, v, causal, what=f"stride 0 {which}")
 
 
@@ -615,10 +613,10 @@ def scores_inputs(kind, dtype, head_dim, shape):
         k[..., 0] = (100 if kind == "shift_up" else -100) * math.sqrt(d) / 16
     elif kind == "dominant_key":
         # In each (batch, key/value head) one key scores about 20 above the
-        # rest for every query: the last key, the first, one on either side
-        # of a 64-key block boundary, one in the middle.
+        # rest for every query: the last key, the first, keys 63 and 64 (on
+        # either side of a 64-key block boundary), in turn.
         q[..., 0] = 4
-        positions = [sk - 1, 0, 63, 64, sk // 2 + 1]
+        positions = [sk - 1, 0, 63, 64]
         for i, (bi, hi) in enumerate(itertools.product(range(b), range(hkv))):
             k[bi, hi, positions[i % len(positions)], 0] = 5 * math.sqrt(d)
     else:
