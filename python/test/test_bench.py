@@ -4,6 +4,9 @@ import collections
 import io
 import json
 import math
+import re
+import sys
+import types
 
 import bundles
 import pytest
@@ -99,10 +102,22 @@ def test_backends_and_schedules():
     assert len(cli.parse_args([]).backends) == 8
 
 
-@pytest.mark.parametrize("argv", [["--backends", "nope"], ["--dtypes", "fp8"], ["--causal", "2"]])
-def test_bad_arguments_exit(argv, capsys):
-    with pytest.raises(SystemExit):
+@pytest.mark.parametrize(
+    "argv, why",
+    [
+        (["--backends", "nope"], r"nope \(expected one of tiledattn, .*, all\)"),
+        (["--dtypes", "fp8"], r"fp8 \(expected fp16 or bf16\)"),
+        (["--causal", "2"], r"2 \(expected 0/1\)"),
+    ],
+    ids=["backends", "dtypes", "causal"],
+)
+def test_bad_arguments_exit(argv, why, capsys):
+    with pytest.raises(SystemExit) as exit_info:
         cli.parse_args(argv)
+    assert exit_info.value.code == 2  # argparse's usage error
+    flag, value = argv
+    err = capsys.readouterr().err
+    assert re.search(rf"error: argument {flag}: bad value in '{value}': {why}", err), err
 
 
 @pytest.mark.parametrize("preset", ["paper", "full"])
@@ -220,6 +235,71 @@ def test_run_case_checks_before_timing_and_never_raises():
     assert rows["sdpa_auto"]["chosen"] in ("FLASH_ATTENTION", "MATH")
     for name in ("math", "eager"):
         assert rows[name]["status"] == "SKIPPED"
+
+
+def _sweep_argv(out):
+    return (
+        "--seqlens 48,64 --head-dims 16 --dtypes bf16 --causal 0 --batch 1 --heads 2 "
+        "--runs 2 --rounds 1 --warmup 0 --slow-max-seqlen 32 --flush-mb 0 "
+        f"--no-gpu-state --no-plots --no-tqdm --out {out}"
+    ).split()
+
+
+@pytest.mark.parametrize(
+    "names, status",
+    [
+        (["good"], 0),
+        (["good", "unsupported", "oom", "slow"], 0),
+        (["good", "wrong"], 1),
+        (["good", "broken"], 1),
+        (["wrong", "broken", "unsupported"], 1),
+    ],
+    ids=["ok", "limits", "wrong", "error", "both"],
+)
+def test_sweep_exit_status_fails_on_wrong_or_error(monkeypatch, tmp_path, capsys, names, status):
+    # The whole sweep (cli.main -> run_sweep -> sweep.run_case) on the CPU,
+    # with stand-in backends: a WRONG or ERROR row must fail the run.
+    from tiledattn.bench import backends, env
+
+    def good(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v)
+
+    fakes = {
+        "good": _Fake("good", good),
+        "wrong": _Fake("wrong", lambda q, k, v: good(q, k, v) + 0.5),
+        "broken": _Fake("broken", error=ValueError("a bug")),
+        "unsupported": _Fake("unsupported", error=Unsupported("no kernel for D=16")),
+        "oom": _Fake("oom", error=torch.OutOfMemoryError("CUDA out of memory.")),
+        "slow": _Fake("slow", good, slow=True),
+    }
+    real_run_case = sweep.run_case
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(backends, "make_backends", lambda *a: [fakes[n] for n in names])
+    monkeypatch.setattr(env, "collect", lambda argv: {"command": " ".join(argv)})
+    monkeypatch.setattr(sweep, "run_case", lambda *a, **kw: real_run_case(*a, **kw, device="cpu"))
+    out = tmp_path / "sweep"
+    assert cli.main(_sweep_argv(out)) == status
+    data = json.loads((out / "results.json").read_text())
+    assert data["complete"] and len(data["results"]) == 2 * len(names)
+    expected = {
+        "good": "ok",
+        "wrong": "WRONG",
+        "broken": "ERROR",
+        "unsupported": "UNSUPPORTED",
+        "oom": "OOM",
+        "slow": "SKIPPED",
+    }
+    assert {(r["backend"], r["status"]) for r in data["results"]} == {
+        (n, expected[n]) for n in names
+    }
+    err = capsys.readouterr().err
+    for name in names:
+        failing = expected[name] in ("WRONG", "ERROR")
+        line = f"tiledattn.bench: {name} {expected[name]} on bf16 D16 full S64 B1 H2: "
+        assert (line in err) == failing, err
+    failed = sum(expected[n] in ("WRONG", "ERROR") for n in names)
+    summary = f"tiledattn.bench: {2 * failed} of {2 * len(names)} rows WRONG or ERROR"
+    assert (summary in err) == bool(status), err
 
 
 def test_run_case_times_slow_backends_below_the_limit():
@@ -418,9 +498,26 @@ def test_simple_progress_bar():
     assert text.endswith("\n")
 
 
-def test_progress_bar_prefers_tqdm_when_installed():
+def test_progress_bar_prefers_tqdm_when_installed(monkeypatch):
+    made = []
+
+    class FakeTqdm:
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    stream = io.StringIO()
+    bar = progress_bar(2, desc="cases", stream=stream)
+    assert isinstance(bar, FakeTqdm)
+    assert made == [{"total": 2, "desc": "cases", "file": stream}]
+    assert isinstance(progress_bar(2, use_tqdm=False, stream=stream), SimpleBar)
+
+
+def test_progress_bar_without_tqdm_is_the_plain_bar(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
     stream = io.StringIO()
     bar = progress_bar(2, stream=stream)
+    assert isinstance(bar, SimpleBar)
     bar.update(2)
     bar.close()
     assert "2/2" in stream.getvalue()
@@ -443,9 +540,20 @@ def test_tiny_gpu_sweep(tmp_path):
     assert cli.main(argv) == 0
     data = json.loads((out / "results.json").read_text())
     assert data["complete"] and data["env"]["gpu"]
-    statuses = {r["backend"]: r["status"] for r in data["results"]}
-    assert statuses["sdpa_auto"] == "ok" and statuses["eager"] == "ok"
-    assert all(r.get("peak_mem_bytes", 1) >= 0 for r in data["results"])
+    assert len(data["results"]) == 2 * 4
+    for row in data["results"]:
+        what = f"{row['backend']} causal={row['causal']}: {row['status']} {row['reason']}"
+        if row["backend"] == "flash":  # torch's flash kernel may be absent from a build
+            assert row["status"] in ("ok", "UNSUPPORTED"), what
+        else:
+            assert row["status"] == "ok", what
+            assert row["max_err"] <= row["tol"] and row["tflops"] > 0, what
+        assert row.get("peak_mem_bytes", 1) >= 0, what
+    tiledattn_rows = [r for r in data["results"] if r["backend"] == "tiledattn"]
+    assert [(r["causal"], r["kernel"]) for r in tiledattn_rows] == [
+        (causal, registry.select(torch.bfloat16, 64, causal, seqlen_k=256).name)
+        for causal in (False, True)
+    ]
 
 
 def test_git_commit_prefers_the_variable(monkeypatch):

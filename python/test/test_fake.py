@@ -82,6 +82,19 @@ def test_torch_compile_fullgraph(dynamic):
     )
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_torch_compile_with_a_scale_argument(dynamic):
+    # A float argument may be traced symbolically: the finite-scale check
+    # must not break the graph (the runtime checks the value at launch).
+    def attend(q, k, v, scale):
+        return sdpa(q, k, v, scale=scale) * 2
+
+    compiled = torch.compile(attend, fullgraph=True, backend="aot_eager", dynamic=dynamic)
+    q, kv = meta(2, 8, 100, 64), meta(2, 8, 50, 64)
+    for scale in (0.5, 0.25):
+        assert compiled(q, kv, kv, scale).shape == (2, 8, 100, 64)
+
+
 def test_backward_raises_instead_of_detaching():
     q = meta(1, 2, 16, 64, requires_grad=True)
     out = sdpa(q, q, q)

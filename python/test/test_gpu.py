@@ -3,13 +3,22 @@
 Skipped (with the reason) without a CUDA device, on a device other than
 compute capability 9.0, or when the kernel directory has no bundles. The
 criterion, as in the flash-attention tests: against a float64 reference,
-max|ours - ref| <= 2 * max|torch eager in the input dtype - ref| + 1e-5, with
-the output memory poisoned (NaN) before each call.
+max|ours - ref| <= 2 * max|torch eager in the input dtype - ref| + 1e-5, and
+the lse within 1e-3 + 1e-4 * |ref| of the float64 logsumexp wherever a call
+returns it. The reference is computed before the kernel runs, and the inputs
+are checked unchanged after it. The output memory is poisoned (NaN) before
+each call, and each check asserts that the output the kernel wrote is one of
+the poisoned blocks: otherwise an element the kernel failed to write could
+hold a previous call's correct answer.
 """
 
+import itertools
 import json
 import math
+import os
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -73,11 +82,42 @@ def reference(q, k, v, causal, scale):
 
 
 def poison(*shapes_dtypes):
-    """Frees NaN-filled blocks of these sizes, so that the caching allocator
-    hands them to the outputs allocated next: an element the kernel fails to
-    write stays NaN."""
+    """Fills blocks of these sizes with NaN and frees them, so that the
+    caching allocator hands them to the tensors of the same sizes allocated
+    next on this stream, in this order: an element the kernel fails to
+    write stays NaN. Returns the blocks' byte spans, for assert_poisoned."""
     blocks = [torch.full(s, math.nan, dtype=d, device="cuda") for s, d in shapes_dtypes]
+    spans = [(t.data_ptr(), t.data_ptr() + t.untyped_storage().nbytes()) for t in blocks]
     del blocks
+    return spans
+
+
+def poison_outputs(rows, head_dim_v, dtype):
+    """poison() for the outputs of one tiledattn::sdpa_fwd call, in the order
+    it allocates them: out ([B * H * Sq, head_dim_v] of the input dtype) and
+    lse ([B * H * Sq] float32)."""
+    return poison(((rows, head_dim_v), dtype), ((rows,), torch.float32))
+
+
+def assert_poisoned(t, spans, what):
+    """t's memory lies in one of the blocks poison() filled with NaN."""
+    storage = t.untyped_storage()
+    start = storage.data_ptr()
+    end = start + storage.nbytes()
+    assert any(low <= start and end <= high for low, high in spans), (
+        f"{what}: the kernel wrote [{start:#x}, {end:#x}), not one of the poisoned "
+        f"blocks {[(hex(a), hex(b)) for a, b in spans]}: the call proves nothing "
+        "about elements it fails to write"
+    )
+
+
+def snapshot(*tensors):
+    return [t.clone() for t in tensors]
+
+
+def assert_unchanged(before, tensors, what):
+    for name, old, new in zip(("q", "k", "v"), before, tensors):
+        assert torch.equal(old, new), f"{what}: the kernel changed its input '{name}'"
 
 
 def check_close(out, ref, low, what=""):
@@ -90,19 +130,59 @@ def check_close(out, ref, low, what=""):
     )
 
 
+def check_out(out, ref, low, what, *, dtype, spans=None):
+    """dtype, shape, finiteness and the criterion; with spans, that the kernel
+    wrote a poisoned block."""
+    assert out.dtype == dtype, f"{what}: output dtype {out.dtype}, expected {dtype}"
+    assert out.device == ref.device, f"{what}: output on {out.device}, inputs on {ref.device}"
+    if spans is not None:
+        assert_poisoned(out, spans, what)
+    check_close(out, ref, low, what)
+
+
+def check_lse(lse, ref_lse, what, *, spans=None):
+    assert lse.dtype == torch.float32, f"{what}: lse dtype {lse.dtype}, expected float32"
+    assert lse.shape == ref_lse.shape, (
+        f"{what}: lse shape {tuple(lse.shape)} != {tuple(ref_lse.shape)}"
+    )
+    if spans is not None:
+        assert_poisoned(lse, spans, f"{what} lse")
+    assert torch.isfinite(lse).all(), f"{what}: lse has NaN/Inf (unwritten or overflow)"
+    torch.testing.assert_close(
+        lse.double(), ref_lse, atol=1e-3, rtol=1e-4, msg=lambda m: f"{what}: lse: {m}"
+    )
+
+
 def make(b, h, s, d, dtype):
     return torch.randn(b, h, s, d, dtype=dtype, device="cuda")
 
 
-def run_and_check(q, k, v, causal, gqa=False, scale=None):
-    b, hq, sq, _ = q.shape
-    dv = v.shape[-1]
-    poison(((b, hq, sq, dv), q.dtype), ((b, hq, sq), torch.float32))
+def run_and_check(q, k, v, causal, gqa=False, scale=None, refs=None, what=None):
+    """The public call on [B, H, S, D] inputs (heads and batch may
+    broadcast), checked against float64 with its output poisoned."""
+    what = what or f"q{tuple(q.shape)} k{tuple(k.shape)} causal={causal}"
+    before = snapshot(q, k, v)
+    ref, _, low = refs or reference(q, k, v, causal, scale or 1 / math.sqrt(q.shape[-1]))
+    spans = poison_outputs(ref.numel() // ref.shape[-1], v.shape[-1], q.dtype)
     out = sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=gqa)
     torch.cuda.synchronize()
-    ref, _, low = reference(q, k, v, causal, scale or 1 / math.sqrt(q.shape[-1]))
-    check_close(out, ref, low, f"q{tuple(q.shape)} k{tuple(k.shape)} causal={causal}")
+    assert_unchanged(before, (q, k, v), what)
+    check_out(out, ref, low, what, dtype=q.dtype, spans=spans)
     return out
+
+
+def op_and_check(q, k, v, causal, scale, bundle, what, refs=None):
+    """tiledattn::sdpa_fwd on [B, H, S, D] inputs with `bundle`, out and lse
+    poisoned and both checked against float64. Returns (out, lse)."""
+    before = snapshot(q, k, v)
+    ref, ref_lse, low = refs or reference(q, k, v, causal, scale)
+    spans = poison_outputs(math.prod(q.shape[:3]), v.shape[-1], q.dtype)
+    out, lse = torch.ops.tiledattn.sdpa_fwd(q, k, v, causal, scale, str(bundle))
+    torch.cuda.synchronize()
+    assert_unchanged(before, (q, k, v), what)
+    check_out(out, ref, low, what, dtype=q.dtype, spans=spans)
+    check_lse(lse, ref_lse, what, spans=spans)
+    return out, lse
 
 
 # (batch, heads_q, heads_kv, seqlen_q, seqlen_k); long ones keep B*H small.
@@ -151,15 +231,13 @@ def test_lse_and_op_output(dtype, causal):
         make(b, hkv, sk, d, dtype),
         make(b, hkv, sk, d, dtype),
     )
-    bundle = str(registry.select(dtype, d, causal).path)
+    bundle = registry.select(dtype, d, causal, seqlen_k=sk).path
     scale = 0.3
-    poison(((b, hq, sq, d), dtype), ((b, hq, sq), torch.float32))
-    out, lse = torch.ops.tiledattn.sdpa_fwd(q, k, v, causal, scale, bundle)
-    ref, ref_lse, low = reference(q, k, v, causal, scale)
-    check_close(out, ref, low, "op")
-    assert lse.dtype == torch.float32 and lse.shape == (b, hq, sq)
-    torch.testing.assert_close(lse.double(), ref_lse, atol=1e-3, rtol=1e-4)
-    assert torch.equal(out, sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=True))
+    refs = reference(q, k, v, causal, scale)
+    out, lse = op_and_check(q, k, v, causal, scale, bundle, "op", refs=refs)
+    assert out.shape == (b, hq, sq, d) and lse.shape == (b, hq, sq)
+    public = run_and_check(q, k, v, causal, gqa=True, scale=scale, refs=refs, what="public")
+    assert torch.equal(out, public)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -200,21 +278,32 @@ def test_fused_qkv_slices(hq, hkv, causal):
 
 
 def test_3d_and_5d_inputs():
-    q3, k3, v3 = (torch.randn(3, 100, 64, dtype=torch.float16, device="cuda") for _ in range(3))
-    out3 = sdpa(q3, k3, v3)
+    f16 = torch.float16
+    q3, k3, v3 = (torch.randn(3, 100, 64, dtype=f16, device="cuda") for _ in range(3))
+    before = snapshot(q3, k3, v3)
     ref, _, low = reference(q3.unsqueeze(1), k3.unsqueeze(1), v3.unsqueeze(1), False, 1 / 8)
-    check_close(out3, ref.squeeze(1), low.squeeze(1), "3-D")
-    q5, k5, v5 = (
-        torch.randn(2, 3, 4, 50, 64, dtype=torch.float16, device="cuda") for _ in range(3)
-    )
-    out5 = sdpa(q5, k5, v5, is_causal=True)
+    spans = poison_outputs(3 * 100, 64, f16)
+    out3 = sdpa(q3, k3, v3)
+    torch.cuda.synchronize()
+    assert_unchanged(before, (q3, k3, v3), "3-D")
+    assert out3.shape == (3, 100, 64)
+    check_out(out3, ref.squeeze(1), low.squeeze(1), "3-D", dtype=f16, spans=spans)
+
+    q5, k5, v5 = (torch.randn(2, 3, 4, 50, 64, dtype=f16, device="cuda") for _ in range(3))
+    before = snapshot(q5, k5, v5)
     flat = [t.reshape(6, 4, 50, 64) for t in (q5, k5, v5)]
     ref, _, low = reference(*flat, True, 1 / 8)
-    check_close(out5.reshape(6, 4, 50, 64), ref, low, "5-D")
+    spans = poison_outputs(6 * 4 * 50, 64, f16)
+    out5 = sdpa(q5, k5, v5, is_causal=True)
+    torch.cuda.synchronize()
+    assert_unchanged(before, (q5, k5, v5), "5-D")
+    assert out5.shape == (2, 3, 4, 50, 64)
+    check_out(out5.reshape(6, 4, 50, 64), ref, low, "5-D", dtype=f16, spans=spans)
 
 
 def test_non_default_stream():
     q0, k0, v0 = (make(2, 8, 2048, 128, torch.bfloat16) for _ in range(3))
+    ref, _, low = reference(q0, k0, v0, True, 1 / math.sqrt(128))
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -222,12 +311,14 @@ def test_non_default_stream():
         # launched on any other stream would read them unwritten.
         torch.cuda._sleep(50_000_000)
         q, k, v = q0.clone(), k0.clone(), v0.clone()
+        # Poisoned on the side stream: its outputs come from that stream's pool.
+        spans = poison_outputs(2 * 8 * 2048, 128, torch.bfloat16)
         out = sdpa(q, k, v, is_causal=True)
         done = torch.cuda.Event()
         done.record(stream)
     done.synchronize()
-    ref, _, low = reference(q0, k0, v0, True, 1 / math.sqrt(128))
-    check_close(out, ref, low, "side stream")
+    assert_unchanged((q0, k0, v0), (q, k, v), "side stream")
+    check_out(out, ref, low, "side stream", dtype=torch.bfloat16, spans=spans)
 
 
 def test_repeated_calls_are_bitwise_identical():
@@ -236,9 +327,15 @@ def test_repeated_calls_are_bitwise_identical():
         make(2, 4, 1500, 128, torch.float16),
         make(2, 4, 1500, 128, torch.float16),
     )
-    first = sdpa(q, k, v, is_causal=True, enable_gqa=True)
-    for _ in range(3):
-        assert torch.equal(sdpa(q, k, v, is_causal=True, enable_gqa=True), first)
+    refs = reference(q, k, v, True, 1 / math.sqrt(128))
+    # Every result stays alive, so no call can be handed a block that holds
+    # an earlier call's answer: each writes a freshly poisoned one.
+    results = [
+        run_and_check(q, k, v, True, gqa=True, refs=refs, what=f"call {i + 1}") for i in range(4)
+    ]
+    assert len({out.data_ptr() for out in results}) == len(results)
+    for i, out in enumerate(results[1:]):
+        assert torch.equal(out, results[0]), f"call {i + 2} differs from the first"
 
 
 def test_cuda_graph_capture_and_replay():
@@ -252,14 +349,16 @@ def test_cuda_graph_capture_and_replay():
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         out = sdpa(q, k, v, is_causal=True)
-    for _ in range(2):
+    for i in range(2):
         for t in (q, k, v):
             t.copy_(torch.randn_like(t))
-        out.fill_(math.nan)
+        before = snapshot(q, k, v)
+        ref, _, low = reference(q, k, v, True, 1 / 8)
+        out.fill_(math.nan)  # the graph's own output block, poisoned
         graph.replay()
         torch.cuda.synchronize()
-        ref, _, low = reference(q, k, v, True, 1 / 8)
-        check_close(out, ref, low, "graph replay")
+        assert_unchanged(before, (q, k, v), f"graph replay {i + 1}")
+        check_out(out, ref, low, f"graph replay {i + 1}", dtype=torch.float16)
 
 
 def test_first_load_during_capture(tmp_path):
@@ -268,13 +367,16 @@ def test_first_load_during_capture(tmp_path):
     shutil.copytree(registry.select(torch.bfloat16, 128, False).path, bundle)
     kernel = tiledattn.compile(bundle)
     q, k, v = (make(1, 4, 500, 128, torch.bfloat16) for _ in range(3))
+    before = snapshot(q, k, v)
+    ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         out = kernel(q, k, v)
+    out.fill_(math.nan)  # the graph's own output block, poisoned
     graph.replay()
     torch.cuda.synchronize()
-    ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
-    check_close(out, ref, low, "loaded under capture")
+    assert_unchanged(before, (q, k, v), "loaded under capture")
+    check_out(out, ref, low, "loaded under capture", dtype=torch.bfloat16)
 
 
 @pytest.mark.parametrize("dynamic", [None, True])
@@ -289,14 +391,28 @@ def test_torch_compile_fullgraph(dynamic):
             make(2, 2, sq, 64, torch.bfloat16),
             make(2, 2, sq, 64, torch.bfloat16),
         )
-        assert torch.equal(compiled(q, k, v), block(q, k, v))
+        # The eager attention, checked and kept alive: the compiled graph's
+        # attention output cannot be handed its block. That output is an
+        # intermediate of the graph, so its poisoned block cannot be checked.
+        eager = run_and_check(q, k, v, True, gqa=True)
+        poison_outputs(2 * 8 * sq, 64, torch.bfloat16)
+        out = compiled(q, k, v)
+        assert out.dtype == torch.bfloat16 and out.shape == (2, sq, 8 * 64)
+        assert torch.equal(out, eager.transpose(1, 2).flatten(2) * 0.5)
 
 
 def test_compiled_kernel_matches_registry_kernel():
-    entry = registry.select(torch.float16, 64, True)
+    entry = registry.select(torch.float16, 64, True, seqlen_k=300)
     kernel = tiledattn.compile(entry.path)
     q, k, v = (make(2, 4, 300, 64, torch.float16) for _ in range(3))
-    assert torch.equal(kernel(q, k, v), sdpa(q, k, v, is_causal=True))
+    before = snapshot(q, k, v)
+    refs = reference(q, k, v, True, 1 / 8)
+    spans = poison_outputs(2 * 4 * 300, 64, torch.float16)
+    out = kernel(q, k, v)
+    torch.cuda.synchronize()
+    assert_unchanged(before, (q, k, v), "compiled kernel")
+    check_out(out, refs[0], refs[2], "compiled kernel", dtype=torch.float16, spans=spans)
+    assert torch.equal(out, run_and_check(q, k, v, True, refs=refs))
 
 
 def test_backward_raises_on_gpu():
@@ -330,9 +446,15 @@ def test_runtime_checks_at_the_op_boundary():
         torch.ops.tiledattn.sdpa_fwd(q, q, q, True, 0.1, bundle)
     with pytest.raises(
         RuntimeError,
-        match=r"expected 'k' to have dtype BFloat16|expected 'k' to have dtype Half",
+        match=r"expected 'k' to have dtype Half \(bundle 'sdpa_fwd_f16_d128' is compiled "
+        r"for f16\) but got BFloat16",
     ):
         torch.ops.tiledattn.sdpa_fwd(q, q.bfloat16(), q, False, 0.1, bundle)
+    for scale in (math.nan, math.inf, -math.inf):
+        with pytest.raises(
+            RuntimeError, match=rf"expected a finite 'scale' but got {re.escape(str(scale))}"
+        ):
+            torch.ops.tiledattn.sdpa_fwd(q, q, q, False, scale, bundle)
     flat = torch.empty(2 * 64 * 128 + 1, dtype=torch.float16, device="cuda")
     odd = flat[1:].view(1, 2, 64, 128)
     with pytest.raises(RuntimeError, match=r"expected 'q' to be 16-byte aligned"):
@@ -406,8 +528,9 @@ def test_long_keys_take_their_bundle(dtype):
     assert long_entry.name == longs[0].name
     assert not short_entry.has_length_range
     q, k, v = (make(1, 3, start, 64, dtype) for _ in range(3))
-    out = run_and_check(q, k, v, causal=True)
-    direct, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, True, 1 / 8, str(long_entry.path))
+    refs = reference(q, k, v, True, 1 / 8)
+    out = run_and_check(q, k, v, causal=True, refs=refs)
+    direct, _ = op_and_check(q, k, v, True, 1 / 8, long_entry.path, long_entry.name, refs=refs)
     assert torch.equal(out, direct)
 
 
@@ -424,10 +547,152 @@ def test_every_bundle_is_right_at_any_length(runtime, shape):
         q = make(b, hq, sq, entry.head_dim, dtype)
         k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
         scale = 1 / math.sqrt(entry.head_dim)
-        poison(((b, hq, sq, entry.head_dim), q.dtype), ((b, hq, sq), torch.float32))
-        out, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, entry.causal, scale, str(entry.path))
-        ref, _, low = reference(q, k, v, entry.causal, scale)
-        check_close(out, ref, low, f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}")
+        what = f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
+        op_and_check(q, k, v, entry.causal, scale, entry.path, what)
+
+
+# Heads that broadcast: torch's SDPA broadcasts a single key/value head (or a
+# single query head, or a batch of one) without enable_gqa; so must we.
+BROADCASTS = {
+    "kv_one_head": ((2, 6), (2, 1)),
+    "q_one_head": ((2, 1), (2, 6)),
+    "kv_one_batch": ((2, 6), (1, 6)),
+}
+
+
+@pytest.mark.parametrize("kind", list(BROADCASTS))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_broadcast_without_gqa(dtype, head_dim, causal, kind):
+    (bq, hq), (bkv, hkv) = BROADCASTS[kind]
+    q = make(bq, hq, 300, head_dim, dtype)
+    k, v = (make(bkv, hkv, 517, head_dim, dtype) for _ in range(2))
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.empty(t.shape, device="meta") for t in (q, k, v))
+    ).shape
+    out = run_and_check(q, k, v, causal, what=f"{kind} q{tuple(q.shape)} k{tuple(k.shape)}")
+    assert out.shape == expected == (2, 6, 300, head_dim)
+
+
+@pytest.mark.parametrize("which", ["kv_heads", "q_heads", "kv_batch"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_stride_zero_expanded_inputs(dtype, head_dim, causal, which):
+    # expand() gives a stride of 0 along the expanded dimension: the kernel
+    # must read the one head (or batch) for all of them, tensor maps included.
+    b, h, sq, sk, d = 2, 6, 300, 517, head_dim
+    q_shape, kv_shape = {
+        "kv_heads": ((b, h), (b, 1)),
+        "q_heads": ((b, 1), (b, h)),
+        "kv_batch": ((b, h), (1, h)),
+    }[which]
+    q = make(*q_shape, sq, d, dtype).expand(b, h, sq, d)
+    k, v = (make(*kv_shape, sk, d, dtype).expand(b, h, sk, d) for _ in range(2))
+    expanded = [t for t in (q, k, v) if 0 in t.stride()]
+    assert len(expanded) == (1 if which == "q_heads" else 2)
+    run_and_check(q, k, v, causal, what=f"stride 0 {which}")
+
+
+ROUNDING_MARGIN = 4
+
+
+def scores_inputs(kind, dtype, head_dim, shape):
+    """q, k, v whose scores are large, shifted or dominated by one key."""
+    b, hq, hkv, sq, sk = shape
+    d = head_dim
+    q = make(b, hq, sq, d, dtype)
+    k, v = (make(b, hkv, sk, d, dtype) for _ in range(2))
+    if kind == "q_times_20":  # scaled scores with a standard deviation of 20
+        q = q * 20
+    elif kind in ("shift_up", "shift_down"):
+        # Every scaled score shifted by +-100 (exp overflows or underflows
+        # without the running max): q and k share coordinate 0.
+        q[..., 0] = 16
+        k[..., 0] = (100 if kind == "shift_up" else -100) * math.sqrt(d) / 16
+    elif kind == "dominant_key":
+        # In each (batch, key/value head) one key scores about 20 above the
+        # rest for every query: the last key, the first, keys 63 and 64 (on
+        # either side of a 64-key block boundary), in turn.
+        q[..., 0] = 4
+        positions = [sk - 1, 0, 63, 64]
+        for i, (bi, hi) in enumerate(itertools.product(range(b), range(hkv))):
+            k[bi, hi, positions[i % len(positions)], 0] = 5 * math.sqrt(d)
+    else:
+        raise ValueError(kind)
+    return q, k, v
+
+
+@pytest.mark.parametrize(
+    "shape", [(2, 4, 2, 333, 333), (1, 4, 2, 100, 2100)], ids=["q333k333", "q100k2100"]
+)
+@pytest.mark.parametrize("kind", ["q_times_20", "shift_up", "shift_down", "dominant_key"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS, ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_large_and_shifted_scores(runtime, dtype, head_dim, causal, kind, shape):
+    q, k, v = scores_inputs(kind, dtype, head_dim, shape)
+    scale = 1 / math.sqrt(head_dim)
+    entry = registry.select(dtype, head_dim, causal, seqlen_k=k.shape[2])
+    what = f"{kind} {entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
+    refs = reference(q, k, v, causal, scale)
+    out, _ = op_and_check(q, k, v, causal, scale, entry.path, what, refs=refs)
+    # Eager in the input dtype rounds these large scores coarsely (bf16: a
+    # spacing of 4 at 800), so the criterion above allows up to ~100 times
+    # the output's own rounding error here. A kernel computing the scores
+    # in float32 stays within a few times that rounding error (a CPU
+    # emulation of FlashAttention's arithmetic: at most 1.4 times).
+    ref = refs[0]
+    rounding = (ref.to(dtype).double() - ref).abs().max().item()
+    err = (out.double() - ref).abs().max().item()
+    assert err <= ROUNDING_MARGIN * rounding + 1e-5, (
+        f"{what}: max|ours - ref| = {err:.3g} > {ROUNDING_MARGIN} * max|ref rounded to "
+        f"{dtype} - ref| + 1e-5 = {ROUNDING_MARGIN * rounding + 1e-5:.3g}"
+    )
+    public = run_and_check(q, k, v, causal, gqa=True, refs=refs, what=f"{what} public")
+    assert torch.equal(out, public), f"{what}: the public call differs from the op"
+
+
+def mma_sync_kernel_dir():
+    """Where the mma_sync schedules' bundles are built (python/CMakeLists.txt,
+    target tiledattn-mma-sync-kernels)."""
+    override = os.environ.get("TILEDATTN_MMA_SYNC_KERNEL_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "build" / "kernels-mma_sync"
+
+
+MMA_SYNC_SCHEDULES = Path(tiledattn.__file__).parent / "schedules" / "mma_sync"
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(2, 3, 3, 113, 113), (1, 4, 2, 1000, 777), (2, 2, 1, 17, 300), (1, 2, 2, 300, 17)],
+    ids=lambda s: "b{}h{}kv{}q{}k{}".format(*s),
+)
+def test_mma_sync_bundles_are_right(runtime, shape):
+    # The mma_sync schedules are kept as examples of the other lowering,
+    # not shipped: the GPU round builds them into their own directory and
+    # runs every one here.
+    directory = mma_sync_kernel_dir()
+    entries = registry.kernels(directory)
+    if not entries:
+        pytest.skip(
+            f"no mma_sync bundles in {directory} (build target tiledattn-mma-sync-kernels; "
+            "TILEDATTN_MMA_SYNC_KERNEL_DIR overrides the directory)"
+        )
+    assert sorted(e.name for e in entries) == sorted(
+        p.stem for p in MMA_SYNC_SCHEDULES.glob("*.mlir")
+    ), f"{directory} does not hold a bundle for each schedule in {MMA_SYNC_SCHEDULES}"
+    b, hq, hkv, sq, sk = shape
+    for entry in entries:
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        q = make(b, hq, sq, entry.head_dim, dtype)
+        k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
+        scale = 0.3 if entry.causal else 1 / math.sqrt(entry.head_dim)
+        what = f"mma_sync {entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
+        op_and_check(q, k, v, entry.causal, scale, entry.path, what)
 
 
 def _takes_param(entry, name):
@@ -476,28 +741,47 @@ def _check_repeated_launches(entry, tokens_shape):
     shape = (*tokens_shape, entry.head_dim)
     q, k, v = (torch.randn(shape, dtype=dtype, device="cuda") for _ in range(3))
     scale = 1 / math.sqrt(entry.head_dim)
-    ref, _, low = reference(q, k, v, entry.causal, scale)
+    path = str(entry.path)
+    before = snapshot(q, k, v)
+    ref, ref_lse, low = reference(q, k, v, entry.causal, scale)
+    # Every result stays alive, so no launch can be handed a block that
+    # holds an earlier launch's answer: each writes a freshly poisoned one.
+    results = []
 
-    def launch():
-        poison((shape, dtype), (shape[:3], torch.float32))
-        out, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, entry.causal, scale, str(entry.path))
-        return out
+    def launch(what):
+        spans = poison_outputs(math.prod(tokens_shape), entry.head_dim_v, dtype)
+        out, lse = torch.ops.tiledattn.sdpa_fwd(q, k, v, entry.causal, scale, path)
+        assert_poisoned(out, spans, f"{entry.name} {what}")
+        assert_poisoned(lse, spans, f"{entry.name} {what} lse")
+        results.append((what, out, lse))
+        return out, lse
 
-    first = launch()
-    check_close(first, ref, low, f"{entry.name} first launch")
+    first, first_lse = launch("first launch")
+    torch.cuda.synchronize()
+    check_out(first, ref, low, f"{entry.name} first launch", dtype=dtype)
+    check_lse(first_lse, ref_lse, f"{entry.name} first launch")
     for i in range(5):
-        assert torch.equal(launch(), first), f"{entry.name}: launch {i + 2} differs"
+        launch(f"launch {i + 2}")
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        on_side = launch()
+        launch("launch on a second stream")
     torch.cuda.current_stream().wait_stream(side)
-    assert torch.equal(on_side, first), f"{entry.name}: second stream differs"
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        captured, _ = torch.ops.tiledattn.sdpa_fwd(q, k, v, entry.causal, scale, str(entry.path))
+        captured, captured_lse = torch.ops.tiledattn.sdpa_fwd(q, k, v, entry.causal, scale, path)
     for i in range(3):
         captured.fill_(math.nan)
+        captured_lse.fill_(math.nan)
         graph.replay()
+        torch.cuda.synchronize()
         assert torch.equal(captured, first), f"{entry.name}: graph replay {i + 1} differs"
-        assert torch.equal(launch(), first), f"{entry.name}: launch after replay differs"
+        assert torch.equal(captured_lse, first_lse), (
+            f"{entry.name}: graph replay {i + 1} lse differs"
+        )
+        launch(f"launch after replay {i + 1}")
+    torch.cuda.synchronize()
+    for what, out, lse in results[1:]:
+        assert torch.equal(out, first), f"{entry.name}: {what} differs from the first"
+        assert torch.equal(lse, first_lse), f"{entry.name}: {what} lse differs from the first"
+    assert_unchanged(before, (q, k, v), entry.name)

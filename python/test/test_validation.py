@@ -5,15 +5,18 @@ Runs on CPU: every check happens before CUDA is touched, on meta tensors
 must name the argument, what was expected and what was given.
 """
 
+import math
 import re
+import types
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import tiledattn
-from tiledattn import attention
+from tiledattn import attention, registry
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
 
 sdpa = tiledattn.scaled_dot_product_attention
@@ -196,10 +199,69 @@ def test_misaligned_strides():
         sdpa(q, k, v)
 
 
-def test_is_causal_selects_the_causal_bundle():
-    # Shapes are fine and a causal bundle exists, so only the device remains.
-    with raises(UnsupportedInputError, r"CUDA tensors"):
-        sdpa(*qkv(device="cpu"), is_causal=True)
+@pytest.fixture
+def launches(monkeypatch):
+    """Records what the public call hands tiledattn::sdpa_fwd, on meta tensors
+    and without the runtime library: (q, k, v, is_causal, scale, bundle)."""
+    calls = []
+
+    def sdpa_fwd(q, k, v, is_causal, scale, bundle):
+        calls.append((q, k, v, is_causal, scale, bundle))
+        out = torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+        return out, torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
+
+    monkeypatch.setattr(attention, "_ensure_runtime", lambda: True)
+    monkeypatch.setattr(torch.ops, "tiledattn", types.SimpleNamespace(sdpa_fwd=sdpa_fwd))
+    return calls
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype, d", [(torch.float16, 64), (torch.bfloat16, 128)])
+def test_is_causal_selects_the_causal_bundle(kernels, launches, causal, dtype, d):
+    q, k, v = qkv(d=d, dtype=dtype)
+    out = sdpa(q, k, v, is_causal=causal)
+    assert out.shape == q.shape and out.dtype == dtype
+    ((_, _, _, flag, scale, bundle),) = launches
+    name = f"sdpa_fwd_{registry.dtype_name(dtype)}_d{d}" + ("_causal" if causal else "")
+    assert Path(bundle) == (kernels / name).resolve()
+    assert flag is causal
+    assert scale == pytest.approx(d**-0.5)
+
+
+def test_compiled_kernel_passes_its_mask(kernels, launches):
+    kernel = tiledattn.compile(kernels / "sdpa_fwd_f16_d64_causal")
+    kernel(*qkv())  # is_causal defaults to the bundle's mask
+    kernel(*qkv(), is_causal=True, scale=0.5)
+    assert [(c[3], c[4], Path(c[5])) for c in launches] == [
+        (True, pytest.approx(1 / 8), kernel.path),
+        (True, 0.5, kernel.path),
+    ]
+    with raises(UnsupportedInputError, r"bundle 'sdpa_fwd_f16_d64_causal' runs .* True\) but got"):
+        kernel(*qkv(), is_causal=False)
+
+
+@pytest.mark.parametrize("scale", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("fallback", [False, True])
+def test_non_finite_scale_is_rejected(scale, fallback):
+    with raises(
+        InvalidInputError,
+        rf"tiledattn\.scaled_dot_product_attention: expected 'scale' to be a finite "
+        rf"number \(or None for 1/sqrt\(E\)\) but got {re.escape(str(scale))}$",
+    ):
+        sdpa(*qkv(device="cpu"), scale=scale, fallback=fallback)
+
+
+@pytest.mark.parametrize("scale", [math.nan, math.inf, -math.inf])
+def test_compiled_kernel_rejects_non_finite_scale(kernels, scale):
+    kernel = tiledattn.compile(kernels / "sdpa_fwd_bf16_d128")
+    with raises(InvalidInputError, rf"expected 'scale' to be a finite number .* but got {scale}"):
+        kernel(*qkv(d=128, dtype=torch.bfloat16), scale=scale)
+
+
+def test_finite_scales_pass(launches):
+    for scale in (0.0, -0.25, 1e-30, 3):
+        sdpa(*qkv(), scale=scale)
+    assert [c[4] for c in launches] == [0.0, -0.25, 1e-30, 3.0]
 
 
 def test_fallback_runs_torch_with_one_warning():

@@ -134,6 +134,13 @@ def _prepare(
             f"expected 'dropout_p' to be 0.0 (tiledattn has no dropout) but got {dropout_p}",
             "dropout_p",
         )
+    # torch's SDPA turns a non-finite scale into NaN outputs without a word;
+    # here it is an error, with fallback or not. Under torch.compile the scale
+    # may be symbolic, with no value to check: the runtime checks it at launch.
+    if scale is not None and not torch.compiler.is_compiling() and not math.isfinite(float(scale)):
+        raise _invalid(
+            f"expected 'scale' to be a finite number (or None for 1/sqrt(E)) but got {float(scale)}"
+        )
     if key.device != query.device or value.device != query.device:
         raise _invalid(
             "expected 'query', 'key' and 'value' on one device but got "
@@ -349,11 +356,12 @@ def scaled_dot_product_attention(
 
     Takes (N, ..., L, E) query and (N, ..., S, E) key/value tensors of dtype
     float16 or bfloat16 on a CUDA device, with torch's semantics: scale
-    defaults to 1/sqrt(E), is_causal is top-left aligned, enable_gqa lets
-    key/value have fewer heads (dim -3) than query. Key and value are not
-    repeated for GQA: the kernel maps query heads to key/value heads.
-    Non-contiguous views work without a copy as long as the last dimension
-    has stride 1. Meta tensors give meta results of the right shape.
+    defaults to 1/sqrt(E) (a given one must be finite), is_causal is top-left
+    aligned, enable_gqa lets key/value have fewer heads (dim -3) than query.
+    Key and value are not repeated for GQA: the kernel maps query heads to
+    key/value heads. Non-contiguous views work without a copy as long as the
+    last dimension has stride 1. Meta tensors give meta results of the right
+    shape.
 
     Inputs tiledattn cannot run (attn_mask, dropout, other dtypes or head
     dims, CPU tensors, ...) raise UnsupportedInputError naming the argument;

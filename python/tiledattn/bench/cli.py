@@ -308,4 +308,28 @@ def run_sweep(args, argv, cases):
     table, _ = report.write_all(data, out, plots=not args.no_plots)
     print(table)
     print(f"{len(cases)} cases in {data['elapsed_s']:.0f} s; wrote {out}/")
-    return 0
+    return _exit_status(data["results"])
+
+
+# A backend that computed a wrong answer (WRONG) or failed for a reason other
+# than a known limit or memory (ERROR) fails the run; UNSUPPORTED, OOM and
+# SKIPPED rows are results.
+FAILING_STATUSES = ("WRONG", "ERROR")
+
+
+def _exit_status(rows):
+    """1 (after naming them on stderr) when any row is WRONG or ERROR, else 0."""
+    failed = [r for r in rows if r.get("status") in FAILING_STATUSES]
+    for row in failed:
+        case = Case(**{f.name: row[f.name] for f in dataclasses.fields(Case)})
+        print(
+            f"tiledattn.bench: {row['backend']} {row['status']} on {case.label()}: "
+            f"{row.get('reason', '')}",
+            file=sys.stderr,
+        )
+    if failed:
+        print(
+            f"tiledattn.bench: {len(failed)} of {len(rows)} rows WRONG or ERROR; exit status 1",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
