@@ -22,6 +22,7 @@ ROOT=$PWD
 if [ -n "${OUT:-}" ]; then
   LOGS=$(mktemp -d)/device-round
   trap 'tar -czf "$OUT/device-round-logs.tgz" -C "$(dirname "$LOGS")" device-round' EXIT
+  trap 'echo "stopped (SIGTERM)"; exit 143' TERM  # the logs still come back
 else
   LOGS=$ROOT/build/device-round
 fi
