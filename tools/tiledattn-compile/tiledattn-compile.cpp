@@ -49,9 +49,8 @@ static cl::opt<bool> experimentalWgmma(
     cl::desc("lower mma = wgmma schedules (not yet checked on a GPU)"));
 static cl::opt<bool> sanitizerBuild(
     "sanitizer-build",
-    cl::desc("leave out setmaxnreg, for runs under compute-sanitizer (whose "
-             "instrumentation corrupts warps that changed their register "
-             "count); slower, never ship it"));
+    cl::desc("leave out setmaxnreg, for runs under compute-sanitizer "
+             "(docs/Testing.md); slower, never ship it"));
 
 static int fail(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tiledattn-compile") << message << "\n";

@@ -86,9 +86,10 @@ def ConvertSdpaToHopperPass
     memory in `tiledattn.dynamic_smem_bytes`.
 
     `register-budgets=false` leaves out the `setmaxnreg`s (every warp keeps
-    the launch's register count, and the consumers spill): the build for
-    compute-sanitizer, whose instrumentation assumes the launch's count and
-    corrupts the registers of warps that changed theirs.
+    the launch's register count, and the consumers spill): the build the GPU
+    round runs under compute-sanitizer's memcheck, since a tool that patches
+    the kernel's code cannot know which registers a warp gave away or took
+    (docs/Testing.md). Same barriers and memory accesses, slower.
 
     #### Output IR
     `gpu.module` / `gpu.func` with `nvgpu.tma.async.load`, `nvgpu.mbarrier.*`,

@@ -2,9 +2,9 @@
 // RUN: tiledattn-opt %s --convert-sdpa-to-hopper=register-budgets=false | FileCheck %s --check-prefix=SANITIZER
 
 // The producer gives registers back and the consumers take them with
-// setmaxnreg; register-budgets=false (tiledattn-compile --sanitizer-build)
-// leaves both out, since compute-sanitizer's instrumentation assumes that
-// every warp keeps the launch's register count.
+// setmaxnreg; register-budgets=false (tiledattn-compile --sanitizer-build,
+// the builds run under compute-sanitizer) leaves both out: every warp keeps
+// the launch's register count.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
