@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Pieces of GPU code that convert-tiledattn-to-nvgpu (mma_sync and its
-// experimental wgmma path) and convert-sdpa-to-hopper emit alike.
+// experimental wgmma path), tiledattn-lower-rings and convert-sdpa-to-hopper
+// emit alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +16,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
+#include <utility>
 
 namespace mlir::tiledattn {
 /// An f32 MUFU approximation (llvm.nvvm.ex2.approx*, lg2.approx*) called
@@ -53,6 +56,77 @@ inline void fenceProxyAsyncShared(OpBuilder &b, Location loc) {
       NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
+}
+
+//===----------------------------------------------------------------------===//
+// TMA tensor maps (128-byte swizzle, boxes of 64 columns)
+//===----------------------------------------------------------------------===//
+
+/// The descriptor type of a tensor map whose boxes are `rows` x 64 columns
+/// of `elementType` (one 128-byte swizzle atom), out-of-bounds reads zero.
+inline nvgpu::TensorMapDescriptorType
+tmaDescriptorType(OpBuilder &b, Type elementType, int64_t rows) {
+  auto tensor =
+      MemRefType::get({1, 1, rows, 64}, elementType,
+                      MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
+  return nvgpu::TensorMapDescriptorType::get(
+      b.getContext(), tensor, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+/// One entry of a kernel's tiledattn.tensor_maps: what the runtime builds
+/// for `operand` (q, k, v or o) and passes by value, in parameter order.
+inline DictionaryAttr tensorMapEntry(OpBuilder &b, StringRef operand,
+                                     int64_t rows) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("operand", b.getStringAttr(operand)),
+       b.getNamedAttr("box_rows", b.getI64IntegerAttr(rows)),
+       b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
+       b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
+}
+
+//===----------------------------------------------------------------------===//
+// Rings of shared-memory slots on mbarriers (tiledattn-lower-rings and
+// convert-sdpa-to-hopper's K/V rings alike)
+//===----------------------------------------------------------------------===//
+
+/// Slot and phase parity (i1) of ring position `position` (index) in a ring
+/// of `depth` slots: slot position mod depth, parity (position / depth) mod 2.
+inline std::pair<Value, Value>
+ringSlotAndParity(OpBuilder &b, Location loc, Value position, int64_t depth) {
+  Value round = arith::DivUIOp::create(
+      b, loc, position, arith::ConstantIndexOp::create(b, loc, depth));
+  Value parity = arith::TruncIOp::create(
+      b, loc, b.getI1Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), round));
+  Value slot = arith::RemUIOp::create(
+      b, loc, position, arith::ConstantIndexOp::create(b, loc, depth));
+  return {slot, parity};
+}
+
+/// The parity a producer waits for on an "empty" barrier: a fresh barrier
+/// counts as having completed the phase before phase 0, so the first wait
+/// is for parity 1 and passes.
+inline Value emptyParity(OpBuilder &b, Location loc, Value parity) {
+  return arith::XOrIOp::create(b, loc, parity,
+                               arith::ConstantIntOp::create(b, loc, 1, 1));
+}
+
+/// Waits until barrier `index` of `barriers` has completed the phase of
+/// `parity`.
+inline void waitParity(OpBuilder &b, Location loc, Value barriers, Value index,
+                       Value parity) {
+  nvgpu::MBarrierTryWaitParityOp::create(
+      b, loc, barriers, parity,
+      arith::ConstantIndexOp::create(b, loc, 10000000), index);
+}
+
+/// One arrival on barrier `index` of `barriers` by the calling thread.
+inline void arriveOn(OpBuilder &b, Location loc, Value barriers, Value index) {
+  nvgpu::MBarrierArriveOp::create(
+      b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, index);
 }
 } // namespace mlir::tiledattn
 

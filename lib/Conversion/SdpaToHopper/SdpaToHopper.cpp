@@ -374,14 +374,7 @@ private:
                                   ValueRange{});
   }
   nvgpu::TensorMapDescriptorType mapType(int64_t rows) {
-    auto tensor =
-        MemRefType::get({1, 1, rows, 64}, elementType,
-                        MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
-    return nvgpu::TensorMapDescriptorType::get(
-        b.getContext(), tensor, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-        nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
-        nvgpu::TensorMapOOBKind::OOB_ZERO,
-        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    return tmaDescriptorType(b, elementType, rows);
   }
 
   /// A wgmma descriptor (128-byte swizzle) for the operand at `byteOffset`
@@ -404,23 +397,13 @@ private:
   //===------------------------------------------------------------------===//
   // mbarriers
   //===------------------------------------------------------------------===//
-  /// The parity a producer waits for on an "empty" barrier: a fresh barrier
-  /// counts as having completed the phase before phase 0, so the first wait
-  /// is for parity 1 and passes.
-  Value flip(Value parity) {
-    return arith::XOrIOp::create(b, loc, parity,
-                                 arith::ConstantIntOp::create(b, loc, 1, 1));
-  }
+  /// The parity a producer waits for on an "empty" barrier (emptyParity).
+  Value flip(Value parity) { return emptyParity(b, loc, parity); }
   void waitParity(Value barrier, Value parity) {
-    nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
-                                           idx(10000000), barrier);
+    tiledattn::waitParity(b, loc, barriers, barrier, parity);
   }
   /// One arrival on `barrier` by the calling thread.
-  void arrive(Value barrier) {
-    nvgpu::MBarrierArriveOp::create(
-        b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
-        barrier);
-  }
+  void arrive(Value barrier) { arriveOn(b, loc, barriers, barrier); }
   /// A consumer's "done with this stage": one arrive per warp (lane 0),
   /// after the warp's wgmma.wait_group has retired the reads.
   void release(Value barrier) {
@@ -471,11 +454,7 @@ private:
     // producer is one thread, and redux.sync needs the whole warp.
     if (schedule.getUniformRing() && consumerIndex)
       it = warpUniform(it);
-    Value round = div(it, stages);
-    Value parity = arith::TruncIOp::create(
-        b, loc, b.getI1Type(),
-        arith::IndexCastUIOp::create(b, loc, b.getI32Type(), round));
-    return {rem(it, stages), parity};
+    return ringSlotAndParity(b, loc, it, stages);
   }
 
   //===------------------------------------------------------------------===//
@@ -2384,11 +2363,7 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module,
   // What the runtime must build: one tensor map per operand, in parameter
   // order, boxes of 64 columns (128 bytes, the swizzle span) by rows.
   auto map = [&](StringRef operand, int64_t rows) {
-    return b.getDictionaryAttr(
-        {b.getNamedAttr("operand", b.getStringAttr(operand)),
-         b.getNamedAttr("box_rows", b.getI64IntegerAttr(rows)),
-         b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
-         b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
+    return tensorMapEntry(b, operand, rows);
   };
   SmallVector<Attribute> maps = {map("q", emitter.qBoxRows()),
                                  map("k", emitter.kvBoxRows()),
