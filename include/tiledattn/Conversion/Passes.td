@@ -60,6 +60,44 @@ def ConvertTiledAttnToNVGPUPass
   ];
 }
 
+def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
+  let summary = "Lower rings of shared-memory slots to mbarriers and TMA";
+  let description = [{
+    Lowers the ring ops of every `gpu.func` kernel: each `tiledattn.ring`
+    becomes slots in dynamic shared memory (1 KiB aligned, for the 128-byte
+    swizzle) and a full and an empty mbarrier per slot, made and initialized
+    once at the kernel's start (full: the producer's one arrive plus the
+    copied bytes; empty: `releases` arrivals); `tiledattn.ring.put` waits on
+    the slot's empty barrier for the phase before the position's, announces
+    the slot's bytes on its full barrier and issues the body's
+    `tiledattn.tma_load` as one TMA copy per 64-column atom;
+    `tiledattn.ring.get` waits on the full barrier for the position's phase;
+    `tiledattn.ring.release` makes lane 0 of each warp arrive on the empty
+    one. A TMA source gets a tensor map: an `!llvm.ptr` parameter appended
+    to the kernel and an entry in `tiledattn.tensor_maps`, as
+    `convert-sdpa-to-hopper` makes them. The kernel's
+    `tiledattn.dynamic_smem_bytes` says the shared memory the rings take.
+
+    #### Input invariant
+    Ring ops only in `gpu.func` kernels whose `tiledattn.tma_load` sources
+    are the kernel's first four arguments (q, k, v, o); slots only used by
+    the ring ops.
+
+    #### Output IR
+    `nvgpu.mbarrier.*`, `nvgpu.tma.async.load`, `memref.view` of
+    `gpu.dynamic_shared_memory`, `scf.if`, `arith`; no ring op or type.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // SdpaToHopper
 //===----------------------------------------------------------------------===//

@@ -303,4 +303,6 @@ def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>,
   let hasVerifier = 1;
 }
 
+include "tiledattn/Dialect/TiledAttn/IR/TiledAttnRingOps.td"
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_TD

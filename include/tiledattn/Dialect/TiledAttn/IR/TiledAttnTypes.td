@@ -42,4 +42,76 @@ def TiledAttn_TileType : TypeDef<TiledAttn_Dialect, "Tile"> {
 def TiledAttn_AnyTile : Type<CPred<"::llvm::isa<::mlir::tiledattn::TileType>($_self)">,
                              "tiledattn tile", "::mlir::tiledattn::TileType">;
 
+//===----------------------------------------------------------------------===//
+// Asynchronous hand-off between warp roles
+//===----------------------------------------------------------------------===//
+
+def TiledAttn_SmemType : TypeDef<TiledAttn_Dialect, "Smem"> {
+  let mnemonic = "smem";
+  let summary = "A tile in shared memory, laid out for TMA and wgmma";
+  let description = [{
+    A `!tiledattn.smem<RxCxT>` is an `R x C` tile of f16 or bf16 in shared
+    memory, in the layout TMA writes and wgmma's swizzled descriptors read:
+    `C / 64` atoms of `R` rows of 64 columns (128 bytes a row), atom after
+    atom, each row's 16-byte chunks under the 128-byte swizzle. So `C` is a
+    multiple of 64 and `R` at most 256 (a TMA box). A slot of a
+    `!tiledattn.ring` has this type.
+
+    Example:
+
+    ```mlir
+    !tiledattn.smem<128x128xbf16>
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols,
+                        "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// 64-column atoms.
+    int64_t getAtoms() const { return getCols() / 64; }
+    int64_t getBytes() const { return getRows() * getCols() * 2; }
+  }];
+}
+
+def TiledAttn_RingType : TypeDef<TiledAttn_Dialect, "Ring"> {
+  let mnemonic = "ring";
+  let summary = "A ring of shared-memory slots handed from a producer to consumers";
+  let description = [{
+    A `!tiledattn.ring<N, RxCxT>` is `N` slots of `!tiledattn.smem<RxCxT>`,
+    each with a "full" and an "empty" barrier. A producer fills slot
+    `p mod N` in `tiledattn.ring.put`, consumers read it between
+    `tiledattn.ring.get` and `tiledattn.ring.release`; ring position `p`
+    counts the slot's uses (phase `(p / N) mod 2`), so that every phase of
+    every barrier has its waiter and nothing else in the program speaks of
+    barriers.
+
+    Example:
+
+    ```mlir
+    !tiledattn.ring<2, 128x128xbf16>
+    ```
+  }];
+  let parameters = (ins "int64_t":$depth, "SmemType":$slotType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def TiledAttn_TokenType : TypeDef<TiledAttn_Dialect, "Token"> {
+  let mnemonic = "token";
+  let summary = "A ring slot held by a consumer, to be released";
+  let description = [{
+    A `!tiledattn.token` is what `tiledattn.ring.get` hands a consumer along
+    with the slot: the consumer gives it back with `tiledattn.ring.release`
+    once it has finished reading the slot, which lets the producer refill it.
+
+    Example:
+
+    ```mlir
+    %k, %held = tiledattn.ring.get %ring[%p] : !tiledattn.ring<2, 128x128xbf16>
+    tiledattn.ring.release %ring, %held : !tiledattn.ring<2, 128x128xbf16>
+    ```
+  }];
+}
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNTYPES_TD

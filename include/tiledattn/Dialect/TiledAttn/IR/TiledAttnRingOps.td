@@ -1,0 +1,159 @@
+//===- TiledAttnRingOps.td - Rings of shared-memory slots ---*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The producer/consumer hand-off of a warp-specialized kernel as ops: a ring
+// of shared-memory slots, filled by TMA in `ring.put`, read between
+// `ring.get` and `ring.release`. `tiledattn-lower-rings` turns them into
+// shared memory, mbarriers and TMA copies; nothing else speaks of barriers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNRINGOPS_TD
+#define TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNRINGOPS_TD
+
+defvar TiledAttn_RingPositionDoc = [{
+    `position` counts the ring's uses from the start of the kernel: it names
+    slot `position mod N` and that slot's phase `(position / N) mod 2`. The
+    producer and the consumers must use the same positions in the same
+    order; the k-th use of a ring has position k.
+}];
+
+def TiledAttn_RingOp : TiledAttn_Op<"ring", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "A ring of shared-memory slots with a full and an empty barrier each";
+  let description = [{
+    The `tiledattn.ring` operation allocates the `N` slots of its
+    `!tiledattn.ring<N, RxCxT>` result in shared memory, and for every slot a
+    "full" barrier (completed by the producer's copies) and an "empty" one
+    (completed by `releases` arrivals, one per consumer warp that reads the
+    slot). It sits in the entry block of a kernel function, so that the
+    barriers are set up once, before any role runs.
+
+    Example:
+
+    ```mlir
+    %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$releases);
+  let results = (outs TiledAttn_RingType:$ring);
+  let assemblyFormat = [{
+    `releases` `(` $releases `)` attr-dict `:` qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
+    SingleBlock, NoTerminator]> {
+  let summary = "Fill the next slot of a ring by TMA";
+  let description = !strconcat([{
+    The `tiledattn.ring.put` operation waits until the slot of `position` is
+    empty (its previous use released), then runs its body with the slot as
+    the block argument. The body's `tiledattn.tma_load`s fill the slot; it
+    becomes full, and `tiledattn.ring.get` on it returns, once their bytes
+    have landed. The loads must cover the slot exactly.
+  }], TiledAttn_RingPositionDoc, [{
+
+    Example:
+
+    ```mlir
+    tiledattn.ring.put %ring[%p] : !tiledattn.ring<2, 128x128xbf16> {
+    ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+      tiledattn.tma_load %k[%b, %h, %row] into %slot
+          : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<128x128xbf16>
+    }
+    ```
+  }]);
+  let arguments = (ins TiledAttn_RingType:$ring, Index:$position);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $ring `[` $position `]` attr-dict `:` qualified(type($ring)) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    RingType getRingType() { return ::llvm::cast<RingType>(getRing().getType()); }
+    /// The slot, as the body sees it.
+    ::mlir::BlockArgument getSlot() { return getBody().front().getArgument(0); }
+  }];
+}
+
+def TiledAttn_TmaLoadOp : TiledAttn_Op<"tma_load", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Copy rows of one head into a ring slot by TMA";
+  let description = !strconcat([{
+    The `tiledattn.tma_load` operation copies rows `row .. row + R - 1` of
+    `source[b, h, :, :]` into the `R x C` slot it is given, one TMA box per
+    64-column atom, asynchronously: the copy completes on the slot's full
+    barrier. It appears only in the body of a `tiledattn.ring.put`, into the
+    put's slot. `source` is one of the kernel's head tensors (q, k, v), its
+    head dim `C` and element type the slot's. Rows past the end of the
+    sequence read as zeros.
+  }], TiledAttn_RowsPastEndDoc, [{
+
+    Example:
+
+    ```mlir
+    tiledattn.tma_load %q[%b, %h, %row0] into %slot
+        : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+          !tiledattn.smem<128x128xbf16>
+    ```
+  }]);
+  let arguments = (ins TiledAttn_HeadMemRef:$source, Index:$batch,
+                       Index:$head, Index:$row, TiledAttn_SmemType:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
+    type($source) `,` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_RingGetOp : TiledAttn_Op<"ring.get", [
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"the slot has the ring's slot type", "ring", "slot",
+                   "::llvm::cast<RingType>($_self).getSlotType()">]> {
+  let summary = "Wait for a ring slot to be full and take it";
+  let description = !strconcat([{
+    The `tiledattn.ring.get` operation waits until the slot of `position` is
+    full and returns it, with the token the consumer gives back in
+    `tiledattn.ring.release` when it is done reading.
+  }], TiledAttn_RingPositionDoc, [{
+
+    Example:
+
+    ```mlir
+    %slot, %held = tiledattn.ring.get %ring[%p] : !tiledattn.ring<2, 128x128xbf16>
+    ```
+  }]);
+  let arguments = (ins TiledAttn_RingType:$ring, Index:$position);
+  let results = (outs TiledAttn_SmemType:$slot, TiledAttn_TokenType:$token);
+  let assemblyFormat = [{
+    $ring `[` $position `]` attr-dict `:` qualified(type($ring))
+  }];
+}
+
+def TiledAttn_RingReleaseOp : TiledAttn_Op<"ring.release", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Give a ring slot back to the producer";
+  let description = [{
+    The `tiledattn.ring.release` operation ends a consumer's use of the slot
+    `token` came with: one thread of each warp arrives on the slot's empty
+    barrier. Every read of the slot must be complete (an mma on it waited
+    for) before it. `token` comes from a `tiledattn.ring.get` on `ring`.
+
+    Example:
+
+    ```mlir
+    tiledattn.ring.release %ring, %held : !tiledattn.ring<2, 128x128xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_RingType:$ring, TiledAttn_TokenType:$token);
+  let assemblyFormat = [{
+    $ring `,` $token attr-dict `:` qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNRINGOPS_TD

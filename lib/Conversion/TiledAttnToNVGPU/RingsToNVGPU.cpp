@@ -1,0 +1,335 @@
+//===- RingsToNVGPU.cpp - Rings to mbarriers and TMA -------------*- C++
+//-*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// tiledattn-lower-rings: the ring ops of a gpu.func kernel become shared
+// memory, a full and an empty mbarrier per slot, waits, arrives and TMA
+// copies. The waits, arrives and slot/phase arithmetic are the ones
+// convert-sdpa-to-hopper emits for its K/V ring (NVVMHelpers.h), so a ring
+// program lowers to the same code as the hand-written kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Conversion/NVVMHelpers.h"
+#include "tiledattn/Conversion/Passes.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::tiledattn {
+#define GEN_PASS_DEF_LOWERRINGSPASS
+#include "tiledattn/Conversion/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+namespace {
+/// Where a ring lives once lowered: its first slot's byte offset past the
+/// alignment pad and its first barrier (full barriers, then empty ones).
+struct LoweredRing {
+  RingType type;
+  int64_t offset = 0, firstBarrier = 0;
+  int64_t slotBytes() const { return type.getSlotType().getBytes(); }
+  int64_t fullBarrier(int64_t slot) const { return firstBarrier + slot; }
+  int64_t emptyBarrier(int64_t slot) const {
+    return firstBarrier + type.getDepth() + slot;
+  }
+};
+
+/// The tensor-map operands the runtime knows, by kernel argument.
+constexpr StringLiteral kTmaOperands[] = {"q", "k", "v", "o"};
+
+class RingLowering {
+public:
+  RingLowering(gpu::GPUFuncOp kernel) : kernel(kernel), b(kernel) {}
+
+  LogicalResult run() {
+    SmallVector<RingOp> rings(kernel.getBody().front().getOps<RingOp>());
+    if (rings.empty())
+      return success();
+    if (kernel->hasAttr(kDynamicSmemAttrName))
+      return kernel.emitOpError("already has ")
+             << kDynamicSmemAttrName
+             << ": tiledattn-lower-rings lays out the shared memory of "
+                "kernels whose only shared memory is their rings";
+    loc = rings.front().getLoc();
+    b.setInsertionPoint(rings.front());
+    planRings(rings);
+    if (failed(createTensorMaps()))
+      return failure();
+    emitSetup();
+    // In program order; a put's body moves out as the put is lowered.
+    SmallVector<Operation *> ops;
+    kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<RingPutOp, RingGetOp, RingReleaseOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      b.setInsertionPoint(op);
+      loc = op->getLoc();
+      LogicalResult result =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](RingPutOp put) { return lowerPut(put); })
+              .Case([&](RingGetOp get) { return lowerGet(get); })
+              .Case(
+                  [&](RingReleaseOp release) { return lowerRelease(release); });
+      if (failed(result))
+        return failure();
+    }
+    for (Operation *op : llvm::reverse(dead))
+      op->erase();
+    for (RingOp ring : rings)
+      ring.erase();
+    return success();
+  }
+
+private:
+  gpu::GPUFuncOp kernel;
+  OpBuilder b;
+  Location loc = kernel.getLoc();
+  llvm::MapVector<Value, LoweredRing> lowered;
+  int64_t bytes = 0, numBarriers = 0;
+  /// Shared memory and its barriers, once emitSetup has made them.
+  Value smem, smemAddress, pad, barriers, tid;
+  /// A tensor map per (source argument, box rows): its descriptor value.
+  llvm::MapVector<std::pair<unsigned, int64_t>, Value> maps;
+  /// A slot once lowered: its byte offset past the pad and its index.
+  struct Slot {
+    LoweredRing ring;
+    Value offset, slot;
+  };
+  DenseMap<Value, Slot> slots;
+  /// Lowered ops, erased in reverse order once every op is lowered.
+  SmallVector<Operation *> dead;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
+  Value mul(Value a, int64_t c) {
+    return arith::MulIOp::create(b, loc, a, idx(c));
+  }
+  Value rem(Value a, int64_t c) {
+    return arith::RemUIOp::create(b, loc, a, idx(c));
+  }
+  Value eq(Value a, int64_t c) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, idx(c));
+  }
+  template <typename Fn>
+  void ifThen(Value cond, Fn body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+
+  /// Slots one after another, each ring on a 1 KiB boundary (the swizzle's
+  /// period, from which TMA and wgmma derive it); barriers in ring order.
+  void planRings(ArrayRef<RingOp> rings) {
+    for (RingOp ring : rings) {
+      LoweredRing l;
+      l.type = cast<RingType>(ring.getType());
+      l.offset = llvm::alignTo(bytes, kSwizzleAlignmentBytes);
+      l.firstBarrier = numBarriers;
+      bytes = l.offset + l.type.getDepth() * l.slotBytes();
+      numBarriers += 2 * l.type.getDepth();
+      lowered[ring.getResult()] = l;
+    }
+    kernel->setAttr(kDynamicSmemAttrName,
+                    b.getI64IntegerAttr(bytes + kSwizzleAlignmentBytes));
+  }
+
+  /// An !llvm.ptr parameter per TMA source and box, appended in the order
+  /// the copies appear, and its entry in tiledattn.tensor_maps.
+  LogicalResult createTensorMaps() {
+    SmallVector<Attribute> entries;
+    if (auto existing = kernel->getAttrOfType<ArrayAttr>(kTensorMapsAttrName))
+      entries.append(existing.begin(), existing.end());
+    Block &entry = kernel.getBody().front();
+    WalkResult walk = kernel.walk([&](TmaLoadOp load) {
+      auto arg = dyn_cast<BlockArgument>(load.getSource());
+      if (!arg || arg.getOwner() != &entry ||
+          arg.getArgNumber() >= std::size(kTmaOperands)) {
+        load.emitOpError("expected the source to be one of the kernel's "
+                         "first four arguments (q, k, v, o), which the "
+                         "runtime builds tensor maps for");
+        return WalkResult::interrupt();
+      }
+      int64_t rows = load.getDest().getType().getRows();
+      auto key = std::make_pair(arg.getArgNumber(), rows);
+      if (maps.count(key))
+        return WalkResult::advance();
+      auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+      unsigned index = kernel.getNumArguments();
+      if (failed(kernel.insertArgument(index, ptr, {}, load.getLoc())))
+        return WalkResult::interrupt();
+      Value pointer = kernel.getArgument(index);
+      Type elementType = load.getDest().getType().getElementType();
+      maps[key] = UnrealizedConversionCastOp::create(
+                      b, loc, tmaDescriptorType(b, elementType, rows), pointer)
+                      .getResult(0);
+      entries.push_back(
+          tensorMapEntry(b, kTmaOperands[arg.getArgNumber()], rows));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    if (!entries.empty())
+      kernel->setAttr(kTensorMapsAttrName, b.getArrayAttr(entries));
+    return success();
+  }
+
+  /// Shared memory, the barriers, and their initialization by thread 0
+  /// before any role runs (fenced for the async proxy, then a block-wide
+  /// barrier).
+  void emitSetup() {
+    smem = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)));
+    smemAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+    pad = rem(arith::SubIOp::create(b, loc, idx(kSwizzleAlignmentBytes),
+                                    rem(smemAddress, kSwizzleAlignmentBytes)),
+              kSwizzleAlignmentBytes);
+    auto groupType = nvgpu::MBarrierGroupType::get(
+        b.getContext(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup),
+        numBarriers);
+    barriers = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    ifThen(eq(tid, 0), [&] {
+      for (auto &[ring, l] : lowered) {
+        int64_t depth = l.type.getDepth();
+        int64_t releases = cast<RingOp>(ring.getDefiningOp()).getReleases();
+        for (int64_t s = 0; s < depth; ++s)
+          nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1),
+                                        idx(l.fullBarrier(s)), Value());
+        for (int64_t s = 0; s < depth; ++s)
+          nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(releases),
+                                        idx(l.emptyBarrier(s)), Value());
+      }
+      for (auto &[key, map] : maps)
+        nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
+      fenceProxyAsyncShared(b, loc); // mbarrier init before TMA uses them
+    });
+    gpu::BarrierOp::create(b, loc);
+  }
+
+  /// Barrier `first + slot` (slot an index value).
+  Value barrier(int64_t first, Value slot) { return add(slot, idx(first)); }
+
+  Slot slotAt(const LoweredRing &l, Value slot) {
+    return {l, add(mul(slot, l.slotBytes()), idx(l.offset)), slot};
+  }
+
+  /// Waits for the slot to be empty, announces its bytes on its full
+  /// barrier, and inlines the body, whose copy completes there.
+  LogicalResult lowerPut(RingPutOp put) {
+    const LoweredRing &l = lowered.lookup(put.getRing());
+    auto [slot, parity] =
+        ringSlotAndParity(b, loc, put.getPosition(), l.type.getDepth());
+    waitParity(b, loc, barriers,
+               barrier(l.firstBarrier + l.type.getDepth(), slot),
+               emptyParity(b, loc, parity));
+    Slot s = slotAt(l, slot);
+    Value full = barrier(l.firstBarrier, slot);
+    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers,
+                                            idx(l.slotBytes()), full, Value());
+    dead.push_back(put); // after the body's ops, which use its slot
+    Block &body = put.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      op.moveBefore(put);
+      if (auto load = dyn_cast<TmaLoadOp>(op)) {
+        b.setInsertionPoint(load);
+        emitLoad(load, s, full);
+        dead.push_back(load);
+      }
+    }
+    return success();
+  }
+
+  /// One TMA copy per 64-column atom of the slot, `rows` rows each, atoms
+  /// `rows` x 128 bytes apart.
+  void emitLoad(TmaLoadOp load, const Slot &s, Value full) {
+    SmemType type = load.getDest().getType();
+    int64_t rows = type.getRows();
+    auto arg = cast<BlockArgument>(load.getSource());
+    Value map = maps.lookup({arg.getArgNumber(), rows});
+    auto view = MemRefType::get(
+        {1, 1, rows, 64}, type.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    for (int64_t a = 0; a < type.getAtoms(); ++a) {
+      Value offset = add(pad, add(s.offset, idx(a * rows * 128)));
+      Value dest =
+          memref::ViewOp::create(b, loc, view, smem, offset, ValueRange{});
+      nvgpu::TmaAsyncLoadOp::create(b, loc, dest, barriers, map,
+                                    ValueRange{idx(64 * a), load.getRow(),
+                                               load.getHead(), load.getBatch()},
+                                    full, Value(), Value());
+    }
+  }
+
+  /// Waits for the slot to be full.
+  LogicalResult lowerGet(RingGetOp get) {
+    const LoweredRing &l = lowered.lookup(get.getRing());
+    auto [slot, parity] =
+        ringSlotAndParity(b, loc, get.getPosition(), l.type.getDepth());
+    waitParity(b, loc, barriers, barrier(l.firstBarrier, slot), parity);
+    Slot s = slotAt(l, slot);
+    slots[get.getToken()] = s;
+    if (!get.getSlot().use_empty())
+      return get.emitOpError("has uses of its slot that tiledattn-lower-rings "
+                             "cannot lower (the slot's readers come in a "
+                             "later step of the tile IR)");
+    dead.push_back(get);
+    return success();
+  }
+
+  /// Lane 0 of each warp arrives on the slot's empty barrier.
+  LogicalResult lowerRelease(RingReleaseOp release) {
+    const Slot &s = slots[release.getToken()];
+    Value lane = rem(tid, 32);
+    ifThen(eq(lane, 0), [&] {
+      arriveOn(b, loc, barriers,
+               barrier(s.ring.firstBarrier + s.ring.type.getDepth(), s.slot));
+    });
+    dead.push_back(release);
+    return success();
+  }
+};
+
+class LowerRingsPass
+    : public tiledattn::impl::LowerRingsPassBase<LowerRingsPass> {
+public:
+  void runOnOperation() override {
+    WalkResult walk = getOperation().walk([](Operation *op) {
+      if (isa<RingOp>(op) && !op->getParentOfType<gpu::GPUFuncOp>()) {
+        op->emitOpError("expected to be in a gpu.func kernel: "
+                        "tiledattn-lower-rings lowers kernels after "
+                        "convert-tiledattn-to-nvgpu made them");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    SmallVector<gpu::GPUFuncOp> kernels;
+    getOperation().walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
+    for (gpu::GPUFuncOp k : kernels)
+      if (failed(RingLowering(k).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

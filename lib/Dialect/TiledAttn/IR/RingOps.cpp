@@ -1,0 +1,185 @@
+//===- RingOps.cpp - Rings of shared-memory slots ---------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The types of the producer/consumer hand-off (!tiledattn.smem,
+// !tiledattn.ring) and the verifiers of the ring ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+/// Largest box dimension a TMA copy takes.
+static constexpr int64_t kMaxTmaBoxRows = 256;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+/// `RxCxT`, as the shape and element type of a 2-D shared-memory tile.
+static ParseResult parseSmemShape(AsmParser &parser, int64_t &rows,
+                                  int64_t &cols, Type &elementType) {
+  SmallVector<int64_t> shape;
+  SMLoc at = parser.getCurrentLocation();
+  if (parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType))
+    return failure();
+  if (shape.size() != 2)
+    return parser.emitError(at, "expected a shared-memory tile of rank 2 "
+                                "(rows x columns), but got rank ")
+           << shape.size();
+  rows = shape[0];
+  cols = shape[1];
+  return success();
+}
+
+Type SmemType::parse(AsmParser &parser) {
+  int64_t rows = 0, cols = 0;
+  Type elementType;
+  if (parser.parseLess() || parseSmemShape(parser, rows, cols, elementType) ||
+      parser.parseGreater())
+    return {};
+  return SmemType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), rows, cols, elementType);
+}
+
+void SmemType::print(AsmPrinter &printer) const {
+  printer << "<" << getRows() << "x" << getCols() << "x" << getElementType()
+          << ">";
+}
+
+LogicalResult SmemType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t rows, int64_t cols, Type elementType) {
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitError() << "expected a shared-memory tile of f16 or bf16, but "
+                          "got "
+                       << elementType;
+  if (rows < 1 || rows > kMaxTmaBoxRows)
+    return emitError() << "expected 1 to " << kMaxTmaBoxRows
+                       << " rows (a TMA box), but got " << rows;
+  if (cols < 64 || cols % 64)
+    return emitError() << "expected a positive multiple of 64 columns (128-"
+                          "byte swizzle atoms), but got "
+                       << cols;
+  return success();
+}
+
+Type RingType::parse(AsmParser &parser) {
+  int64_t depth = 0, rows = 0, cols = 0;
+  Type elementType;
+  if (parser.parseLess() || parser.parseInteger(depth) || parser.parseComma() ||
+      parseSmemShape(parser, rows, cols, elementType) || parser.parseGreater())
+    return {};
+  auto emitError = [&] { return parser.emitError(parser.getNameLoc()); };
+  SmemType slot = SmemType::getChecked(emitError, parser.getContext(), rows,
+                                       cols, elementType);
+  if (!slot)
+    return {};
+  return RingType::getChecked(emitError, parser.getContext(), depth, slot);
+}
+
+void RingType::print(AsmPrinter &printer) const {
+  SmemType slot = getSlotType();
+  printer << "<" << getDepth() << ", " << slot.getRows() << "x"
+          << slot.getCols() << "x" << slot.getElementType() << ">";
+}
+
+LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t depth, SmemType slotType) {
+  if (depth < 1)
+    return emitError() << "expected a ring of at least 1 slot, but got "
+                       << depth;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult RingOp::verify() {
+  Block *block = getOperation()->getBlock();
+  if (!block || !block->isEntryBlock() ||
+      !isa<FunctionOpInterface>(block->getParentOp()))
+    return emitOpError("expected to be in the entry block of a function (its "
+                       "barriers are set up once, before any role runs), but "
+                       "it is in ")
+           << (block ? block->getParentOp()->getName().getStringRef()
+                     : StringRef("no block"));
+  return success();
+}
+
+LogicalResult RingPutOp::verify() {
+  Block &body = getBody().front();
+  SmemType slot = getRingType().getSlotType();
+  if (body.getNumArguments() != 1 || body.getArgument(0).getType() != slot) {
+    InFlightDiagnostic diag = emitOpError("expected the body to take one "
+                                          "argument, the slot, of type ")
+                              << slot << ", but it takes "
+                              << body.getNumArguments() << " argument(s)";
+    if (body.getNumArguments())
+      diag << ", the first of type " << body.getArgument(0).getType();
+    return diag;
+  }
+  int64_t loads =
+      llvm::count_if(body, [](Operation &op) { return isa<TmaLoadOp>(op); });
+  if (loads != 1)
+    return emitOpError("expected the body to fill the slot with one "
+                       "tiledattn.tma_load, but it has ")
+           << loads;
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  auto put = dyn_cast<RingPutOp>(getOperation()->getParentOp());
+  if (!put)
+    return emitOpError("expected to be in the body of a tiledattn.ring.put "
+                       "(its copy completes on the slot's full barrier), but "
+                       "it is in ")
+           << getOperation()->getParentOp()->getName();
+  if (getDest() != put.getSlot())
+    return emitOpError("expected to copy into the slot of its "
+                       "tiledattn.ring.put, but `dest` is another value");
+  auto source = cast<MemRefType>(getSource().getType());
+  SmemType slot = getDest().getType();
+  if (source.getElementType() != slot.getElementType())
+    return emitOpError("expected the source's element type to be the slot's, ")
+           << slot.getElementType() << ", but got " << source.getElementType();
+  int64_t headDim = source.getShape()[3];
+  if (headDim != slot.getCols())
+    return emitOpError("expected the source's head dim (its last dimension) "
+                       "to be the slot's ")
+           << slot.getCols() << " columns, but got "
+           << (ShapedType::isDynamic(headDim) ? std::string("?")
+                                              : std::to_string(headDim));
+  int64_t innerStride;
+  SmallVector<int64_t> strides;
+  if (succeeded(source.getStridesAndOffset(strides, innerStride)) &&
+      strides.back() != 1)
+    return emitOpError("expected a unit innermost stride (TMA copies whole "
+                       "rows), but got ")
+           << (ShapedType::isDynamic(strides.back())
+                   ? std::string("?")
+                   : std::to_string(strides.back()));
+  return success();
+}
+
+LogicalResult RingReleaseOp::verify() {
+  auto get = getToken().getDefiningOp<RingGetOp>();
+  if (!get)
+    return emitOpError("expected `token` to come from a tiledattn.ring.get");
+  if (get.getRing() != getRing())
+    return emitOpError("expected `token` to come from a tiledattn.ring.get "
+                       "on the same ring, but it comes from one on another");
+  return success();
+}

@@ -1,0 +1,55 @@
+// RUN: tiledattn-opt %s -split-input-file --tiledattn-lower-rings -verify-diagnostics -allow-unregistered-dialect
+
+// What tiledattn-lower-rings refuses, one case per split.
+
+func.func @not_a_kernel() {
+  // expected-error @+1 {{expected to be in a gpu.func kernel: tiledattn-lower-rings lowers kernels after convert-tiledattn-to-nvgpu made them}}
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @not_an_argument(%q: !head, %i: index) kernel {
+      %view = memref.subview %q[0, 0, 0, 0] [1, 1, 64, 64] [1, 1, 1, 1] : !head to memref<1x1x64x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+      %cast = memref.cast %view : memref<1x1x64x64xbf16, strided<[?, ?, ?, 1], offset: ?>> to !head
+      %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+      tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+      ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+        // expected-error @+1 {{expected the source to be one of the kernel's first four arguments (q, k, v, o), which the runtime builds tensor maps for}}
+        tiledattn.tma_load %cast[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // expected-error @+1 {{already has tiledattn.dynamic_smem_bytes: tiledattn-lower-rings lays out the shared memory of kernels whose only shared memory is their rings}}
+    gpu.func @planned(%i: index) kernel attributes {tiledattn.dynamic_smem_bytes = 1024 : i64} {
+      %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @slot_read(%i: index) kernel {
+      %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+      // expected-error @+1 {{has uses of its slot that tiledattn-lower-rings cannot lower (the slot's readers come in a later step of the tile IR)}}
+      %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+      "test.read"(%s) : (!tiledattn.smem<64x64xbf16>) -> ()
+      tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+      gpu.return
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// RUN: tiledattn-opt %s -split-input-file --tiledattn-lower-rings --canonicalize --cse | FileCheck %s
+
+// tiledattn-lower-rings on a producer/consumer kernel: thread 0 puts K and V
+// blocks into two rings of 2 slots, the other threads get and release them.
+// Checked: the shared memory and barrier plan, the tensor maps, and the
+// synchronization each op becomes, in order.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!ring = !tiledattn.ring<2, 128x128xbf16>
+module attributes {gpu.container_module} {
+  gpu.module @rings {
+    gpu.func @k(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) kernel
+        attributes {known_block_size = array<i32: 384, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c128 = arith.constant 128 : index
+      %kr = tiledattn.ring releases(8) : !ring
+      %vr = tiledattn.ring releases(8) : !ring
+      %tid = gpu.thread_id x
+      %b = gpu.block_id z
+      %h = gpu.block_id y
+      %sk = memref.dim %k, %c1 : !head
+      %n = arith.divui %sk, %c128 : index
+      %is0 = arith.cmpi eq, %tid, %c0 : index
+      scf.if %is0 {
+        scf.for %j = %c0 to %n step %c1 {
+          %row = arith.muli %j, %c128 : index
+          tiledattn.ring.put %kr[%j] : !ring {
+          ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+            tiledattn.tma_load %k[%b, %h, %row] into %slot : !head, !tiledattn.smem<128x128xbf16>
+          }
+          tiledattn.ring.put %vr[%j] : !ring {
+          ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+            tiledattn.tma_load %v[%b, %h, %row] into %slot : !head, !tiledattn.smem<128x128xbf16>
+          }
+        }
+      } else {
+        scf.for %j = %c0 to %n step %c1 {
+          %ks, %kt = tiledattn.ring.get %kr[%j] : !ring
+          tiledattn.ring.release %kr, %kt : !ring
+          %vs, %vt = tiledattn.ring.get %vr[%j] : !ring
+          tiledattn.ring.release %vr, %vt : !ring
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// Two rings of 2 slots of 128 x 128 bf16 (32 KiB), 1 KiB apart for the pad.
+// The tensor maps of K and V (boxes of 128 rows) come after the arguments.
+// CHECK-LABEL: gpu.func @k
+// CHECK-SAME: %[[KPTR:[^:]*]]: !llvm.ptr, %[[VPTR:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 132096 : i64
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, operand = "k", swizzle = 128 : i64}, {box_cols = 64 : i64, box_rows = 128 : i64, operand = "v", swizzle = 128 : i64}]
+// CHECK: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %[[KPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, 3>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK: %[[VMAP:.*]] = builtin.unrealized_conversion_cast %[[VPTR]]
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[SMEM]]
+// CHECK: %[[MOD:.*]] = arith.remui %[[ADDR]], %c1024
+// CHECK: %[[GAP:.*]] = arith.subi %c1024, %[[MOD]]
+// CHECK: %[[PAD:.*]] = arith.remui %[[GAP]], %c1024
+// Per ring its full barriers (the producer's arrive) then its empty ones
+// (8 releases): K 0-1 full, 2-3 empty; V 4-5 full, 6-7 empty.
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 8>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %c0
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c0], %c1 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c1], %c1 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c2], %c8 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c3], %c8 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c4], %c1 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c5], %c1 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c6], %c8 :
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c7], %c8 :
+// CHECK-NEXT: nvgpu.tma.prefetch.descriptor %[[KMAP]]
+// CHECK-NEXT: nvgpu.tma.prefetch.descriptor %[[VMAP]]
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+
+// The producer, at position j: slot j mod 2, phase (j / 2) mod 2. It waits
+// for the slot's previous phase on its empty barrier (parity flipped: a
+// fresh barrier passes), announces 32 KiB on its full barrier, then copies
+// the block's two 64-column atoms, 16 KiB apart.
+// CHECK: scf.for %[[J:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK-NEXT: %[[ROW:.*]] = arith.muli %[[J]], %c128
+// CHECK-NEXT: %[[ROUND:.*]] = arith.divui %[[J]], %c2
+// CHECK-NEXT: %[[ROUND32:.*]] = arith.index_castui %[[ROUND]] : index to i32
+// CHECK-NEXT: %[[PARITY:.*]] = arith.trunci %[[ROUND32]] : i32 to i1
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[J]], %c2
+// CHECK-NEXT: %[[FLIPPED:.*]] = arith.xori %[[PARITY]], %true
+// CHECK-NEXT: %[[KEMPTY:.*]] = arith.addi %[[SLOT]], %c2
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[KEMPTY]]], %[[FLIPPED]], %c10000000
+// CHECK-NEXT: %[[KOFF:.*]] = arith.muli %[[SLOT]], %c32768
+// CHECK-NEXT: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[SLOT]]], %c32768 :
+// CHECK-NEXT: %[[A0:.*]] = arith.addi %[[PAD]], %[[KOFF]]
+// CHECK-NEXT: %[[VIEW0:.*]] = memref.view %[[SMEM]][%[[A0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nvgpu.tma.async.load %[[KMAP]][%c0, %[[ROW]], %{{.*}}, %{{.*}}], %[[BAR]][%[[SLOT]]] to %[[VIEW0]]
+// CHECK-NEXT: %[[KOFF1:.*]] = arith.addi %[[KOFF]], %c16384
+// CHECK-NEXT: %[[A1:.*]] = arith.addi %[[PAD]], %[[KOFF1]]
+// CHECK-NEXT: %[[VIEW1:.*]] = memref.view %[[SMEM]][%[[A1]]][]
+// CHECK-NEXT: nvgpu.tma.async.load %[[KMAP]][%c64, %[[ROW]], %{{.*}}, %{{.*}}], %[[BAR]][%[[SLOT]]] to %[[VIEW1]]
+// V's ring: empty barriers 6-7, full 4-5, slots from 64 KiB.
+// CHECK-NEXT: %[[VEMPTY:.*]] = arith.addi %[[SLOT]], %c6
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[VEMPTY]]], %[[FLIPPED]], %c10000000
+// CHECK-NEXT: %[[VOFF:.*]] = arith.addi %[[KOFF]], %c65536
+// CHECK-NEXT: %[[VFULL:.*]] = arith.addi %[[SLOT]], %c4
+// CHECK-NEXT: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[VFULL]]], %c32768 :
+// CHECK: nvgpu.tma.async.load %[[VMAP]][%c0, %[[ROW]], %{{.*}}, %{{.*}}], %[[BAR]][%[[VFULL]]]
+// CHECK: nvgpu.tma.async.load %[[VMAP]][%c64, %[[ROW]], %{{.*}}, %{{.*}}], %[[BAR]][%[[VFULL]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: } else {
+
+// The consumers wait on the full barrier for the position's own phase and
+// release with one arrive per warp (lane 0) on the empty one.
+// CHECK-NEXT: scf.for %[[CJ:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK-NEXT: %[[CROUND:.*]] = arith.divui %[[CJ]], %c2
+// CHECK-NEXT: %[[CROUND32:.*]] = arith.index_castui %[[CROUND]] : index to i32
+// CHECK-NEXT: %[[CPARITY:.*]] = arith.trunci %[[CROUND32]] : i32 to i1
+// CHECK-NEXT: %[[CSLOT:.*]] = arith.remui %[[CJ]], %c2
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[CSLOT]]], %[[CPARITY]], %c10000000
+// CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// CHECK-NEXT: %[[LANE0:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK-NEXT: scf.if %[[LANE0]] {
+// CHECK-NEXT: %[[CKEMPTY:.*]] = arith.addi %[[CSLOT]], %c2
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[CKEMPTY]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[CVFULL:.*]] = arith.addi %[[CSLOT]], %c4
+// CHECK-NEXT: nvgpu.mbarrier.try_wait.parity %[[BAR]][%[[CVFULL]]], %[[CPARITY]], %c10000000
+// CHECK-NEXT: scf.if %[[LANE0]] {
+// CHECK-NEXT: %[[CVEMPTY:.*]] = arith.addi %[[CSLOT]], %c6
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[CVEMPTY]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NOT: tiledattn.

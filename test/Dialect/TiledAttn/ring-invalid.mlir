@@ -1,0 +1,173 @@
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of the ring types and ops, one per split.
+
+// expected-error @+1 {{expected a shared-memory tile of f16 or bf16, but got 'f32'}}
+func.func private @smem_f32(!tiledattn.smem<64x64xf32>)
+
+// -----
+
+// expected-error @+1 {{expected 1 to 256 rows (a TMA box), but got 512}}
+func.func private @smem_rows(!tiledattn.smem<512x64xbf16>)
+
+// -----
+
+// expected-error @+1 {{expected a positive multiple of 64 columns (128-byte swizzle atoms), but got 96}}
+func.func private @smem_cols(!tiledattn.smem<64x96xbf16>)
+
+// -----
+
+// expected-error @+1 {{expected a shared-memory tile of rank 2 (rows x columns), but got rank 3}}
+func.func private @smem_rank(!tiledattn.smem<2x64x64xbf16>)
+
+// -----
+
+// expected-error @+1 {{expected a ring of at least 1 slot, but got 0}}
+func.func private @ring_depth(!tiledattn.ring<0, 64x64xbf16>)
+
+// -----
+
+func.func @ring_in_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @+1 {{expected to be in the entry block of a function (its barriers are set up once, before any role runs), but it is in scf.for}}
+    %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @ring_no_releases() {
+  // expected-error @+1 {{attribute 'releases' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %r = tiledattn.ring releases(0) : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_slot_type(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the body to take one argument, the slot, of type '!tiledattn.smem<64x64xbf16>', but it takes 1 argument(s), the first of type '!tiledattn.smem<128x64xbf16>'}}
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x64xbf16>):
+  }
+  return
+}
+
+// -----
+
+func.func @put_no_load(%i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the body to fill the slot with one tiledattn.tma_load, but it has 0}}
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_two_loads(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the body to fill the slot with one tiledattn.tma_load, but it has 2}}
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_outside_put(%k: !head, %i: index, %slot: !tiledattn.smem<64x64xbf16>) {
+  // expected-error @+1 {{expected to be in the body of a tiledattn.ring.put (its copy completes on the slot's full barrier), but it is in func.func}}
+  tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_into_other_slot(%k: !head, %i: index, %other: !tiledattn.smem<64x64xbf16>) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected to copy into the slot of its tiledattn.ring.put, but `dest` is another value}}
+    tiledattn.tma_load %k[%i, %i, %i] into %other : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_element_type(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected the source's element type to be the slot's, 'bf16', but got 'f16'}}
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_head_dim(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected the source's head dim (its last dimension) to be the slot's 64 columns, but got 128}}
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, 1, ?], offset: ?>>
+func.func @load_inner_stride(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected a unit innermost stride (TMA copies whole rows), but got ?}}
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @release_foreign_token(%i: index) {
+  %a = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  %b = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  %s, %t = tiledattn.ring.get %a[%i] : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected `token` to come from a tiledattn.ring.get on the same ring, but it comes from one on another}}
+  tiledattn.ring.release %b, %t : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @release_argument_token(%t: !tiledattn.token) {
+  %a = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected `token` to come from a tiledattn.ring.get}}
+  tiledattn.ring.release %a, %t : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @get_slot_type(%i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{failed to verify that the slot has the ring's slot type}}
+  %s:2 = "tiledattn.ring.get"(%r, %i) : (!tiledattn.ring<2, 64x64xbf16>, index) -> (!tiledattn.smem<128x64xbf16>, !tiledattn.token)
+  return
+}
