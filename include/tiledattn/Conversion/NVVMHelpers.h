@@ -128,6 +128,54 @@ inline void arriveOn(OpBuilder &b, Location loc, Value barriers, Value index) {
   nvgpu::MBarrierArriveOp::create(
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, index);
 }
+
+//===----------------------------------------------------------------------===//
+// Warp roles (tiledattn-lower-roles and convert-sdpa-to-hopper alike)
+//===----------------------------------------------------------------------===//
+
+/// setmaxnreg: the calling warpgroup's registers per thread move to
+/// `registers` (decrease: given back to the block's pool; increase: taken).
+inline void setRegisterBudget(OpBuilder &b, Location loc, int64_t registers,
+                              NVVM::SetMaxRegisterAction action) {
+  NVVM::SetMaxRegisterOp::create(
+      b, loc, b.getI32IntegerAttr(registers),
+      NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+}
+
+/// Ping-pong: consumer warpgroup c (index) may issue once named barrier
+/// kTurnBarrier + c completes: it syncs there (128 threads) and consumer
+/// c - 1 arrives (128 more) when its own turn ends. Barrier 0 is
+/// gpu.barrier's.
+constexpr int64_t kTurnBarrier = 1;
+
+inline void beginTurn(OpBuilder &b, Location loc, Value consumer) {
+  Value id = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::AddIOp::create(
+          b, loc, consumer,
+          arith::ConstantIndexOp::create(b, loc, kTurnBarrier)));
+  NVVM::BarrierOp::create(b, loc, Type(), id,
+                          arith::ConstantIntOp::create(b, loc, 256, 32),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+/// Ends consumer `consumer`'s turn: the next consumer (of `consumers`) may
+/// begin its own.
+inline void endTurn(OpBuilder &b, Location loc, Value consumer,
+                    int64_t consumers) {
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value next = arith::AddIOp::create(
+      b, loc,
+      arith::RemUIOp::create(b, loc,
+                             arith::AddIOp::create(b, loc, consumer, idx(1)),
+                             idx(consumers)),
+      idx(kTurnBarrier));
+  NVVM::BarrierArriveOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), next),
+      arith::ConstantIntOp::create(b, loc, 256, 32));
+}
 } // namespace mlir::tiledattn
 
 #endif // TILEDATTN_CONVERSION_NVVMHELPERS_H

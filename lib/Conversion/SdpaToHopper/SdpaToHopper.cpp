@@ -466,25 +466,16 @@ private:
   // takes the same number of turns per tile, so the rotation also holds
   // across the tiles of a persistent block. Barrier 0 is gpu.barrier's.
   //===------------------------------------------------------------------===//
-  static constexpr int64_t kTurnBarrier = 1;
   /// The consumer warpgroup's index, in consumer code; null in the
   /// producer's (emitProducer clears it), which stageOf relies on.
   Value consumerIndex;
   void turnBegin() {
-    if (!schedule.getPingpong())
-      return;
-    Value id = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                            add(consumerIndex, kTurnBarrier));
-    NVVM::BarrierOp::create(b, loc, Type(), id, i32(256),
-                            NVVM::BarrierReductionAttr(), Value());
+    if (schedule.getPingpong())
+      beginTurn(b, loc, consumerIndex);
   }
   void turnEnd() {
-    if (!schedule.getPingpong())
-      return;
-    Value next = add(rem(add(consumerIndex, 1), consumers), kTurnBarrier);
-    NVVM::BarrierArriveOp::create(
-        b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), next),
-        i32(256));
+    if (schedule.getPingpong())
+      endTurn(b, loc, consumerIndex, consumers);
   }
 
   //===------------------------------------------------------------------===//
@@ -901,11 +892,8 @@ void HopperKernelEmitter::loadQAtoms(int64_t first, int64_t last) {
 
 void HopperKernelEmitter::setRegisterBudget(int64_t registers,
                                             NVVM::SetMaxRegisterAction action) {
-  if (!registerBudgets)
-    return;
-  NVVM::SetMaxRegisterOp::create(
-      b, loc, b.getI32IntegerAttr(registers),
-      NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+  if (registerBudgets)
+    tiledattn::setRegisterBudget(b, loc, registers, action);
 }
 
 void HopperKernelEmitter::emitProducer() {
