@@ -60,6 +60,35 @@ def ConvertTiledAttnToNVGPUPass
   ];
 }
 
+def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
+  let summary = "Lower warp roles and turns to the warpgroup split and named barriers";
+  let description = [{
+    Lowers the role ops of every `gpu.func` kernel:
+    `tiledattn.warp_specialize` becomes an `scf.if` on the thread's
+    warpgroup (thread id / 128): warpgroup 0 sets its register budget down
+    to `producer_regs` (setmaxnreg) and runs the producer region; the others
+    set theirs up to `consumer_regs` and run the consumer region with their
+    index (warpgroup - 1). `tiledattn.turn` becomes a sync on the consumer's
+    named barrier (1 + c, 256 threads) before the body and an arrive on the
+    next consumer's after it; when the consumers take turns, the last one
+    arrives on consumer 0's barrier first, so that consumer 0 starts. The
+    code is convert-sdpa-to-hopper's (NVVMHelpers.h).
+
+    #### Input invariant
+    Role ops only in `gpu.func` kernels.
+
+    #### Output IR
+    `scf.if`, `gpu.thread_id`, `arith`, `nvvm.setmaxregister`,
+    `nvvm.barrier`, `nvvm.barrier.arrive`; no role op.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
   let summary = "Lower rings of shared-memory slots to mbarriers and TMA";
   let description = [{
@@ -81,7 +110,7 @@ def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
     #### Input invariant
     Ring ops only in `gpu.func` kernels whose `tiledattn.tma_load` sources
     are the kernel's first four arguments (q, k, v, o); slots only used by
-    the ring ops.
+    the ring ops; roles already lowered (`tiledattn-lower-roles`).
 
     #### Output IR
     `nvgpu.mbarrier.*`, `nvgpu.tma.async.load`, `memref.view` of

@@ -57,6 +57,16 @@ public:
     SmallVector<RingOp> rings(kernel.getBody().front().getOps<RingOp>());
     if (rings.empty())
       return success();
+    WalkResult turns = kernel.walk([](Operation *op) {
+      if (!isa<TurnOp, WarpSpecializeOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("expected tiledattn-lower-roles to have run before "
+                      "tiledattn-lower-rings (ring tokens pass through the "
+                      "roles' regions)");
+      return WalkResult::interrupt();
+    });
+    if (turns.wasInterrupted())
+      return failure();
     if (kernel->hasAttr(kDynamicSmemAttrName))
       return kernel.emitOpError("already has ")
              << kDynamicSmemAttrName
@@ -299,7 +309,7 @@ private:
 
   /// Lane 0 of each warp arrives on the slot's empty barrier.
   LogicalResult lowerRelease(RingReleaseOp release) {
-    const Slot &s = slots[release.getToken()];
+    const Slot &s = slots[getOfToken(release.getToken()).getToken()];
     Value lane = rem(tid, 32);
     ifThen(eq(lane, 0), [&] {
       arriveOn(b, loc, barriers,

@@ -53,3 +53,20 @@ module attributes {gpu.container_module} {
     }
   }
 }
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @roles_first(%i: index) kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+      // expected-error @+1 {{expected tiledattn-lower-roles to have run before tiledattn-lower-rings (ring tokens pass through the roles' regions)}}
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+        %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+        tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+      }
+      gpu.return
+    }
+  }
+}

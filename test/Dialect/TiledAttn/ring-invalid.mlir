@@ -158,7 +158,7 @@ func.func @release_foreign_token(%i: index) {
 
 func.func @release_argument_token(%t: !tiledattn.token) {
   %a = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
-  // expected-error @+1 {{expected `token` to come from a tiledattn.ring.get}}
+  // expected-error @+1 {{expected `token` to come from a tiledattn.ring.get, directly or through tiledattn.turn results}}
   tiledattn.ring.release %a, %t : !tiledattn.ring<2, 64x64xbf16>
   return
 }

@@ -174,10 +174,19 @@ LogicalResult TmaLoadOp::verify() {
   return success();
 }
 
+RingGetOp mlir::tiledattn::getOfToken(Value token) {
+  while (auto turn = token.getDefiningOp<TurnOp>()) {
+    auto yield = cast<YieldOp>(turn.getBody().front().getTerminator());
+    token = yield.getValues()[cast<OpResult>(token).getResultNumber()];
+  }
+  return token.getDefiningOp<RingGetOp>();
+}
+
 LogicalResult RingReleaseOp::verify() {
-  auto get = getToken().getDefiningOp<RingGetOp>();
+  RingGetOp get = getOfToken(getToken());
   if (!get)
-    return emitOpError("expected `token` to come from a tiledattn.ring.get");
+    return emitOpError("expected `token` to come from a tiledattn.ring.get, "
+                       "directly or through tiledattn.turn results");
   if (get.getRing() != getRing())
     return emitOpError("expected `token` to come from a tiledattn.ring.get "
                        "on the same ring, but it comes from one on another");

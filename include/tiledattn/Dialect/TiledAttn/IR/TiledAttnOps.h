@@ -47,6 +47,9 @@ constexpr llvm::StringLiteral kMinSeqlenKAttrName = "tiledattn.min_seqlen_k";
 constexpr llvm::StringLiteral kMaxSeqlenKAttrName = "tiledattn.max_seqlen_k";
 /// Head dims that have a lowering today.
 bool isSupportedHeadDim(int64_t headDim);
+/// The tiledattn.ring.get a ring token comes from, directly or through
+/// tiledattn.turn results; null if it comes from anything else.
+RingGetOp getOfToken(Value token);
 } // namespace mlir::tiledattn
 
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_H

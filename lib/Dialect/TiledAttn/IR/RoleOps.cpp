@@ -1,0 +1,77 @@
+//===- RoleOps.cpp - Warp roles ----------------------------------*- C++
+//-*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers of tiledattn.warp_specialize and tiledattn.turn.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+/// Registers of one multiprocessor, shared by the threads of its blocks.
+static constexpr int64_t kRegistersPerSm = 65536;
+
+LogicalResult WarpSpecializeOp::verify() {
+  for (auto [name, regs] :
+       {std::pair<StringRef, int64_t>{"producer_regs", getProducerRegs()},
+        {"consumer_regs", getConsumerRegs()}})
+    if (regs < 24 || regs > 256 || regs % 8)
+      return emitOpError("expected ")
+             << name
+             << " to be a multiple of 8 in [24, 256] (a setmaxnreg "
+                "budget), but got "
+             << regs;
+  int64_t total =
+      128 * (getProducerRegs() + getConsumers() * getConsumerRegs());
+  if (total > kRegistersPerSm)
+    return emitOpError("expected 128 * (producer_regs + consumers * "
+                       "consumer_regs) <= ")
+           << kRegistersPerSm << " registers, but got " << total;
+  if (!getProducer().empty() && getProducer().front().getNumArguments())
+    return emitOpError("expected the producer region to take no argument, "
+                       "but it takes ")
+           << getProducer().front().getNumArguments();
+  unsigned consumerArgs =
+      getConsumer().empty() ? 0 : getConsumer().front().getNumArguments();
+  if (consumerArgs != 1 ||
+      !getConsumer().front().getArgument(0).getType().isIndex())
+    return emitOpError("expected the consumer region to take one index "
+                       "argument (the consumer warpgroup), but it takes ")
+           << consumerArgs << " argument(s)";
+  if (auto kernel = getOperation()->getParentOfType<gpu::GPUFuncOp>())
+    if (std::optional<ArrayRef<int32_t>> size = kernel.getKnownBlockSize())
+      if ((*size)[0] != getNumThreads())
+        return emitOpError("expected the kernel's block of ")
+               << getNumThreads() << " threads (128 per warpgroup, "
+               << getConsumers() << " consumers and the producer), but its "
+               << "known_block_size is " << (*size)[0];
+  return success();
+}
+
+LogicalResult TurnOp::verify() {
+  auto roles = getOperation()->getParentOfType<WarpSpecializeOp>();
+  if (!roles ||
+      !roles.getConsumer().isAncestor(getOperation()->getParentRegion()))
+    return emitOpError("expected to be in the consumer region of a "
+                       "tiledattn.warp_specialize (turns rotate among its "
+                       "consumer warpgroups)");
+  if (roles.getConsumers() < 2)
+    return emitOpError("expected 2 or more consumer warpgroups to take turns, "
+                       "but the tiledattn.warp_specialize has ")
+           << roles.getConsumers();
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("expected the body to yield the turn's result types, "
+                       "but it yields ")
+           << yield.getValues().size() << " value(s) for " << getNumResults()
+           << " result(s)";
+  return success();
+}

@@ -1,0 +1,79 @@
+// RUN: tiledattn-opt %s -split-input-file -allow-unregistered-dialect --tiledattn-lower-roles --canonicalize --cse | FileCheck %s
+
+// tiledattn-lower-roles on a kernel of a producer and two consumers that
+// take turns: the warpgroup split with the register budgets, consumer 0's
+// first turn opened by the last consumer, and each turn a sync on the
+// consumer's named barrier and an arrive on the next one's.
+
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @k(%n: index) kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      tiledattn.warp_specialize producer regs(24) {
+        "test.produce"() : () -> ()
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+        scf.for %j = %c0 to %n step %c1 {
+          %v = tiledattn.turn -> index {
+            %w = "test.issue"(%c) : (index) -> index
+            tiledattn.yield %w : index
+          }
+          "test.use"(%v) : (index) -> ()
+        }
+      }
+      gpu.return
+    }
+  }
+}
+
+// CHECK-LABEL: gpu.func @k
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[WG:.*]] = arith.divui %[[TID]], %c128
+// CHECK-NEXT: %[[PRODUCER:.*]] = arith.cmpi eq, %[[WG]], %c0
+// CHECK-NEXT: scf.if %[[PRODUCER]] {
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}decrease 24
+// CHECK-NEXT: "test.produce"()
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[C:.*]] = arith.subi %[[WG]], %c1
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 240
+// CHECK-NEXT: %[[LAST:.*]] = arith.cmpi eq, %[[C]], %c1
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK-NEXT: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for
+// Barrier 1 + c is warpgroup c + 1 (folded): sync, issue, then arrive on
+// the next consumer's, 1 + (c + 1) mod 2.
+// CHECK-NEXT: %[[MINE:.*]] = arith.index_castui %[[WG]] : index to i32
+// CHECK-NEXT: nvvm.barrier id = %[[MINE]] number_of_threads = %c256_i32
+// CHECK-NEXT: %[[W:.*]] = "test.issue"(%[[C]])
+// CHECK-NEXT: %[[NEXTC:.*]] = arith.remui %[[WG]], %c2
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[NEXTC]], %c1
+// CHECK-NEXT: %[[NEXT32:.*]] = arith.index_castui %[[NEXT]] : index to i32
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT32]] number_of_threads = %c256_i32
+// CHECK-NEXT: "test.use"(%[[W]])
+// CHECK-NOT: tiledattn.
+
+// -----
+
+// A producer with nothing to do, consumers without turns: no opening arrive.
+// CHECK-LABEL: gpu.func @quiet
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}decrease 32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 160
+// CHECK-NEXT: "test.consume"
+// CHECK-NEXT: }
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @quiet() kernel {
+      tiledattn.warp_specialize producer regs(32) {
+      } consumers(3) regs(160) {
+      ^bb0(%c: index):
+        "test.consume"(%c) : (index) -> ()
+      }
+      gpu.return
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+// Every diagnostic of the warp-role ops, one per split.
+
+func.func @budget_not_multiple_of_8() {
+  // expected-error @+1 {{expected producer_regs to be a multiple of 8 in [24, 256] (a setmaxnreg budget), but got 20}}
+  tiledattn.warp_specialize producer regs(20) {
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+func.func @budget_too_big() {
+  // expected-error @+1 {{expected consumer_regs to be a multiple of 8 in [24, 256] (a setmaxnreg budget), but got 264}}
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(2) regs(264) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+func.func @register_file() {
+  // expected-error @+1 {{expected 128 * (producer_regs + consumers * consumer_regs) <= 65536 registers, but got 95232}}
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(3) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+func.func @producer_argument() {
+  // expected-error @+1 {{expected the producer region to take no argument, but it takes 1}}
+  tiledattn.warp_specialize producer regs(24) {
+  ^bb0(%p: index):
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+func.func @consumer_argument() {
+  // expected-error @+1 {{expected the consumer region to take one index argument (the consumer warpgroup), but it takes 0 argument(s)}}
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(2) regs(240) {
+  }
+  return
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @block_size() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+      // expected-error @+1 {{expected the kernel's block of 384 threads (128 per warpgroup, 2 consumers and the producer), but its known_block_size is 256}}
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+      }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+func.func @turn_outside() {
+  // expected-error @+1 {{expected to be in the consumer region of a tiledattn.warp_specialize (turns rotate among its consumer warpgroups)}}
+  tiledattn.turn {
+  }
+  return
+}
+
+// -----
+
+func.func @turn_in_producer() {
+  tiledattn.warp_specialize producer regs(24) {
+    // expected-error @+1 {{expected to be in the consumer region of a tiledattn.warp_specialize (turns rotate among its consumer warpgroups)}}
+    tiledattn.turn {
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+func.func @turn_one_consumer() {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+    // expected-error @+1 {{expected 2 or more consumer warpgroups to take turns, but the tiledattn.warp_specialize has 1}}
+    tiledattn.turn {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @turn_yield_types() {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+    // expected-error @+1 {{expected the body to yield the turn's result types, but it yields 0 value(s) for 1 result(s)}}
+    %v = tiledattn.turn -> index {
+      tiledattn.yield
+    }
+  }
+  return
+}
