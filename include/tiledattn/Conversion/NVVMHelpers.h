@@ -14,8 +14,10 @@
 #define TILEDATTN_CONVERSION_NVVMHELPERS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include <utility>
@@ -85,6 +87,48 @@ inline DictionaryAttr tensorMapEntry(OpBuilder &b, StringRef operand,
        b.getNamedAttr("box_rows", b.getI64IntegerAttr(rows)),
        b.getNamedAttr("box_cols", b.getI64IntegerAttr(64)),
        b.getNamedAttr("swizzle", b.getI64IntegerAttr(128))});
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic shared memory and mbarriers
+//===----------------------------------------------------------------------===//
+
+/// The kernel's dynamic shared memory, its address, and the pad (0 to 1023
+/// bytes) to its first 1 KiB boundary, where swizzled tiles start: the
+/// 128-byte swizzle repeats every 1024 bytes, and TMA and wgmma derive it
+/// from the address.
+struct SwizzledSharedMemory {
+  Value smem, address, pad;
+};
+inline SwizzledSharedMemory
+createSwizzledSharedMemory(OpBuilder &b, Location loc, int64_t alignment) {
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto rem = [&](Value a, int64_t c) -> Value {
+    return arith::RemUIOp::create(b, loc, a, idx(c));
+  };
+  SwizzledSharedMemory s;
+  s.smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
+  s.address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, s.smem);
+  s.pad = rem(
+      arith::SubIOp::create(b, loc, idx(alignment), rem(s.address, alignment)),
+      alignment);
+  return s;
+}
+
+/// A group of `count` mbarriers in shared memory.
+inline Value createBarrierGroup(OpBuilder &b, Location loc, int64_t count) {
+  auto groupType = nvgpu::MBarrierGroupType::get(
+      b.getContext(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup),
+      count);
+  return nvgpu::MBarrierCreateOp::create(b, loc, groupType);
 }
 
 //===----------------------------------------------------------------------===//

@@ -2225,22 +2225,13 @@ void HopperKernelEmitter::emit() {
   if (!schedule.getPersistent())
     setTileOfBlock();
 
-  smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(),
-                      gpu::AddressSpaceAttr::get(
-                          b.getContext(), gpu::AddressSpace::Workgroup)));
-  smemAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-  pad = rem(arith::SubIOp::create(b, loc, idx(kSwizzleAlignmentBytes),
-                                  rem(smemAddress, kSwizzleAlignmentBytes)),
-            kSwizzleAlignmentBytes);
+  SwizzledSharedMemory shared =
+      createSwizzledSharedMemory(b, loc, kSwizzleAlignmentBytes);
+  smem = shared.smem;
+  smemAddress = shared.address;
+  pad = shared.pad;
 
-  auto groupType = nvgpu::MBarrierGroupType::get(
-      b.getContext(),
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup),
-      numBarriers());
-  barriers = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+  barriers = createBarrierGroup(b, loc, numBarriers());
   ifThen(cmp(arith::CmpIPredicate::eq, tid, idx(0)), [&] {
     for (int64_t i = 0; i < numBarriers(); ++i) {
       // Full barriers complete on the producer's arrive plus the TMA bytes;

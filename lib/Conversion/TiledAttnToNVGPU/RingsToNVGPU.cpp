@@ -110,7 +110,7 @@ private:
   llvm::MapVector<Value, LoweredRing> lowered;
   int64_t bytes = 0, numBarriers = 0;
   /// Shared memory and its barriers, once emitSetup has made them.
-  Value smem, smemAddress, pad, barriers, tid;
+  Value smem, pad, barriers, tid;
   /// A tensor map per (source argument, box rows): its descriptor value.
   llvm::MapVector<std::pair<unsigned, int64_t>, Value> maps;
   /// A slot once lowered: its byte offset past the pad and its index.
@@ -201,22 +201,11 @@ private:
   /// before any role runs (fenced for the async proxy, then a block-wide
   /// barrier).
   void emitSetup() {
-    smem = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(),
-                        gpu::AddressSpaceAttr::get(
-                            b.getContext(), gpu::AddressSpace::Workgroup)));
-    smemAddress = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-    pad = rem(arith::SubIOp::create(b, loc, idx(kSwizzleAlignmentBytes),
-                                    rem(smemAddress, kSwizzleAlignmentBytes)),
-              kSwizzleAlignmentBytes);
-    auto groupType = nvgpu::MBarrierGroupType::get(
-        b.getContext(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup),
-        numBarriers);
-    barriers = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+    SwizzledSharedMemory shared =
+        createSwizzledSharedMemory(b, loc, kSwizzleAlignmentBytes);
+    smem = shared.smem;
+    pad = shared.pad;
+    barriers = createBarrierGroup(b, loc, numBarriers);
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     ifThen(eq(tid, 0), [&] {
       for (auto &[ring, l] : lowered) {
