@@ -64,6 +64,19 @@ def test_persistent_grid_rule_round_trips(tmp_path):
             r"field 'head_dim': expected a positive integer but found string \"64\"",
         ),
         ({"head_dim": 0}, r"field 'head_dim': expected a positive integer but found 0"),
+        (
+            {"head_dim": 64.0},
+            r"field 'head_dim': expected a positive integer but found number 64\.000000",
+        ),
+        (
+            {"block_m": 2**63},
+            r"field 'block_m': expected a positive integer but found number 9223372036854775808\.0",
+        ),
+        (
+            {"block_n": -(2**63)},
+            r"field 'block_n': expected a positive integer but found -9223372036854775808$",
+        ),
+        ({"causal": None}, r"field 'causal': expected true or false but found null$"),
         ({"causal": 1}, r"field 'causal': expected true or false but found integer 1"),
         (
             {"mask": "alibi"},
@@ -181,14 +194,37 @@ def test_bad_tile_counter_param(tmp_path, extra):
 @pytest.mark.parametrize(
     "text, pattern",
     [
-        ("", r"not valid JSON: line 1, column 1: unexpected end of input"),
+        (
+            "",
+            r"not valid JSON: line 1, column 1: unexpected end of input; expected "
+            r"'\[', '\{', or a literal \(the file is empty\)$",
+        ),
         (
             '{"format_version": 1,}',
-            r"not valid JSON: line 1, column 22: expected a string key",
+            r"not valid JSON: line 1, column 22: unexpected '}'; expected a string key$",
         ),
-        ('{"a": 1, "a": 2}', r"duplicate key \"a\""),
+        ('{"a": 1, "a": 2}', r"not valid JSON: duplicate key \"a\" in the top-level object$"),
+        (
+            '{"grid": {"x": "1", "y": "1", "x": "2"}}',
+            r"duplicate key \"x\" in the object at 'grid'$",
+        ),
+        (
+            '{"tensor_maps": [{}, {"box": 1, "box": 2}]}',
+            r"duplicate key \"box\" in the object at 'tensor_maps\[1\]'$",
+        ),
         ("[1, 2]", r"expected a JSON object at the top level but found an array"),
-        ('{"format_version": 1', r"expected ',' or '}'"),
+        (
+            '{"format_version": 1',
+            r"line 1, column 21: unexpected end of input; expected ',' or '}' in an object$",
+        ),
+        ('{"a": [1, 2 3]}', r"line 1, column 13: unexpected number literal; expected ',' or ']'"),
+        ('{"a": tru}', r"line 1, column 10: invalid literal; last read: '\"a\": tru}'"),
+        ('{"a": 01}', r"line 1, column 8: unexpected number literal; expected ',' or '}'"),
+        ('{"a": "\x01"}', r"control character U\+0001 \(SOH\) must be escaped"),
+        ('{"a": "\\ud800"}', r"surrogate U\+D800\.\.U\+DBFF must be followed by"),
+        ('{"a": 1} x', r"line 1, column 10: .*expected end of input"),
+        ('{"a": 1, // comment\n}', r"line 1, column 10: invalid literal"),
+        ("[" * 100 + "]" * 100, r"not valid JSON: nesting deeper than 64 levels$"),
     ],
 )
 def test_bad_json(tmp_path, text, pattern):
