@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -580,14 +581,22 @@ void tiledattn::runtime::checkCubinImage(std::string_view image,
   TORCH_CHECK(machine == kMachineCuda, "tiledattn: ", file,
               ": not a cubin: expected ELF machine ", kMachineCuda,
               " (EM_CUDA) but found ", machine);
-  uint64_t phEnd = read(32, 8) + read(54, 2) * read(56, 2);
-  uint64_t shEnd = read(40, 8) + read(58, 2) * read(60, 2);
-  uint64_t end = std::max(phEnd, shEnd);
+  // Offsets are 64-bit and the table sizes at most 65535 * 65535, so the
+  // sum is computed without wrapping around (an offset near 2^64 would).
+  auto tableEnd = [&](size_t offsetAt, size_t entrySizeAt, size_t countAt) {
+    uint64_t offset = read(offsetAt, 8);
+    uint64_t size = read(entrySizeAt, 2) * read(countAt, 2);
+    return offset > UINT64_MAX - size ? UINT64_MAX : offset + size;
+  };
+  uint64_t end = std::max(tableEnd(32, 54, 56), tableEnd(40, 58, 60));
   TORCH_CHECK(end <= image.size(), "tiledattn: ", file,
-              ": truncated cubin: its headers end at byte ", end,
+              ": truncated cubin: its headers end at byte ",
+              end == UINT64_MAX ? std::string("2^64 or beyond")
+                                : std::to_string(end),
               " but the file has ", image.size(), " bytes");
-  std::string symbol = kernel;
-  symbol.push_back('\0');
+  // A whole entry of a string table: "\0<kernel>\0", not the tail of
+  // another name (".text.<kernel>" or a longer symbol).
+  std::string symbol = std::string(1, '\0') + kernel + '\0';
   TORCH_CHECK(image.find(symbol) != std::string_view::npos, "tiledattn: ", file,
               ": the cubin does not define kernel '", kernel,
               "' named by the manifest");

@@ -265,6 +265,25 @@ def test_truncated_section_headers(tmp_path):
     )
 
 
+def test_header_offset_that_wraps_around(tmp_path):
+    # e_phoff near 2^64: offset + size wraps to a small number in 64 bits.
+    image = bytearray(bundles.fake_cubin("sdpa_fwd_f16_d64"))
+    image[32:40] = (2**64 - 16).to_bytes(8, "little")  # e_phoff
+    image[54:56] = (56).to_bytes(2, "little")  # e_phentsize
+    image[56:58] = (1).to_bytes(2, "little")  # e_phnum
+    bundle = bundles.make_bundle(tmp_path, cubin=bytes(image))
+    rejects(bundle, r"truncated cubin: its headers end at byte 2\^64 or beyond but the file has")
+
+
+@pytest.mark.parametrize("kernel", ["fwd_f16_d64", "d64", "sdpa_fwd_f16_d6"])
+def test_kernel_name_must_be_a_whole_symbol(tmp_path, kernel):
+    # The tail or the head of the cubin's symbol is not the symbol.
+    bundle = bundles.make_bundle(
+        tmp_path, kernel=kernel, cubin=bundles.fake_cubin("sdpa_fwd_f16_d64")
+    )
+    rejects(bundle, rf"the cubin does not define kernel '{kernel}' named by the manifest")
+
+
 def test_not_a_cuda_elf(tmp_path):
     image = bytearray(bundles.fake_cubin("sdpa_fwd_f16_d64"))
     image[18:20] = (62).to_bytes(2, "little")  # EM_X86_64
