@@ -6,6 +6,7 @@
 
 #include "Json.h"
 
+#include <cstdio>
 #include <limits>
 #include <set>
 #include <vector>
@@ -89,6 +90,45 @@ private:
   std::vector<Frame> frames;
 };
 
+/// `text` with every byte that is not part of valid UTF-8 written as \xNN:
+/// nlohmann quotes the bytes it last read as they are, and a message that is
+/// not UTF-8 reaches Python as a UnicodeDecodeError instead of the error.
+std::string validUtf8(const std::string &text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
+    unsigned char lead = byte(i);
+    size_t length = lead < 0x80           ? 1
+                    : (lead >> 5) == 0x6  ? 2
+                    : (lead >> 4) == 0xE  ? 3
+                    : (lead >> 3) == 0x1E ? 4
+                                          : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (byte(i + k) >> 6) == 0x2;
+    // Overlong forms, surrogates and code points past U+10FFFF.
+    if (valid && length == 2)
+      valid = lead >= 0xC2;
+    if (valid && length == 3)
+      valid = !(lead == 0xE0 && byte(i + 1) < 0xA0) &&
+              !(lead == 0xED && byte(i + 1) >= 0xA0);
+    if (valid && length == 4)
+      valid = lead <= 0xF4 && !(lead == 0xF0 && byte(i + 1) < 0x90) &&
+              !(lead == 0xF4 && byte(i + 1) >= 0x90);
+    if (!valid) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", lead);
+      out += escaped;
+      ++i;
+      continue;
+    }
+    out.append(text, i, length);
+    i += length;
+  }
+  return out;
+}
+
 /// nlohmann's "[json.exception.parse_error.101] parse error at line 1,
 /// column 22: syntax error while parsing object key - unexpected '}';
 /// expected string literal" as "line 1, column 22: unexpected '}'; expected
@@ -96,10 +136,13 @@ private:
 /// member or an element, both are named.
 std::string describeParseError(const std::string &what, std::string_view text) {
   std::string message = what;
+  // "[json.exception.<kind>.<id>] "
+  if (message.rfind("[json.exception.", 0) == 0 &&
+      message.find("] ") != std::string::npos)
+    message = message.substr(message.find("] ") + 2);
   for (const char *prefix : {"parse error at ", "parse error: "}) {
-    size_t at = message.find(prefix);
-    if (at != std::string::npos) {
-      message = message.substr(at + std::string(prefix).size());
+    if (message.rfind(prefix, 0) == 0) {
+      message = message.substr(std::string(prefix).size());
       break;
     }
   }
@@ -134,6 +177,14 @@ std::string describeParseError(const std::string &what, std::string_view text) {
 } // namespace
 
 bool json::parse(std::string_view text, Value &out, std::string &error) {
+  // nlohmann skips a UTF-8 byte order mark; RFC 8259 forbids writing one,
+  // and Python's json (the package's registry) rejects it.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) {
+    error = "line 1, column 1: a byte order mark (U+FEFF) before the JSON "
+            "text; manifests are UTF-8 without one";
+    out = Value();
+    return false;
+  }
   Tracker tracker;
   try {
     out = Value::parse(
@@ -144,8 +195,10 @@ bool json::parse(std::string_view text, Value &out, std::string &error) {
     return true;
   } catch (const Rejected &rejected) {
     error = rejected.what;
-  } catch (const nlohmann::ordered_json::parse_error &e) {
-    error = describeParseError(e.what(), text);
+  } catch (const nlohmann::ordered_json::exception &e) {
+    // parse_error, and out_of_range for a number too large for a double
+    // ("1e999").
+    error = validUtf8(describeParseError(e.what(), text));
   }
   out = Value();
   return false;

@@ -283,8 +283,9 @@ void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
 /// A file name inside the bundle directory.
 std::string bundleFile(const FieldReader &reader, const std::string &field) {
   std::string name = reader.string(field);
-  if (name.empty() || name.find('/') != std::string::npos || name == "." ||
-      name == "..")
+  if (name.empty() ||
+      name.find_first_of(std::string("/\0", 2)) != std::string::npos ||
+      name == "." || name == "..")
     reader.mismatch(field, "a file name inside the bundle directory",
                     json::quote(name));
   return name;

@@ -127,6 +127,20 @@ def test_bad_manifest_field(tmp_path, override, pattern):
     rejects(bundle, r"manifest\.json: " + pattern)
 
 
+def test_invalid_utf8_is_named_not_passed_on(tmp_path):
+    # nlohmann quotes the bytes it read; a message that is not UTF-8 would
+    # reach Python as a UnicodeDecodeError instead of the error.
+    bundle = bundles.make_bundle(tmp_path)
+    (bundle / "manifest.json").write_bytes(b'{"format_version": "\xff\xfe"}')
+    rejects(bundle, r"ill-formed UTF-8 byte; last read: '\"\\xff'$")
+
+
+def test_file_name_with_a_nul_byte(tmp_path):
+    text = json.dumps(bundles.manifest(cubin="kernel.cubin\0x"))  # "\u0000" in JSON
+    bundle = bundles.make_bundle(tmp_path, manifest_text=text)
+    rejects(bundle, r"field 'cubin': expected a file name inside the bundle directory but found ")
+
+
 @pytest.mark.parametrize("field", ["kernel", "target", "dtype", "block_m", "params", "ptx"])
 def test_missing_field(tmp_path, field):
     m = bundles.manifest()
@@ -225,6 +239,8 @@ def test_bad_tile_counter_param(tmp_path, extra):
         ('{"a": 1} x', r"line 1, column 10: .*expected end of input"),
         ('{"a": 1, // comment\n}', r"line 1, column 10: invalid literal"),
         ("[" * 100 + "]" * 100, r"not valid JSON: nesting deeper than 64 levels$"),
+        ('{"a": 1e999}', r"not valid JSON: number overflow parsing '1e999'$"),
+        ('\ufeff{"a": 1}', r"line 1, column 1: a byte order mark \(U\+FEFF\) before the JSON"),
     ],
 )
 def test_bad_json(tmp_path, text, pattern):
