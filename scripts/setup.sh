@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine for tiledattn and builds everything:
-# LLVM/MLIR 22 from Debian, Python packages from PyPI (torch pinned to the
-# GPU machine's 2.11.0), then configure + build with ninja. Idempotent: a
-# second run installs nothing and prints one line.
+# LLVM/MLIR 22 and nlohmann-json from Debian, Python packages from PyPI
+# (torch pinned to the GPU machine's 2.11.0), then configure + build with
+# ninja. Idempotent: a second run installs nothing and prints one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -11,7 +11,7 @@ PY=${PYTHON:-python3}
 log() { echo "setup: $*"; }
 
 # 1. Debian packages.
-APT_PKGS=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build)
+APT_PKGS=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools nlohmann-json3-dev cmake ninja-build)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

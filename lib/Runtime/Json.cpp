@@ -1,4 +1,4 @@
-//===- Json.cpp - A minimal strict JSON reader ----------------------------===//
+//===- Json.cpp - Strict JSON for manifests, on nlohmann/json -------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -6,388 +6,260 @@
 
 #include "Json.h"
 
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <limits>
+#include <set>
+#include <vector>
 
-using namespace tiledattn::runtime::json;
+using namespace tiledattn::runtime;
 
 namespace {
-/// Recursive descent over the text; the first error wins.
-class Parser {
-public:
-  explicit Parser(std::string_view text) : text(text) {}
+constexpr size_t kMaxDepth = 64;
 
-  bool parseDocument(Value &out, std::string &error) {
-    skipSpace();
-    if (parseValue(out, /*depth=*/0)) {
-      skipSpace();
-      if (pos != text.size())
-        fail("unexpected text after the top-level value");
+/// Thrown from the parser callback to stop at a structural error that
+/// nlohmann's parser accepts.
+struct Rejected {
+  std::string what;
+};
+
+/// Follows the parse through nlohmann's callback events: the containers
+/// open around the current value (for a path in diagnostics) and the keys
+/// each object has seen so far.
+class Tracker {
+public:
+  bool operator()(int, nlohmann::ordered_json::parse_event_t event,
+                  json::Value &parsed) {
+    using Event = nlohmann::ordered_json::parse_event_t;
+    switch (event) {
+    case Event::object_start:
+    case Event::array_start:
+      if (frames.size() >= kMaxDepth)
+        throw Rejected{"nesting deeper than " + std::to_string(kMaxDepth) +
+                       " levels"};
+      frames.push_back({event == Event::array_start, {}, {}, 0});
+      break;
+    case Event::key: {
+      Frame &top = frames.back();
+      const std::string &key = parsed.get_ref<const std::string &>();
+      if (!top.keys.insert(key).second)
+        throw Rejected{"duplicate key " + json::quote(key) + " in " +
+                       innermostObject()};
+      top.key = key;
+      break;
     }
-    if (failed)
-      error = errorText;
-    return !failed;
+    case Event::object_end:
+    case Event::array_end:
+      frames.pop_back();
+      elementDone();
+      break;
+    case Event::value:
+      elementDone();
+      break;
+    }
+    return true;
   }
 
 private:
-  bool fail(const std::string &what) {
-    if (failed)
-      return false;
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < pos && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    errorText = "line " + std::to_string(line) + ", column " +
-                std::to_string(column) + ": " + what;
-    failed = true;
-    return false;
+  struct Frame {
+    bool isArray;
+    std::set<std::string> keys;
+    std::string key;
+    size_t index;
+  };
+
+  void elementDone() {
+    if (!frames.empty() && frames.back().isArray)
+      ++frames.back().index;
   }
 
-  void skipSpace() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
-                                 text[pos] == '\n' || text[pos] == '\r'))
-      ++pos;
-  }
-
-  bool consume(std::string_view word) {
-    if (text.substr(pos, word.size()) != word)
-      return false;
-    pos += word.size();
-    return true;
-  }
-
-  bool parseValue(Value &out, int depth) {
-    if (depth > 64)
-      return fail("nesting deeper than 64 levels");
-    if (pos >= text.size())
-      return fail("unexpected end of input, expected a value");
-    char c = text[pos];
-    if (c == '{')
-      return parseObject(out, depth);
-    if (c == '[')
-      return parseArray(out, depth);
-    if (c == '"') {
-      out.kind = Value::Kind::String;
-      return parseString(out.string);
-    }
-    if (c == '-' || (c >= '0' && c <= '9'))
-      return parseNumber(out);
-    if (consume("true")) {
-      out.kind = Value::Kind::Bool;
-      out.boolean = true;
-      return true;
-    }
-    if (consume("false")) {
-      out.kind = Value::Kind::Bool;
-      out.boolean = false;
-      return true;
-    }
-    if (consume("null")) {
-      out.kind = Value::Kind::Null;
-      return true;
-    }
-    return fail(std::string("unexpected character '") + c +
-                "', expected a value");
-  }
-
-  bool parseObject(Value &out, int depth) {
-    out.kind = Value::Kind::Object;
-    ++pos; // '{'
-    skipSpace();
-    if (pos < text.size() && text[pos] == '}') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      if (pos >= text.size() || text[pos] != '"')
-        return fail("expected a string key");
-      std::string key;
-      if (!parseString(key))
-        return false;
-      if (out.find(key))
-        return fail("duplicate key \"" + key + "\"");
-      skipSpace();
-      if (pos >= text.size() || text[pos] != ':')
-        return fail("expected ':' after key \"" + key + "\"");
-      ++pos;
-      skipSpace();
-      Value member;
-      if (!parseValue(member, depth + 1))
-        return false;
-      out.object.emplace_back(std::move(key), std::move(member));
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or '}' in an object");
-    }
-  }
-
-  bool parseArray(Value &out, int depth) {
-    out.kind = Value::Kind::Array;
-    ++pos; // '['
-    skipSpace();
-    if (pos < text.size() && text[pos] == ']') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      Value element;
-      if (!parseValue(element, depth + 1))
-        return false;
-      out.array.push_back(std::move(element));
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == ']') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or ']' in an array");
-    }
-  }
-
-  bool parseHex4(unsigned &code) {
-    if (pos + 4 > text.size())
-      return fail("truncated \\u escape");
-    code = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = text[pos++];
-      code <<= 4;
-      if (c >= '0' && c <= '9')
-        code |= c - '0';
-      else if (c >= 'a' && c <= 'f')
-        code |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        code |= c - 'A' + 10;
+  /// Where the innermost open object is, as the manifest checks name
+  /// fields: the object at 'grid', at 'tensor_maps[1]'.
+  std::string innermostObject() const {
+    if (frames.size() <= 1)
+      return "the top-level object";
+    std::string out;
+    for (size_t i = 0; i + 1 < frames.size(); ++i) {
+      if (frames[i].isArray)
+        out += "[" + std::to_string(frames[i].index) + "]";
       else
-        return fail("invalid hex digit in a \\u escape");
+        out += (out.empty() ? "" : ".") + frames[i].key;
     }
-    return true;
+    return "the object at '" + out + "'";
   }
 
-  static void appendUtf8(std::string &out, unsigned code) {
-    if (code < 0x80) {
-      out += static_cast<char>(code);
-    } else if (code < 0x800) {
-      out += static_cast<char>(0xC0 | (code >> 6));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-      out += static_cast<char>(0xE0 | (code >> 12));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (code >> 18));
-      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    }
-  }
-
-  bool parseString(std::string &out) {
-    ++pos; // '"'
-    while (true) {
-      if (pos >= text.size())
-        return fail("unterminated string");
-      char c = text[pos++];
-      if (c == '"')
-        return true;
-      if (static_cast<unsigned char>(c) < 0x20)
-        return fail("control character in a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos >= text.size())
-        return fail("unterminated string");
-      char e = text[pos++];
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out += e;
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'u': {
-        unsigned code = 0;
-        if (!parseHex4(code))
-          return false;
-        if (code >= 0xD800 && code < 0xDC00) {
-          unsigned low = 0;
-          if (!consume("\\u") || !parseHex4(low) || low < 0xDC00 ||
-              low >= 0xE000)
-            return fail("unpaired surrogate in a \\u escape");
-          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-        } else if (code >= 0xDC00 && code < 0xE000) {
-          return fail("unpaired surrogate in a \\u escape");
-        }
-        appendUtf8(out, code);
-        break;
-      }
-      default:
-        return fail(std::string("invalid escape '\\") + e + "'");
-      }
-    }
-  }
-
-  bool parseNumber(Value &out) {
-    size_t start = pos;
-    bool integral = true;
-    if (text[pos] == '-')
-      ++pos;
-    auto digits = [&] {
-      size_t first = pos;
-      while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9')
-        ++pos;
-      return pos - first;
-    };
-    size_t intStart = pos;
-    size_t intDigits = digits();
-    if (intDigits == 0)
-      return fail("expected a digit");
-    if (intDigits > 1 && text[intStart] == '0')
-      return fail("leading zero in a number");
-    if (pos < text.size() && text[pos] == '.') {
-      integral = false;
-      ++pos;
-      if (digits() == 0)
-        return fail("expected a digit after '.'");
-    }
-    if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
-      integral = false;
-      ++pos;
-      if (pos < text.size() && (text[pos] == '+' || text[pos] == '-'))
-        ++pos;
-      if (digits() == 0)
-        return fail("expected a digit in the exponent");
-    }
-    std::string literal(text.substr(start, pos - start));
-    out.kind = Value::Kind::Number;
-    out.number = std::strtod(literal.c_str(), nullptr);
-    if (integral) {
-      errno = 0;
-      long long v = std::strtoll(literal.c_str(), nullptr, 10);
-      if (errno == 0) {
-        out.isInteger = true;
-        out.integer = v;
-      }
-    }
-    return true;
-  }
-
-  std::string_view text;
-  size_t pos = 0;
-  bool failed = false;
-  std::string errorText;
+  std::vector<Frame> frames;
 };
-} // namespace
 
-const Value *Value::find(std::string_view key) const {
-  for (const auto &[name, value] : object)
-    if (name == key)
-      return &value;
-  return nullptr;
+/// `text` with every byte that is not part of valid UTF-8 written as \xNN:
+/// nlohmann quotes the bytes it last read as they are, and a message that is
+/// not UTF-8 reaches Python as a UnicodeDecodeError instead of the error.
+std::string validUtf8(const std::string &text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    auto byte = [&](size_t at) { return static_cast<unsigned char>(text[at]); };
+    unsigned char lead = byte(i);
+    size_t length = lead < 0x80           ? 1
+                    : (lead >> 5) == 0x6  ? 2
+                    : (lead >> 4) == 0xE  ? 3
+                    : (lead >> 3) == 0x1E ? 4
+                                          : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (byte(i + k) >> 6) == 0x2;
+    // Overlong forms, surrogates and code points past U+10FFFF.
+    if (valid && length == 2)
+      valid = lead >= 0xC2;
+    if (valid && length == 3)
+      valid = !(lead == 0xE0 && byte(i + 1) < 0xA0) &&
+              !(lead == 0xED && byte(i + 1) >= 0xA0);
+    if (valid && length == 4)
+      valid = lead <= 0xF4 && !(lead == 0xF0 && byte(i + 1) < 0x90) &&
+              !(lead == 0xF4 && byte(i + 1) >= 0x90);
+    if (!valid) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", lead);
+      out += escaped;
+      ++i;
+      continue;
+    }
+    out.append(text, i, length);
+    i += length;
+  }
+  return out;
 }
 
-const char *Value::kindName() const {
-  switch (kind) {
-  case Kind::Null:
-    return "null";
-  case Kind::Bool:
-    return "boolean";
-  case Kind::Number:
-    return isInteger ? "integer" : "number";
-  case Kind::String:
-    return "string";
-  case Kind::Array:
-    return "array";
-  case Kind::Object:
-    return "object";
+/// nlohmann's "[json.exception.parse_error.101] parse error at line 1,
+/// column 22: syntax error while parsing object key - unexpected '}';
+/// expected string literal" as "line 1, column 22: unexpected '}'; expected
+/// a string key". Where nlohmann names one of two acceptable tokens after a
+/// member or an element, both are named.
+std::string describeParseError(const std::string &what, std::string_view text) {
+  std::string message = what;
+  // "[json.exception.<kind>.<id>] "
+  if (message.rfind("[json.exception.", 0) == 0 &&
+      message.find("] ") != std::string::npos)
+    message = message.substr(message.find("] ") + 2);
+  for (const char *prefix : {"parse error at ", "parse error: "}) {
+    if (message.rfind(prefix, 0) == 0) {
+      message = message.substr(std::string(prefix).size());
+      break;
+    }
   }
+  std::string position;
+  size_t colon = message.find(": ");
+  if (message.rfind("line ", 0) == 0 && colon != std::string::npos) {
+    position = message.substr(0, colon + 2);
+    message = message.substr(colon + 2);
+  }
+  std::string context;
+  const std::string syntax = "syntax error while parsing ";
+  size_t dash = message.find(" - ");
+  if (message.rfind(syntax, 0) == 0 && dash != std::string::npos) {
+    context = message.substr(syntax.size(), dash - syntax.size());
+    message = message.substr(dash + 3);
+  }
+  auto replaceEnd = [&](const std::string &tail, const std::string &with) {
+    if (message.size() >= tail.size() &&
+        message.compare(message.size() - tail.size(), tail.size(), tail) == 0)
+      message.replace(message.size() - tail.size(), tail.size(), with);
+  };
+  if (context == "object key")
+    replaceEnd("expected string literal", "expected a string key");
+  else if (context == "object")
+    replaceEnd("expected '}'", "expected ',' or '}' in an object");
+  else if (context == "array")
+    replaceEnd("expected ']'", "expected ',' or ']' in an array");
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    message += text.empty() ? " (the file is empty)" : " (the file is blank)";
+  return position + message;
+}
+} // namespace
+
+bool json::parse(std::string_view text, Value &out, std::string &error) {
+  // nlohmann skips a UTF-8 byte order mark; RFC 8259 forbids writing one,
+  // and Python's json (the package's registry) rejects it.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) {
+    error = "line 1, column 1: a byte order mark (U+FEFF) before the JSON "
+            "text; manifests are UTF-8 without one";
+    out = Value();
+    return false;
+  }
+  Tracker tracker;
+  try {
+    out = Value::parse(
+        text.begin(), text.end(),
+        [&tracker](int depth, Value::parse_event_t event, Value &parsed) {
+          return tracker(depth, event, parsed);
+        });
+    return true;
+  } catch (const Rejected &rejected) {
+    error = rejected.what;
+  } catch (const nlohmann::ordered_json::exception &e) {
+    // parse_error, and out_of_range for a number too large for a double
+    // ("1e999").
+    error = validUtf8(describeParseError(e.what(), text));
+  }
+  out = Value();
+  return false;
+}
+
+const json::Value *json::find(const Value &object, const std::string &key) {
+  if (!object.is_object())
+    return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+bool json::isInteger(const Value &value) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>() <=
+           static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  return value.is_number_integer();
+}
+
+const char *json::kindName(const Value &value) {
+  if (value.is_null())
+    return "null";
+  if (value.is_boolean())
+    return "boolean";
+  if (value.is_number())
+    return isInteger(value) ? "integer" : "number";
+  if (value.is_string())
+    return "string";
+  if (value.is_array())
+    return "array";
+  if (value.is_object())
+    return "object";
   return "value";
 }
 
-std::string Value::summary() const {
-  switch (kind) {
-  case Kind::Null:
+std::string json::summary(const Value &value) {
+  if (value.is_null())
     return "null";
-  case Kind::Bool:
-    return boolean ? "true" : "false";
-  case Kind::Number:
-    if (isInteger)
-      return std::to_string(integer);
-    return std::to_string(number);
-  case Kind::String:
-    return quote(string.size() > 60 ? string.substr(0, 60) + "..." : string);
-  case Kind::Array:
-    return "an array of " + std::to_string(array.size()) + " elements";
-  case Kind::Object:
-    return "an object";
+  if (value.is_boolean())
+    return value.get<bool>() ? "true" : "false";
+  if (value.is_number()) {
+    if (isInteger(value))
+      return std::to_string(value.get<int64_t>());
+    return std::to_string(value.get<double>());
   }
+  if (value.is_string()) {
+    const std::string &s = value.get_ref<const std::string &>();
+    return quote(s.size() > 60 ? s.substr(0, 60) + "..." : s);
+  }
+  if (value.is_array())
+    return "an array of " + std::to_string(value.size()) + " elements";
+  if (value.is_object())
+    return "an object";
   return "a value";
 }
 
-bool tiledattn::runtime::json::parse(std::string_view text, Value &out,
-                                     std::string &error) {
-  out = Value();
-  return Parser(text).parseDocument(out, error);
+std::string json::quote(std::string_view s) {
+  return Value(std::string(s))
+      .dump(-1, ' ', false, Value::error_handler_t::replace);
 }
 
-std::string tiledattn::runtime::json::quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-  }
-  return out + "\"";
+std::string json::dump(const Value &value) {
+  return value.dump(-1, ' ', false, Value::error_handler_t::replace);
 }

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -54,7 +55,7 @@ public:
 
   const json::Value &get(const std::string &field, const json::Value &in,
                          const std::string &path) const {
-    const json::Value *value = in.find(field);
+    const json::Value *value = json::find(in, field);
     TORCH_CHECK(value, "tiledattn: ", file, ": missing required field '", path,
                 "'");
     return *value;
@@ -66,12 +67,12 @@ public:
   std::string stringIn(const json::Value &in, const std::string &field,
                        const std::string &path) const {
     const json::Value &value = get(field, in, path);
-    if (value.kind != json::Value::Kind::String)
+    if (!value.is_string())
       mismatch(path, "a string", describe(value));
-    return value.string;
+    return value.get<std::string>();
   }
   std::string optionalString(const std::string &field) const {
-    if (!root.find(field))
+    if (!json::find(root, field))
       return "";
     return string(field);
   }
@@ -85,25 +86,25 @@ public:
     std::string expected = min == 0   ? "a non-negative integer"
                            : min == 1 ? "a positive integer"
                                       : "an integer >= " + std::to_string(min);
-    if (value.kind != json::Value::Kind::Number || !value.isInteger)
+    if (!json::isInteger(value))
       mismatch(path, expected, describe(value));
-    if (value.integer < min)
-      mismatch(path, expected, std::to_string(value.integer));
-    return value.integer;
+    int64_t integer = value.get<int64_t>();
+    if (integer < min)
+      mismatch(path, expected, std::to_string(integer));
+    return integer;
   }
 
   bool boolean(const std::string &field) const {
     const json::Value &value = get(field, root, field);
-    if (value.kind != json::Value::Kind::Bool)
+    if (!value.is_boolean())
       mismatch(field, "true or false", describe(value));
-    return value.boolean;
+    return value.get<bool>();
   }
 
   static std::string describe(const json::Value &value) {
-    if (value.kind == json::Value::Kind::Array ||
-        value.kind == json::Value::Kind::Object)
-      return value.summary();
-    return std::string(value.kindName()) + " " + value.summary();
+    if (value.is_array() || value.is_object() || value.is_null())
+      return json::summary(value);
+    return std::string(json::kindName(value)) + " " + json::summary(value);
   }
 
   const json::Value &root;
@@ -123,12 +124,12 @@ std::string oneOf(std::initializer_list<const char *> names) {
 
 void parseParams(const FieldReader &reader, KernelSpec &spec) {
   const json::Value &params = reader.get("params", reader.root, "params");
-  if (params.kind != json::Value::Kind::Array)
+  if (!params.is_array())
     reader.mismatch("params", "an array", FieldReader::describe(params));
-  for (size_t i = 0; i < params.array.size(); ++i) {
-    const json::Value &param = params.array[i];
+  for (size_t i = 0; i < params.size(); ++i) {
+    const json::Value &param = params[i];
     std::string path = "params[" + std::to_string(i) + "]";
-    if (param.kind != json::Value::Kind::Object)
+    if (!param.is_object())
       reader.mismatch(path, "an object", FieldReader::describe(param));
     ParamSpec p;
     p.name = reader.stringIn(param, "name", path + ".name");
@@ -201,31 +202,33 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
 /// {"operand": "q"|"k"|"v"|"o", "box": [cols, rows], "swizzle": 0|32|64|128}
 /// ("o" is the output, for kernels that store it by TMA).
 void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
-  const json::Value *maps = reader.root.find("tensor_maps");
+  const json::Value *maps = json::find(reader.root, "tensor_maps");
   if (!maps)
     return;
-  if (maps->kind != json::Value::Kind::Array)
+  if (!maps->is_array())
     reader.mismatch("tensor_maps", "an array of tensor maps",
                     FieldReader::describe(*maps));
-  if (static_cast<int64_t>(maps->array.size()) > kMaxTensorMaps)
+  if (static_cast<int64_t>(maps->size()) > kMaxTensorMaps)
     reader.mismatch("tensor_maps",
                     "at most " + std::to_string(kMaxTensorMaps) +
                         " tensor maps",
-                    std::to_string(maps->array.size()));
+                    std::to_string(maps->size()));
   // Both dtypes are 16-bit.
   constexpr int64_t kElementBytes = 2;
-  for (size_t i = 0; i < maps->array.size(); ++i) {
-    const json::Value &map = maps->array[i];
+  for (size_t i = 0; i < maps->size(); ++i) {
+    const json::Value &map = (*maps)[i];
     std::string path = "tensor_maps[" + std::to_string(i) + "]";
-    if (map.kind != json::Value::Kind::Object)
+    if (!map.is_object())
       reader.mismatch(path, "an object with operand, box and swizzle",
                       FieldReader::describe(map));
-    for (const auto &[key, value] : map.object)
+    for (const auto &member : map.items()) {
+      const std::string &key = member.key();
       if (key != "operand" && key != "box" && key != "swizzle")
         reader.mismatch(path,
                         "only the keys \"operand\", \"box\" and "
                         "\"swizzle\"",
                         "key " + json::quote(key));
+    }
     TensorMapSpec t;
     t.operand = reader.stringIn(map, "operand", path + ".operand");
     if (t.operand != "q" && t.operand != "k" && t.operand != "v" &&
@@ -234,21 +237,22 @@ void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
                       json::quote(t.operand));
 
     const json::Value &box = reader.get("box", map, path + ".box");
-    if (box.kind != json::Value::Kind::Array || box.array.size() != 2)
+    if (!box.is_array() || box.size() != 2)
       reader.mismatch(path + ".box",
                       "an array [box_cols, box_rows] of two integers",
                       FieldReader::describe(box));
     int64_t *extents[] = {&t.boxCols, &t.boxRows};
     for (size_t d = 0; d < 2; ++d) {
-      const json::Value &extent = box.array[d];
+      const json::Value &extent = box[d];
       std::string at = path + ".box[" + std::to_string(d) + "]";
-      if (extent.kind != json::Value::Kind::Number || !extent.isInteger)
+      if (!json::isInteger(extent))
         reader.mismatch(at, "an integer in [1, 256]",
                         FieldReader::describe(extent));
-      if (extent.integer < 1 || extent.integer > 256)
+      int64_t value = extent.get<int64_t>();
+      if (value < 1 || value > 256)
         reader.mismatch(at, "an integer in [1, 256] (the TMA box limit)",
-                        std::to_string(extent.integer));
-      *extents[d] = extent.integer;
+                        std::to_string(value));
+      *extents[d] = value;
     }
 
     t.swizzle = reader.integerIn(map, "swizzle", path + ".swizzle", 0);
@@ -279,8 +283,9 @@ void parseTensorMaps(const FieldReader &reader, KernelSpec &spec) {
 /// A file name inside the bundle directory.
 std::string bundleFile(const FieldReader &reader, const std::string &field) {
   std::string name = reader.string(field);
-  if (name.empty() || name.find('/') != std::string::npos || name == "." ||
-      name == "..")
+  if (name.empty() ||
+      name.find_first_of(std::string("/\0", 2)) != std::string::npos ||
+      name == "." || name == "..")
     reader.mismatch(field, "a file name inside the bundle directory",
                     json::quote(name));
   return name;
@@ -464,7 +469,7 @@ KernelSpec tiledattn::runtime::parseManifest(std::string_view text,
   std::string error;
   TORCH_CHECK(json::parse(text, root, error), "tiledattn: ", file,
               ": not valid JSON: ", error);
-  TORCH_CHECK(root.kind == json::Value::Kind::Object, "tiledattn: ", file,
+  TORCH_CHECK(root.is_object(), "tiledattn: ", file,
               ": expected a JSON object at the top level but found ",
               FieldReader::describe(root));
   FieldReader reader(root, file);
@@ -523,7 +528,7 @@ KernelSpec tiledattn::runtime::parseManifest(std::string_view text,
                     std::to_string(spec.alignmentBytes));
 
   const json::Value &grid = reader.get("grid", root, "grid");
-  if (grid.kind != json::Value::Kind::Object)
+  if (!grid.is_object())
     reader.mismatch("grid", "an object with x, y and z rules",
                     FieldReader::describe(grid));
   std::string *rules[] = {&spec.gridX, &spec.gridY, &spec.gridZ};
@@ -577,14 +582,22 @@ void tiledattn::runtime::checkCubinImage(std::string_view image,
   TORCH_CHECK(machine == kMachineCuda, "tiledattn: ", file,
               ": not a cubin: expected ELF machine ", kMachineCuda,
               " (EM_CUDA) but found ", machine);
-  uint64_t phEnd = read(32, 8) + read(54, 2) * read(56, 2);
-  uint64_t shEnd = read(40, 8) + read(58, 2) * read(60, 2);
-  uint64_t end = std::max(phEnd, shEnd);
+  // Offsets are 64-bit and the table sizes at most 65535 * 65535, so the
+  // sum is computed without wrapping around (an offset near 2^64 would).
+  auto tableEnd = [&](size_t offsetAt, size_t entrySizeAt, size_t countAt) {
+    uint64_t offset = read(offsetAt, 8);
+    uint64_t size = read(entrySizeAt, 2) * read(countAt, 2);
+    return offset > UINT64_MAX - size ? UINT64_MAX : offset + size;
+  };
+  uint64_t end = std::max(tableEnd(32, 54, 56), tableEnd(40, 58, 60));
   TORCH_CHECK(end <= image.size(), "tiledattn: ", file,
-              ": truncated cubin: its headers end at byte ", end,
+              ": truncated cubin: its headers end at byte ",
+              end == UINT64_MAX ? std::string("2^64 or beyond")
+                                : std::to_string(end),
               " but the file has ", image.size(), " bytes");
-  std::string symbol = kernel;
-  symbol.push_back('\0');
+  // A whole entry of a string table: "\0<kernel>\0", not the tail of
+  // another name (".text.<kernel>" or a longer symbol).
+  std::string symbol = std::string(1, '\0') + kernel + '\0';
   TORCH_CHECK(image.find(symbol) != std::string_view::npos, "tiledattn: ", file,
               ": the cubin does not define kernel '", kernel,
               "' named by the manifest");
@@ -608,54 +621,41 @@ Bundle tiledattn::runtime::loadBundle(const std::string &dir) {
 }
 
 std::string tiledattn::runtime::toJson(const KernelSpec &spec) {
-  std::ostringstream os;
-  auto str = [&](const char *key, const std::string &value) {
-    os << json::quote(key) << ": " << json::quote(value) << ", ";
-  };
-  auto num = [&](const char *key, int64_t value) {
-    os << json::quote(key) << ": " << value << ", ";
-  };
-  os << "{";
-  num("format_version", spec.formatVersion);
-  str("name", spec.name);
-  str("kernel", spec.kernel);
-  str("target", spec.target);
-  str("dtype", spec.dtype);
-  num("head_dim", spec.headDim);
-  num("head_dim_v", spec.headDimV);
-  os << "\"causal\": " << (spec.causal ? "true" : "false") << ", ";
-  str("mask", spec.mask);
-  num("block_m", spec.blockM);
-  num("block_n", spec.blockN);
-  num("threads", spec.threads);
-  num("dynamic_smem_bytes", spec.dynamicSmemBytes);
-  num("alignment_bytes", spec.alignmentBytes);
-  os << "\"grid\": {\"x\": " << json::quote(spec.gridX)
-     << ", \"y\": " << json::quote(spec.gridY)
-     << ", \"z\": " << json::quote(spec.gridZ) << "}, ";
-  os << "\"params\": [";
-  for (size_t i = 0; i < spec.params.size(); ++i) {
-    const ParamSpec &p = spec.params[i];
-    os << (i ? ", " : "") << "{\"name\": " << json::quote(p.name)
-       << ", \"kind\": " << json::quote(p.kind);
-    if (p.kind == "memref")
-      os << ", \"rank\": " << p.rank << ", \"dtype\": " << json::quote(p.dtype);
-    os << "}";
-  }
-  os << "], ";
-  if (!spec.tensorMaps.empty()) {
-    os << "\"tensor_maps\": [";
-    for (size_t i = 0; i < spec.tensorMaps.size(); ++i) {
-      const TensorMapSpec &t = spec.tensorMaps[i];
-      os << (i ? ", " : "") << "{\"operand\": " << json::quote(t.operand)
-         << ", \"box\": [" << t.boxCols << ", " << t.boxRows
-         << "], \"swizzle\": " << t.swizzle << "}";
+  json::Value out;
+  out["format_version"] = spec.formatVersion;
+  out["name"] = spec.name;
+  out["kernel"] = spec.kernel;
+  out["target"] = spec.target;
+  out["dtype"] = spec.dtype;
+  out["head_dim"] = spec.headDim;
+  out["head_dim_v"] = spec.headDimV;
+  out["causal"] = spec.causal;
+  out["mask"] = spec.mask;
+  out["block_m"] = spec.blockM;
+  out["block_n"] = spec.blockN;
+  out["threads"] = spec.threads;
+  out["dynamic_smem_bytes"] = spec.dynamicSmemBytes;
+  out["alignment_bytes"] = spec.alignmentBytes;
+  out["grid"] = {{"x", spec.gridX}, {"y", spec.gridY}, {"z", spec.gridZ}};
+  json::Value &params = out["params"] = json::Value::array();
+  for (const ParamSpec &p : spec.params) {
+    json::Value param = {{"name", p.name}, {"kind", p.kind}};
+    if (p.kind == "memref") {
+      param["rank"] = p.rank;
+      param["dtype"] = p.dtype;
     }
-    os << "], ";
+    params.push_back(std::move(param));
   }
-  str("schedule", spec.schedule);
-  str("compiler", spec.compiler);
-  str("cubin", spec.cubin);
-  os << json::quote("ptx") << ": " << json::quote(spec.ptx) << "}";
-  return os.str();
+  if (!spec.tensorMaps.empty()) {
+    json::Value &maps = out["tensor_maps"] = json::Value::array();
+    for (const TensorMapSpec &t : spec.tensorMaps)
+      maps.push_back({{"operand", t.operand},
+                      {"box", {t.boxCols, t.boxRows}},
+                      {"swizzle", t.swizzle}});
+  }
+  out["schedule"] = spec.schedule;
+  out["compiler"] = spec.compiler;
+  out["cubin"] = spec.cubin;
+  out["ptx"] = spec.ptx;
+  return json::dump(out);
 }

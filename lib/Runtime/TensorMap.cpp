@@ -130,30 +130,27 @@ void tiledattn::runtime::encodeTensorMap(const TensorMapParams &p,
 }
 
 std::string tiledattn::runtime::toJson(const TensorMapParams &p) {
-  std::ostringstream os;
-  os << "{\"operand\": " << json::quote(p.operand) << ", \"data_type\": "
-     << json::quote(p.dataType == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                        ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
-                        : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16")
-     << ", \"rank\": " << p.rank
-     << ", \"global_address\": " << reinterpret_cast<uintptr_t>(p.globalAddress)
-     << ", \"global_dim\": " << list(p.globalDim)
-     << ", \"global_strides\": " << list(p.globalStrides)
-     << ", \"box_dim\": " << list(p.boxDim)
-     << ", \"element_strides\": " << list(p.elementStrides)
-     << ", \"interleave\": "
-     << (p.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE
-             ? "\"CU_TENSOR_MAP_INTERLEAVE_NONE\""
-             : std::to_string(p.interleave))
-     << ", \"swizzle\": " << json::quote(swizzleName(p.swizzle))
-     << ", \"l2_promotion\": "
-     << (p.l2Promotion == CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-             ? "\"CU_TENSOR_MAP_L2_PROMOTION_L2_256B\""
-             : std::to_string(p.l2Promotion))
-     << ", \"oob_fill\": "
-     << (p.oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
-             ? "\"CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE\""
-             : std::to_string(p.oobFill))
-     << "}";
-  return os.str();
+  // The driver's enum names where the value is the one the runtime uses.
+  auto named = [](int value, int expected, const char *name) {
+    return value == expected ? json::Value(name) : json::Value(value);
+  };
+  json::Value out;
+  out["operand"] = p.operand;
+  out["data_type"] = p.dataType == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                         ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+                         : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  out["rank"] = p.rank;
+  out["global_address"] = reinterpret_cast<uintptr_t>(p.globalAddress);
+  out["global_dim"] = p.globalDim;
+  out["global_strides"] = p.globalStrides;
+  out["box_dim"] = p.boxDim;
+  out["element_strides"] = p.elementStrides;
+  out["interleave"] = named(p.interleave, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            "CU_TENSOR_MAP_INTERLEAVE_NONE");
+  out["swizzle"] = swizzleName(p.swizzle);
+  out["l2_promotion"] = named(p.l2Promotion, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              "CU_TENSOR_MAP_L2_PROMOTION_L2_256B");
+  out["oob_fill"] = named(p.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+                          "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE");
+  return json::dump(out);
 }

@@ -253,6 +253,10 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
     checkRank(t);
     checkDevice(t, q);
   }
+  // Everything below runs on q's device, which need not be the current one
+  // (tensors on cuda:1 while cuda:0 is current): the guard makes it current
+  // (and its primary context) before anything allocates, loads or launches.
+  c10::cuda::CUDAGuard guard(q.device());
   std::string dir(bundleDir);
   std::shared_ptr<const Bundle> bundle = getBundle(dir);
   checkInputs(*bundle, q, k, v, isCausal, scale);
@@ -264,7 +268,6 @@ sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
   // Checked before the driver is touched, like everything above.
   std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v, out);
 
-  c10::cuda::CUDAGuard guard(q.device());
   const LoadedKernel &kernel = getKernel(dir, q.device().index());
   // The guard made the device's primary context current; a caller that
   // pushed another context gets the primary one back, as cudaSetDevice does.

@@ -1,12 +1,15 @@
-"""pytest configuration: import tiledattn from this checkout's python/."""
+"""pytest configuration: import tiledattn from this checkout's python/, or,
+with TILEDATTN_TEST_INSTALLED=1, the installed package (a wheel), which
+brings its own runtime library and kernels."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
-if str(PYTHON_DIR) not in sys.path:
+if os.environ.get("TILEDATTN_TEST_INSTALLED") != "1" and str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
 
 import bundles
@@ -61,7 +64,8 @@ def pytest_report_header(config):
 
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
     return [
-        f"tiledattn {tiledattn.__version__}, torch {torch.__version__}, GPU: {gpu}",
+        f"tiledattn {tiledattn.__version__} from {Path(tiledattn.__file__).parent}, "
+        f"torch {torch.__version__}, GPU: {gpu}",
         f"runtime library: {_runtime.library_path()}",
         f"kernel dir: {_runtime.kernel_dir()}",
     ]

@@ -5,6 +5,8 @@ path (validation, bundle selection, the op) without a GPU, and torch.compile
 traces it with fake tensors. Needs the runtime library, not a GPU.
 """
 
+import warnings
+
 import pytest
 import torch
 
@@ -110,3 +112,52 @@ def test_fallback_when_grad_is_needed():
     assert out.grad_fn is not None and "tiledattn" not in type(out.grad_fn).__name__
     with torch.no_grad():
         assert sdpa(q, q, q, fallback=True).shape == (1, 2, 16, 64)
+
+
+# FakeTensorMode (what torch.compile and shape propagation use) outside
+# torch.compile: fake CUDA tensors need no GPU and give fake results.
+
+
+def test_fake_tensor_mode_gives_fake_results():
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode(), warnings.catch_warnings():
+        # Reading a fake tensor's data pointer warns (and is meaningless).
+        warnings.simplefilter("error")
+        q = torch.empty(2, 8, 100, 64, dtype=torch.bfloat16, device="cuda")
+        kv = torch.empty(2, 2, 300, 64, dtype=torch.bfloat16, device="cuda")
+        out = sdpa(q, kv, kv, is_causal=True, enable_gqa=True)
+        empty = sdpa(q, kv[:, :, :0], kv[:, :, :0], enable_gqa=True)
+    for result in (out, empty):
+        assert isinstance(result, FakeTensor)
+        assert (result.shape, result.dtype, result.device.type) == (
+            (2, 8, 100, 64),
+            torch.bfloat16,
+            "cuda",
+        )
+
+
+def test_fake_cpu_tensors_fall_back_to_torchs_fake_result():
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        q = torch.empty(2, 4, 16, 64, dtype=torch.float16)
+        with pytest.raises(tiledattn.UnsupportedInputError, match=r"CUDA tensors"):
+            sdpa(q, q, q)
+        with pytest.warns(UserWarning, match=r"falling back"):
+            out = sdpa(q, q, q, fallback=True)
+    assert isinstance(out, FakeTensor) and out.shape == q.shape
+
+
+# requires_grad inputs under no_grad / inference_mode: a forward-only call,
+# no backward to refuse.
+
+
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+@pytest.mark.parametrize("fallback", [False, True])
+def test_requires_grad_inputs_without_grad_mode(mode, fallback):
+    q = meta(1, 2, 16, 64, requires_grad=True)
+    with mode(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning: the kernel runs
+        out = sdpa(q, q, q, fallback=fallback)
+    assert out.shape == (1, 2, 16, 64) and not out.requires_grad

@@ -785,3 +785,150 @@ def _check_repeated_launches(entry, tokens_shape):
         assert torch.equal(out, first), f"{entry.name}: {what} differs from the first"
         assert torch.equal(lse, first_lse), f"{entry.name}: {what} lse differs from the first"
     assert_unchanged(before, (q, k, v), entry.name)
+
+
+# Input types (issue 25): zero-size dimensions, views, a second GPU,
+# requires_grad under no_grad, nested jagged tensors.
+
+ZERO_SIZE = [
+    # (query shape, key/value shape, enable_gqa)
+    ((0, 4, 128, 64), (0, 4, 128, 64), False),  # B = 0
+    ((2, 0, 128, 64), (2, 0, 128, 64), False),  # H = 0
+    ((2, 4, 0, 64), (2, 4, 128, 64), False),  # Sq = 0
+    ((2, 4, 128, 64), (2, 4, 0, 64), False),  # Sk = 0: zero rows
+    ((2, 8, 128, 128), (2, 2, 0, 128), True),  # Sk = 0, GQA
+    ((2, 4, 0, 64), (2, 4, 0, 64), False),
+    ((0, 128, 64), (0, 128, 64), False),  # 3-D
+]
+
+
+@pytest.mark.parametrize("q_shape, kv_shape, gqa", ZERO_SIZE, ids=str)
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_zero_size_dims_on_gpu(monkeypatch, q_shape, kv_shape, gqa, causal):
+    def no_launch(self):
+        raise AssertionError("a kernel was launched for an empty input")
+
+    monkeypatch.setattr(tiledattn.attention._Launch, "run", no_launch)
+    q = torch.randn(q_shape, dtype=torch.bfloat16, device="cuda")
+    k, v = (torch.randn(kv_shape, dtype=torch.bfloat16, device="cuda") for _ in range(2))
+    out = sdpa(q, k, v, is_causal=causal, enable_gqa=gqa)
+    # torch's shape (from its meta kernel: its CPU kernel dies with SIGFPE on
+    # zero heads) and its values: an empty result, or zeros without keys.
+    shape = torch.nn.functional.scaled_dot_product_attention(
+        *(t.to("meta") for t in (q, k, v)), is_causal=causal, enable_gqa=gqa
+    ).shape
+    assert (out.shape, out.dtype, out.device) == (shape, q.dtype, q.device)
+    assert torch.equal(out, torch.zeros_like(out))
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_no_keys_match_torch_on_gpu(causal):
+    q = make(2, 4, 33, 128, torch.float16)
+    k = v = make(2, 4, 0, 128, torch.float16)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert torch.equal(sdpa(q, k, v, is_causal=causal), expected)
+
+
+# Views the kernel takes without a copy, on real data (the transposed BSHD
+# view, fused QKV slices and stride-0 expansions have tests above).
+GPU_VIEWS = {
+    "seqlen_slice": lambda d, dt: make(2, 4, 303, d, dt)[:, :, 3:],
+    "every_other_head": lambda d, dt: make(2, 8, 300, d, dt)[:, ::2],
+    "every_other_row": lambda d, dt: make(2, 4, 600, d, dt)[:, :, ::2],
+    "batch_slice": lambda d, dt: make(4, 4, 300, d, dt)[1:3],
+    "head_dim_slice": lambda d, dt: make(2, 4, 300, 2 * d, dt)[..., d:],
+    "odd_stride_on_a_size_1_dim": lambda d, dt: make(2, 1, 300, d, dt).as_strided(
+        (2, 1, 300, d), (300 * d, 3, d, 1)
+    ),
+}
+
+
+@pytest.mark.parametrize("view", list(GPU_VIEWS))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128], ids=lambda d: f"d{d}")
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_views_the_kernel_takes_on_gpu(dtype, head_dim, causal, view):
+    q, k, v = (GPU_VIEWS[view](head_dim, dtype) for _ in range(3))
+    assert not q.is_contiguous() or view == "odd_stride_on_a_size_1_dim"
+    run_and_check(q, k, v, causal, what=f"{view} view")
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda: make(2, 4, 300, 128, torch.bfloat16)[..., ::2],
+        lambda: make(2, 4, 64, 300, torch.bfloat16).transpose(-1, -2),
+        lambda: make(2, 4, 300, 64, torch.bfloat16).contiguous(memory_format=torch.channels_last),
+    ],
+    ids=["last_dim_step_2", "transposed_last_dims", "channels_last"],
+)
+def test_views_the_kernel_refuses_fall_back_on_gpu(view):
+    q = view()
+    k, v = (make(2, 4, 300, 64, torch.bfloat16) for _ in range(2))
+    tiledattn.attention._warned.clear()
+    with pytest.raises(tiledattn.UnsupportedInputError, match=r"stride 1 in its last dimension"):
+        sdpa(q, k, v)
+    with pytest.warns(UserWarning, match=r"falling back"):
+        out = sdpa(q, k, v, fallback=True)
+    torch.testing.assert_close(out, torch.nn.functional.scaled_dot_product_attention(q, k, v))
+
+
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_requires_grad_inputs_under_no_grad_on_gpu(mode):
+    q, k, v = (make(2, 4, 300, 128, torch.bfloat16).requires_grad_() for _ in range(3))
+    refs = reference(q.detach(), k.detach(), v.detach(), True, 128**-0.5)
+    with mode():
+        out = run_and_check(q, k, v, True, refs=refs, what=f"requires_grad under {mode.__name__}")
+    assert not out.requires_grad
+
+
+def test_nested_jagged_tensors_on_gpu():
+    lengths = (37, 300)
+    parts = [torch.randn(n, 4, 64, dtype=torch.bfloat16, device="cuda") for n in lengths]
+    q = torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
+    with pytest.raises(tiledattn.UnsupportedInputError, match=r"'query' to be a dense tensor"):
+        sdpa(q, q, q)
+    tiledattn.attention._warned.clear()
+    with pytest.warns(UserWarning, match=r"nested tensor.*falling back"):
+        out = sdpa(q, q, q, fallback=True)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    torch.testing.assert_close(out.values(), expected.values())
+
+
+def _second_gpu_skip_reason():
+    if torch.cuda.device_count() < 2:
+        return f"needs two GPUs; this machine has {torch.cuda.device_count()}"
+    if torch.cuda.get_device_capability(1) != (9, 0):
+        return f"cuda:1 is compute capability {torch.cuda.get_device_capability(1)}"
+    return None
+
+
+@pytest.mark.skipif(_second_gpu_skip_reason() is not None, reason=str(_second_gpu_skip_reason()))
+@pytest.mark.parametrize("head_dim", [64, 128, 256], ids=lambda d: f"d{d}")
+def test_second_gpu(head_dim):
+    """Inputs on cuda:1 while cuda:0 is current: the runtime's device guard
+    loads, allocates and launches on cuda:1, on its current stream, and
+    leaves cuda:0 current. Run on cuda:0 first, so the kernel is loaded
+    there and must be loaded again for cuda:1."""
+    dtype = torch.bfloat16
+    for device in ("cuda:0", "cuda:1", "cuda:0", "cuda:1"):
+        with torch.cuda.device(0):
+            q, k, v = (
+                torch.randn(2, 4, 333, head_dim, dtype=dtype, device=device) for _ in range(3)
+            )
+            ref, _, low = reference(q, k, v, True, head_dim**-0.5)
+            with torch.cuda.device(device):
+                spans = poison_outputs(2 * 4 * 333, head_dim, dtype)
+            out = sdpa(q, k, v, is_causal=True)
+            assert torch.cuda.current_device() == 0
+        torch.cuda.synchronize(device)
+        check_out(out, ref, low, f"inputs on {device}", dtype=dtype, spans=spans)
+    with pytest.raises(tiledattn.InvalidInputError, match=r"on one device but got cuda:1, cuda:0"):
+        sdpa(q, k.to("cuda:0"), v)
+    side = torch.cuda.Stream(device="cuda:1")
+    with torch.cuda.stream(side):
+        q, k, v = (torch.randn(1, 2, 200, head_dim, dtype=dtype, device="cuda:1") for _ in range(3))
+        out = sdpa(q, k, v)
+    side.synchronize()
+    ref, _, low = reference(q, k, v, False, head_dim**-0.5)
+    check_out(out, ref, low, "cuda:1 side stream", dtype=dtype)

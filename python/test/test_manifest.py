@@ -64,6 +64,19 @@ def test_persistent_grid_rule_round_trips(tmp_path):
             r"field 'head_dim': expected a positive integer but found string \"64\"",
         ),
         ({"head_dim": 0}, r"field 'head_dim': expected a positive integer but found 0"),
+        (
+            {"head_dim": 64.0},
+            r"field 'head_dim': expected a positive integer but found number 64\.000000",
+        ),
+        (
+            {"block_m": 2**63},
+            r"field 'block_m': expected a positive integer but found number 9223372036854775808\.0",
+        ),
+        (
+            {"block_n": -(2**63)},
+            r"field 'block_n': expected a positive integer but found -9223372036854775808$",
+        ),
+        ({"causal": None}, r"field 'causal': expected true or false but found null$"),
         ({"causal": 1}, r"field 'causal': expected true or false but found integer 1"),
         (
             {"mask": "alibi"},
@@ -112,6 +125,20 @@ def test_persistent_grid_rule_round_trips(tmp_path):
 def test_bad_manifest_field(tmp_path, override, pattern):
     bundle = bundles.make_bundle(tmp_path, **override)
     rejects(bundle, r"manifest\.json: " + pattern)
+
+
+def test_invalid_utf8_is_named_not_passed_on(tmp_path):
+    # nlohmann quotes the bytes it read; a message that is not UTF-8 would
+    # reach Python as a UnicodeDecodeError instead of the error.
+    bundle = bundles.make_bundle(tmp_path)
+    (bundle / "manifest.json").write_bytes(b'{"format_version": "\xff\xfe"}')
+    rejects(bundle, r"ill-formed UTF-8 byte; last read: '\"\\xff'$")
+
+
+def test_file_name_with_a_nul_byte(tmp_path):
+    text = json.dumps(bundles.manifest(cubin="kernel.cubin\0x"))  # "\u0000" in JSON
+    bundle = bundles.make_bundle(tmp_path, manifest_text=text)
+    rejects(bundle, r"field 'cubin': expected a file name inside the bundle directory but found ")
 
 
 @pytest.mark.parametrize("field", ["kernel", "target", "dtype", "block_m", "params", "ptx"])
@@ -181,14 +208,39 @@ def test_bad_tile_counter_param(tmp_path, extra):
 @pytest.mark.parametrize(
     "text, pattern",
     [
-        ("", r"not valid JSON: line 1, column 1: unexpected end of input"),
+        (
+            "",
+            r"not valid JSON: line 1, column 1: unexpected end of input; expected "
+            r"'\[', '\{', or a literal \(the file is empty\)$",
+        ),
         (
             '{"format_version": 1,}',
-            r"not valid JSON: line 1, column 22: expected a string key",
+            r"not valid JSON: line 1, column 22: unexpected '}'; expected a string key$",
         ),
-        ('{"a": 1, "a": 2}', r"duplicate key \"a\""),
+        ('{"a": 1, "a": 2}', r"not valid JSON: duplicate key \"a\" in the top-level object$"),
+        (
+            '{"grid": {"x": "1", "y": "1", "x": "2"}}',
+            r"duplicate key \"x\" in the object at 'grid'$",
+        ),
+        (
+            '{"tensor_maps": [{}, {"box": 1, "box": 2}]}',
+            r"duplicate key \"box\" in the object at 'tensor_maps\[1\]'$",
+        ),
         ("[1, 2]", r"expected a JSON object at the top level but found an array"),
-        ('{"format_version": 1', r"expected ',' or '}'"),
+        (
+            '{"format_version": 1',
+            r"line 1, column 21: unexpected end of input; expected ',' or '}' in an object$",
+        ),
+        ('{"a": [1, 2 3]}', r"line 1, column 13: unexpected number literal; expected ',' or ']'"),
+        ('{"a": tru}', r"line 1, column 10: invalid literal; last read: '\"a\": tru}'"),
+        ('{"a": 01}', r"line 1, column 8: unexpected number literal; expected ',' or '}'"),
+        ('{"a": "\x01"}', r"control character U\+0001 \(SOH\) must be escaped"),
+        ('{"a": "\\ud800"}', r"surrogate U\+D800\.\.U\+DBFF must be followed by"),
+        ('{"a": 1} x', r"line 1, column 10: .*expected end of input"),
+        ('{"a": 1, // comment\n}', r"line 1, column 10: invalid literal"),
+        ("[" * 100 + "]" * 100, r"not valid JSON: nesting deeper than 64 levels$"),
+        ('{"a": 1e999}', r"not valid JSON: number overflow parsing '1e999'$"),
+        ('\ufeff{"a": 1}', r"line 1, column 1: a byte order mark \(U\+FEFF\) before the JSON"),
     ],
 )
 def test_bad_json(tmp_path, text, pattern):
@@ -227,6 +279,25 @@ def test_truncated_section_headers(tmp_path):
         bundle,
         rf"truncated cubin: its headers end at byte 4736 but the file has {len(image)} bytes",
     )
+
+
+def test_header_offset_that_wraps_around(tmp_path):
+    # e_phoff near 2^64: offset + size wraps to a small number in 64 bits.
+    image = bytearray(bundles.fake_cubin("sdpa_fwd_f16_d64"))
+    image[32:40] = (2**64 - 16).to_bytes(8, "little")  # e_phoff
+    image[54:56] = (56).to_bytes(2, "little")  # e_phentsize
+    image[56:58] = (1).to_bytes(2, "little")  # e_phnum
+    bundle = bundles.make_bundle(tmp_path, cubin=bytes(image))
+    rejects(bundle, r"truncated cubin: its headers end at byte 2\^64 or beyond but the file has")
+
+
+@pytest.mark.parametrize("kernel", ["fwd_f16_d64", "d64", "sdpa_fwd_f16_d6"])
+def test_kernel_name_must_be_a_whole_symbol(tmp_path, kernel):
+    # The tail or the head of the cubin's symbol is not the symbol.
+    bundle = bundles.make_bundle(
+        tmp_path, kernel=kernel, cubin=bundles.fake_cubin("sdpa_fwd_f16_d64")
+    )
+    rejects(bundle, rf"the cubin does not define kernel '{kernel}' named by the manifest")
 
 
 def test_not_a_cuda_elf(tmp_path):

@@ -161,20 +161,118 @@ def test_not_a_tensor():
         sdpa([1.0], k, v)
 
 
+# Zero-size dimensions: torch's result, without a kernel. (torch's own SDPA
+# dies with SIGFPE on CPU for zero heads, so the shapes come from its meta
+# kernel; the values of the no-keys case from its CPU math kernel.)
+ZERO_SIZE = [
+    # (query shape, key/value shape, enable_gqa)
+    ((0, 4, 128, 64), (0, 4, 128, 64), False),  # B = 0
+    ((2, 0, 128, 64), (2, 0, 128, 64), False),  # H = 0
+    ((2, 0, 128, 64), (2, 2, 128, 64), True),  # Hq = 0 with GQA
+    ((2, 4, 0, 64), (2, 4, 128, 64), False),  # Sq = 0
+    ((2, 4, 128, 64), (2, 4, 0, 64), False),  # Sk = 0: zero rows
+    ((2, 8, 128, 64), (2, 2, 0, 64), True),  # Sk = 0, GQA
+    ((2, 4, 0, 64), (2, 4, 0, 64), False),  # both
+    ((0, 128, 64), (0, 128, 64), False),  # 3-D, N = 0
+    ((3, 0, 2, 17, 64), (1, 0, 2, 9, 64), False),  # 5-D, broadcast batch, 0
+]
+
+
+@pytest.mark.parametrize("q_shape, kv_shape, gqa", ZERO_SIZE, ids=str)
+@pytest.mark.parametrize("causal", [False, True])
+def test_zero_size_dims_give_torchs_result(launches, q_shape, kv_shape, gqa, causal):
+    q, k = meta(*q_shape), meta(*kv_shape)
+    out = sdpa(q, k, k, is_causal=causal, enable_gqa=gqa)
+    expected = F.scaled_dot_product_attention(q, k, k, is_causal=causal, enable_gqa=gqa)
+    assert (out.shape, out.dtype, out.device) == (expected.shape, expected.dtype, q.device)
+    assert not launches  # no kernel
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_no_keys_gives_zero_rows_like_torch(causal):
+    # What torch computes (on CPU; CUDA takes the same math path, since its
+    # fused kernels refuse a zero length), and what tiledattn returns.
+    q, k = torch.randn(2, 4, 5, 64, dtype=torch.float16), torch.empty(2, 4, 0, 64)
+    expected = F.scaled_dot_product_attention(q, k.half(), k.half(), is_causal=causal)
+    assert torch.equal(expected, torch.zeros_like(q))
+    k = k.half()
+    launch = attention._prepare(q.to("meta"), k.to("meta"), k.to("meta"), *_prepare_args(causal))
+    assert isinstance(launch, attention._Empty) and launch.shape == expected.shape
+    # What it computes, on the CPU tensors.
+    assert torch.equal(attention._Empty(launch.shape, False, (q, k, k)).run(), expected)
+
+
+# _prepare's arguments after (query, key, value, attn_mask, dropout_p,
+# is_causal): scale, enable_gqa, fallback, entry.
+def _prepare_args(is_causal):
+    return (None, 0.0, is_causal, None, False, False, None)
+
+
+def test_zero_size_keeps_the_autograd_graph():
+    q = torch.randn(2, 4, 5, 64, dtype=torch.float16, device="meta", requires_grad=True)
+    k = torch.empty(2, 4, 0, 64, dtype=torch.float16, device="meta", requires_grad=True)
+    out = sdpa(q, k, k)
+    assert out.requires_grad
+    out.sum().backward()
+    assert q.grad.shape == q.shape and k.grad.shape == k.shape
+    with torch.no_grad():
+        assert not sdpa(q, k, k).requires_grad
+
+
+def test_zero_size_on_cpu_is_still_unsupported():
+    with raises(UnsupportedInputError, r"to be CUDA tensors but got tensors on cpu"):
+        sdpa(*qkv(b=0, device="cpu"))
+
+
+def test_zero_key_heads_with_gqa_is_invalid():
+    # torch's own SDPA dies with SIGFPE here (a division by zero heads).
+    q, k = meta(2, 4, 8, 64), meta(2, 0, 8, 64)
+    with raises(InvalidInputError, r"heads of 'query' \(4, dim -3\) to be a multiple .* \(0\)"):
+        sdpa(q, k, k, enable_gqa=True)
+
+
+def test_zero_head_dim_with_keys_is_unsupported():
+    # E = 0 with keys is not empty: every score is 0, so torch averages v.
+    q, k = meta(2, 4, 8, 0), meta(2, 4, 8, 0)
+    with raises(UnsupportedInputError, r"head_dim=0"):
+        sdpa(q, k, meta(2, 4, 8, 64))
+
+
+# Nested jagged tensors (torch's variable-length input) and sparse tensors.
+
+
+def jagged(*lengths, heads=2, d=64, dtype=torch.float16):
+    """An NJT [B, H, j, D], as torch's SDPA takes it (transposed from [B, j, H, D])."""
+    parts = [torch.randn(n, heads, d, dtype=dtype) for n in lengths]
+    return torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
+
+
 @pytest.mark.parametrize("which", [0, 1, 2])
-def test_empty_tensors(which):
-    tensors = list(qkv())
-    tensors[which] = meta(2, 4, 0, 64)
-    if which == 0:
-        name = "query"
-    else:  # key and value must agree on their length
-        tensors[1] = tensors[2] = meta(2, 4, 0, 64)
-        name = "key"
+def test_nested_jagged_tensors_are_refused_by_name(which):
+    tensors = list(qkv(b=2, h=2, s=7, d=64, device="cpu"))
+    tensors[which] = jagged(3, 7)
+    name = ("query", "key", "value")[which]
     with raises(
         UnsupportedInputError,
-        rf"'{name}' to be non-empty but got shape \(2, 4, 0, 64\)",
+        rf"expected '{name}' to be a dense tensor \(layout torch\.strided\) but got a "
+        r"nested tensor with layout torch\.jagged; tiledattn has no variable-length",
     ):
         sdpa(*tensors)
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_nested_jagged_fallback_is_torchs():
+    q, k, v = jagged(3, 7), jagged(5, 2), jagged(5, 2)
+    with pytest.warns(UserWarning, match=r"nested tensor.*falling back"):
+        out = sdpa(q, k, v, fallback=True)
+    expected = F.scaled_dot_product_attention(q, k, v)
+    assert out.is_nested and torch.equal(out.values(), expected.values())
+
+
+def test_sparse_tensors_are_refused_by_name():
+    q, k, v = qkv(device="cpu")
+    with raises(UnsupportedInputError, r"'key' to be a dense tensor .* sparse tensor"):
+        sdpa(q, k.to_sparse(), v)
 
 
 def test_misaligned_data_pointer():
@@ -197,6 +295,87 @@ def test_misaligned_strides():
         r"but got \(33280, 8320, 65, 1\)",
     ):
         sdpa(q, k, v)
+
+
+# Non-contiguous views. Those whose strides the kernels take run without a
+# copy (the launch sees the caller's strides); the others are refused by name,
+# or go to torch with fallback=True.
+
+
+def bshd(b=2, s=128, h=4, d=64, device="meta"):
+    return torch.empty(b, s, h, d, dtype=torch.float16, device=device).transpose(1, 2)
+
+
+KERNEL_VIEWS = {
+    "bshd_transpose": lambda: bshd(),
+    "fused_qkv_slice": lambda: meta(2, 4, 128, 3 * 64)[..., 64:128],
+    "seqlen_slice": lambda: meta(2, 4, 131, 64)[:, :, 3:],
+    "every_other_head": lambda: meta(2, 8, 128, 64)[:, ::2],
+    "every_other_row": lambda: meta(2, 4, 256, 64)[:, :, ::2],
+    "batch_slice": lambda: meta(4, 4, 128, 64)[1:3],
+    "expanded_batch_and_heads": lambda: meta(1, 1, 128, 64).expand(2, 4, 128, 64),
+    "odd_stride_on_a_size_1_dim": lambda: meta(2, 1, 128, 64).as_strided(
+        (2, 1, 128, 64), (8192, 3, 64, 1)
+    ),
+    # channels_last makes dim 1 the innermost; with one head that is a view
+    # whose last stride is still 1.
+    "channels_last_one_head": lambda: meta(2, 1, 128, 64).contiguous(
+        memory_format=torch.channels_last
+    ),
+}
+
+
+@pytest.mark.parametrize("view", list(KERNEL_VIEWS))
+def test_views_the_kernel_takes(launches, view):
+    q = KERNEL_VIEWS[view]()
+    heads = q.shape[1]
+    k = v = meta(2, heads, 128, 64)
+    out = sdpa(q, k, v)
+    assert out.shape == (2, heads, q.shape[2], 64)
+    ((q_seen, *_),) = launches
+    # No copy: the kernel gets the caller's strides, but for a misaligned
+    # stride of a size-1 dimension (never used), which becomes 0 (the
+    # stand-in f16 bundles need 4-byte alignment: 2 elements).
+    strides = tuple(0 if n == 1 and s % 2 else s for n, s in zip(q.shape, q.stride()))
+    assert q_seen.stride() == strides and q_seen.storage_offset() == q.storage_offset()
+
+
+REFUSED_VIEWS = {
+    "last_dim_step_2": lambda d: d(2, 4, 128, 128)[..., ::2],
+    "transposed_last_dims": lambda d: d(2, 4, 64, 128).transpose(-1, -2),
+    "expanded_last_dim": lambda d: d(2, 4, 128, 1).expand(2, 4, 128, 64),
+    "channels_last": lambda d: d(2, 4, 128, 64).contiguous(memory_format=torch.channels_last),
+}
+
+
+@pytest.mark.parametrize("view", list(REFUSED_VIEWS))
+def test_views_the_kernel_refuses(view):
+    q = REFUSED_VIEWS[view](meta)
+    k = v = meta(2, 4, 128, 64)
+    with raises(
+        UnsupportedInputError,
+        rf"expected 'query' to have stride 1 in its last dimension but got strides "
+        rf"{re.escape(str(q.stride()))}",
+    ):
+        sdpa(q, k, v)
+
+
+@pytest.mark.parametrize("view", list(REFUSED_VIEWS))
+def test_views_the_kernel_refuses_fall_back(view):
+    def cpu(*shape):
+        return torch.randn(*shape, dtype=torch.float16)
+
+    q = REFUSED_VIEWS[view](cpu)
+    k, v = cpu(2, 4, 128, 64), cpu(2, 4, 128, 64)
+    with pytest.warns(UserWarning, match=r"stride 1 in its last dimension.*falling back"):
+        out = sdpa(q, k, v, fallback=True)
+    assert torch.equal(out, F.scaled_dot_product_attention(q, k, v))
+
+
+def test_torch_has_no_negative_strides():
+    # So there is no such view to take or refuse: flip() copies.
+    with pytest.raises(RuntimeError, match=r"Negative strides are not supported"):
+        torch.empty(4, 4).as_strided((4, 4), (-4, 1), 12)
 
 
 @pytest.fixture

@@ -15,14 +15,20 @@ import torch
 
 from tiledattn.errors import RuntimeLibraryError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parents[1]
+# An installed wheel carries the library and the kernel bundles in the
+# package (pyproject.toml); a checkout has them under build/.
+WHEEL_KERNEL_DIR = PACKAGE_DIR / "kernels"
+WHEEL_LIBRARY = PACKAGE_DIR / "lib" / "libtiledattn_runtime.so"
 
 _lock = threading.Lock()
 _loaded_from: "Path | None" = None
 
 
 def kernel_dir() -> Path:
-    """$TILEDATTN_KERNEL_DIR, else <repo>/build/kernels."""
+    """$TILEDATTN_KERNEL_DIR, else the wheel's tiledattn/kernels, else
+    <repo>/build/kernels."""
     return _kernel_dir_for(os.environ.get("TILEDATTN_KERNEL_DIR"))
 
 
@@ -30,14 +36,21 @@ def kernel_dir() -> Path:
 def _kernel_dir_for(env: "str | None") -> Path:
     # Every call asks for it: building the Path was a third of the Python
     # time of a call.
-    return Path(env) if env else REPO_ROOT / "build" / "kernels"
+    if env:
+        return Path(env)
+    if WHEEL_KERNEL_DIR.is_dir():
+        return WHEEL_KERNEL_DIR
+    return REPO_ROOT / "build" / "kernels"
 
 
 def library_path() -> Path:
-    """$TILEDATTN_RUNTIME_LIB, else <repo>/build/runtime/libtiledattn_runtime.so."""
+    """$TILEDATTN_RUNTIME_LIB, else the wheel's tiledattn/lib, else
+    <repo>/build/runtime/libtiledattn_runtime.so."""
     env = os.environ.get("TILEDATTN_RUNTIME_LIB")
     if env:
         return Path(env)
+    if WHEEL_LIBRARY.is_file():
+        return WHEEL_LIBRARY
     return REPO_ROOT / "build" / "runtime" / "libtiledattn_runtime.so"
 
 

@@ -12,6 +12,7 @@ import warnings
 
 import torch
 import torch.nn.functional as F
+from torch._subclasses.fake_tensor import is_fake
 
 from tiledattn import _runtime, registry
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
@@ -71,7 +72,7 @@ def _shape(t: torch.Tensor) -> tuple:
 
 def _data_ptr(t: torch.Tensor) -> "int | None":
     """The data pointer, or None for tensors without storage (meta, fake)."""
-    if t.device.type == "meta":
+    if t.device.type == "meta" or is_fake(t):
         return None
     try:
         return t.data_ptr()
@@ -117,6 +118,18 @@ def _prepare(
         if not isinstance(t, torch.Tensor):
             raise TypeError(
                 f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
+            )
+        # Nested jagged tensors (torch's variable-length input) have symbolic
+        # ragged sizes that no check below can compare; sparse tensors have no
+        # strides.
+        if t.is_nested or t.layout != torch.strided:
+            kind = "nested" if t.is_nested else "sparse"
+            raise _unsupported(
+                f"expected '{name}' to be a dense tensor (layout torch.strided) but "
+                f"got a {kind} tensor with layout {t.layout}; tiledattn has no "
+                "variable-length or sparse kernels (pad the batch, or pass "
+                "fallback=True for torch's SDPA)",
+                "layout",
             )
         if t.dim() < 3:
             raise _invalid(
@@ -188,7 +201,7 @@ def _prepare(
             f"shape {_shape(value)}"
         )
     if enable_gqa:
-        if heads_q % heads_k != 0:
+        if heads_k == 0 or heads_q % heads_k != 0:
             raise _invalid(
                 f"expected the heads of 'query' ({heads_q}, dim -3) to be a "
                 f"multiple of the heads of 'key' and 'value' ({heads_k}) for "
@@ -228,12 +241,21 @@ def _prepare(
     if len(batch_shape) != 1:
         q, k, v = (t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))
 
-    for name, t in zip(_NAMES, tensors):
-        if t.numel() == 0:
+    # Empty inputs: torch's result, without a kernel (a launch needs a
+    # non-empty grid). With no keys (Sk = 0) every output row is 0, as in
+    # torch's SDPA (its math backend on CPU and CUDA: the weighted sum over no
+    # values); otherwise the output itself is empty.
+    out_shape = (*batch_shape, *q.shape[-3:-1], head_dim_v)
+    if k.shape[-2] == 0 or any(size == 0 for size in out_shape):
+        if query.device.type not in ("cuda", "meta"):
             raise _unsupported(
-                f"expected '{name}' to be non-empty but got shape {_shape(t)}",
-                "empty",
+                f"expected 'query', 'key' and 'value' to be CUDA tensors but got "
+                f"tensors on {query.device}",
+                "device",
             )
+        return _Empty(out_shape, squeeze, tensors)
+
+    for name, t in zip(_NAMES, tensors):
         if t.stride(-1) != 1:
             raise _unsupported(
                 f"expected '{name}' to have stride 1 in its last dimension but got "
@@ -257,6 +279,9 @@ def _prepare(
         bundle, alignment = str(entry.path), entry.required_alignment
 
     per_element = max(1, alignment // query.element_size())
+    # The stride of a dimension of size 1 is never used: a misaligned one
+    # (from as_strided, or a view of a view) becomes 0.
+    q, k, v = (_unit_strides_zeroed(t, per_element) for t in (q, k, v))
     for name, t in zip(_NAMES, (q, k, v)):
         if any(s % per_element for s in t.stride()[:-1]):
             raise _unsupported(
@@ -286,6 +311,32 @@ def _prepare(
         raise _unsupported("inputs require grad but tiledattn has no backward yet", "backward")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     return _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
+
+
+def _unit_strides_zeroed(t: torch.Tensor, per_element: int) -> torch.Tensor:
+    strides = t.stride()
+    if not any(size == 1 and stride % per_element for size, stride in zip(t.shape, strides)):
+        return t
+    strides = [0 if size == 1 else stride for size, stride in zip(t.shape, strides)]
+    return t.as_strided(t.shape, strides, t.storage_offset())
+
+
+class _Empty:
+    """The result for inputs with a zero-size batch, head or sequence
+    dimension: zeros of the output's shape, like torch's SDPA."""
+
+    def __init__(self, shape, squeeze, inputs):
+        self.shape, self.squeeze, self.inputs = shape, squeeze, inputs
+
+    def run(self) -> torch.Tensor:
+        query = self.inputs[0]
+        out = query.new_zeros(self.shape)
+        if torch.is_grad_enabled() and any(t.requires_grad for t in self.inputs):
+            # The output is 0 whatever the inputs are, so every gradient is
+            # 0; sums over no elements keep the graph without reading any
+            # value (a NaN or inf in an input stays out of the result).
+            out = out + sum(t.flatten()[:0].sum() for t in self.inputs)
+        return out.squeeze(-3) if self.squeeze else out
 
 
 _warned: "set[str]" = set()
@@ -360,11 +411,15 @@ def scaled_dot_product_attention(
     aligned, enable_gqa lets key/value have fewer heads (dim -3) than query.
     Key and value are not repeated for GQA: the kernel maps query heads to
     key/value heads. Non-contiguous views work without a copy as long as the
-    last dimension has stride 1. Meta tensors give meta results of the right
-    shape.
+    last dimension has stride 1 (other strides: multiples of the bundle's
+    alignment; a dimension of size 1 may have any stride). Meta and fake
+    tensors give meta/fake results of the right shape. Inputs with a
+    zero-size batch, head or sequence dimension give torch's result without
+    a launch: an empty output, or zeros when there are no keys.
 
     Inputs tiledattn cannot run (attn_mask, dropout, other dtypes or head
-    dims, CPU tensors, ...) raise UnsupportedInputError naming the argument;
+    dims, CPU tensors, nested jagged or sparse tensors, a last dimension with
+    a stride other than 1, ...) raise UnsupportedInputError naming the argument;
     with fallback=True they go to torch's SDPA instead, with one warning per
     reason. Invalid inputs raise InvalidInputError either way. The backward
     pass is not implemented: backpropagating through the result raises.

@@ -1,8 +1,9 @@
 """The kernel registry: which bundle runs a given (dtype, head dim, causal)
 and key/value length.
 
-Bundles live in the kernel directory ($TILEDATTN_KERNEL_DIR, else
-<repo>/build/kernels), one directory per bundle with manifest.json,
+Bundles live in the kernel directory ($TILEDATTN_KERNEL_DIR, else an
+installed wheel's tiledattn/kernels, else <repo>/build/kernels), one
+directory per bundle with manifest.json,
 kernel.cubin and kernel.ptx. The registry reads only the manifest fields it
 selects on; the runtime validates the whole bundle before launching it.
 
