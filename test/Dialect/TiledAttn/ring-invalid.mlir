@@ -171,3 +171,46 @@ func.func @get_slot_type(%i: index) {
   %s:2 = "tiledattn.ring.get"(%r, %i) : (!tiledattn.ring<2, 64x64xbf16>, index) -> (!tiledattn.smem<128x64xbf16>, !tiledattn.token)
   return
 }
+
+// -----
+
+func.func @get_never_released(%i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the token to be released once, by a tiledattn.ring.release (every path that takes a slot gives it back), but it has 0 uses}}
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @released_twice(%i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the token to be released once, by a tiledattn.ring.release (every path that takes a slot gives it back), but it has 2 uses}}
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @released_under_a_branch(%i: index, %c: i1) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the token to be released in the block it is taken in (a release under a branch or in a loop may not run once per get)}}
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  scf.if %c {
+    tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @token_elsewhere(%i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the token to go to a tiledattn.ring.release or out of a tiledattn.turn, but it goes to func.call}}
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  func.call @keep(%t) : (!tiledattn.token) -> ()
+  return
+}
+func.func private @keep(!tiledattn.token)

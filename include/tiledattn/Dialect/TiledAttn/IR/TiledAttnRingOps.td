@@ -118,7 +118,10 @@ def TiledAttn_RingGetOp : TiledAttn_Op<"ring.get", [
   let description = !strconcat([{
     The `tiledattn.ring.get` operation waits until the slot of `position` is
     full and returns it, with the token the consumer gives back in
-    `tiledattn.ring.release` when it is done reading.
+    `tiledattn.ring.release` when it is done reading. The token is released
+    exactly once, in the same block as the get (or as the `tiledattn.turn`
+    it leaves through), so that every path that takes a slot gives it back
+    and every phase of the slot's barriers is waited for.
   }], TiledAttn_RingPositionDoc, [{
 
     Example:
@@ -132,6 +135,7 @@ def TiledAttn_RingGetOp : TiledAttn_Op<"ring.get", [
   let assemblyFormat = [{
     $ring `[` $position `]` attr-dict `:` qualified(type($ring))
   }];
+  let hasVerifier = 1;
 }
 
 def TiledAttn_RingReleaseOp : TiledAttn_Op<"ring.release", [
