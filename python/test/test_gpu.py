@@ -12,12 +12,15 @@ the poisoned blocks: otherwise an element the kernel failed to write could
 hold a previous call's correct answer.
 """
 
+import concurrent.futures
+import functools
 import itertools
 import json
 import math
 import os
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -932,3 +935,35 @@ def test_second_gpu(head_dim):
     side.synchronize()
     ref, _, low = reference(q, k, v, False, head_dim**-0.5)
     check_out(out, ref, low, "cuda:1 side stream", dtype=dtype)
+
+
+def test_concurrent_first_calls_from_threads_and_streams(tmp_path):
+    # Eight Python threads make the first call of a bundle at the same time,
+    # each on its own CUDA stream (a multi-threaded server's first requests):
+    # the runtime's locked caches load the bundle for all of them, and every
+    # result is right. The public call and a compiled kernel both take part.
+    bundle = tmp_path / "copy"
+    shutil.copytree(registry.select(torch.bfloat16, 128, True).path, bundle)
+    kernel = tiledattn.compile(bundle)
+    inputs = [
+        tuple(make(1, 4, 300 + 17 * i, 128, torch.bfloat16) for _ in range(3)) for i in range(8)
+    ]
+    refs = [reference(q, k, v, True, 1 / math.sqrt(128)) for q, k, v in inputs]
+    start = threading.Barrier(len(inputs))
+
+    def work(i):
+        q, k, v = inputs[i]
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())  # the inputs are written
+        start.wait()
+        with torch.cuda.stream(stream):
+            call = kernel if i % 2 else functools.partial(sdpa, enable_gqa=False)
+            out = call(q, k, v, is_causal=True)
+        stream.synchronize()
+        return out
+
+    with concurrent.futures.ThreadPoolExecutor(len(inputs)) as pool:
+        outs = list(pool.map(work, range(len(inputs))))
+    assert len({out.data_ptr() for out in outs}) == len(outs)
+    for i, (out, (ref, _, low)) in enumerate(zip(outs, refs)):
+        check_close(out, ref, low, f"thread {i}")

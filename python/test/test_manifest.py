@@ -4,8 +4,10 @@ Needs the runtime library (built on CPU machines too) but no GPU: a bad
 bundle is rejected before the driver is opened.
 """
 
+import concurrent.futures
 import json
 import re
+import threading
 
 import bundles
 import pytest
@@ -441,3 +443,28 @@ def test_bad_tensor_maps(tmp_path, override, pattern):
 def test_good_swizzles(tmp_path, swizzle, cols):
     maps = tensor_maps(("q", [cols, 64], swizzle))
     assert info(bundles.make_bundle(tmp_path, tensor_maps=maps))["tensor_maps"] == maps
+
+
+def test_concurrent_first_loads_agree(tmp_path, runtime):
+    # Threads that ask for the same new bundles at once (the first calls of
+    # a multi-threaded server) each get the bundle, parsed once and alike;
+    # a bad bundle fails the same way in every thread.
+    good = [bundles.make_bundle(tmp_path / f"b{i}", "bf16", 128, i % 2 == 0) for i in range(4)]
+    bad = bundles.make_bundle(tmp_path / "bad", block_m=-1)
+    start = threading.Barrier(8)
+
+    def work():
+        start.wait()
+        seen = [tiledattn.bundle_info(b) for b in good]
+        try:
+            tiledattn.bundle_info(bad)
+            error = None
+        except RuntimeError as e:
+            error = str(e)
+        return seen, error
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = [f.result() for f in [pool.submit(work) for _ in range(8)]]
+    assert all(r == results[0] for r in results)
+    assert results[0][1] and "block_m" in results[0][1]
+    assert [json.loads(s)["causal"] for s in results[0][0]] == [True, False, True, False]
