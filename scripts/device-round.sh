@@ -8,7 +8,8 @@
 #      load here;
 #   4. run python3 -m pytest python/test and print its summary;
 #   5. the C++ caller (test/Runtime), when its binary was carried;
-#   6. the mutation check's GPU part (scripts/mutation_check.py gpu);
+#   6. the wheel, when dist/*.whl was carried (scripts/wheel-check.sh), and
+#      the mutation check's GPU part (scripts/mutation_check.py gpu);
 #   7. compute-sanitizer over every kernel (scripts/device-sanitize.sh;
 #      SANITIZE=0 skips it);
 #   8. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
@@ -97,6 +98,21 @@ if [ -x "$caller" ]; then
   [ $caller_rc -eq 0 ] || rc=1
 else
   echo "skipped: $caller was not carried"
+fi
+
+step "wheel"
+# The wheel (pip wheel . --no-deps -w dist, carried as dist/): installed in a
+# fresh virtual environment, the suite runs from it with no TILEDATTN_*
+# variable (scripts/wheel-check.sh).
+wheel=$(ls "$ROOT"/dist/tiledattn-*.whl 2>/dev/null | head -n 1)
+if [ -n "$wheel" ]; then
+  bash scripts/wheel-check.sh "$wheel" >"$LOGS/wheel-check.log" 2>&1
+  wheel_rc=$?
+  grep -E "^(wheel|installed|runtime|kernels):" "$LOGS/wheel-check.log"
+  echo "wheel suite: $(tail -n 1 "$LOGS/wheel-check.log") (exit $wheel_rc)"
+  [ $wheel_rc -eq 0 ] || rc=1
+else
+  echo "skipped: no dist/tiledattn-*.whl was carried"
 fi
 
 step "mutation check"
