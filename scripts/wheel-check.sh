@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the tiledattn wheel (pyproject.toml: the package, the runtime
 # library, the kernel bundles of build/kernels), installs it into a fresh
-# virtual environment that sees only the interpreter's own packages (torch),
+# virtual environment that sees only the interpreter's packages (torch, pytest),
 # and runs the Python suite from the installed package with no TILEDATTN_*
 # variable set. Prints the wheel's size; the last line is pytest's summary.
 #
@@ -23,6 +23,12 @@ echo "wheel: $wheel, $(stat -c %s "$wheel") bytes"
 venv=$(mktemp -d)/venv
 trap 'rm -rf "$(dirname "$venv")"' EXIT
 "$PY" -m venv --system-site-packages "$venv"
+# --system-site-packages reaches only the base interpreter's packages; when
+# $PY is itself a virtual environment (the GPU machine's is), torch and
+# pytest live in its site-packages, so point the new one there too. Those
+# paths come after the venv's own, where the wheel is installed.
+"$PY" -c 'import site; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' \
+  >"$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/host-packages.pth"
 "$venv/bin/python" -m pip install -q --no-deps --no-index "$wheel"
 unset TILEDATTN_KERNEL_DIR TILEDATTN_RUNTIME_LIB TILEDATTN_COMPILE PYTHONPATH
 cd "$(dirname "$venv")"
