@@ -44,6 +44,7 @@
 
 #include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Conversion/Passes.h"
+#include "tiledattn/Conversion/WgmmaHelpers.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 
@@ -69,17 +70,6 @@ using namespace mlir::tiledattn;
 
 namespace {
 using Regs = SmallVector<Value>;
-
-/// Inline-asm constraints for `n` f32 outputs each tied to the input of the
-/// same position ("=f,...,=f,0,...,n-1"): the wgmma accumulator in and out.
-std::string tiedF32Constraints(int64_t n) {
-  std::string constraints;
-  for (int64_t i = 0; i < n; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < n; ++i)
-    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
-  return constraints;
-}
 
 /// Row statistics of the online softmax for the two rows a thread holds.
 struct RowState {
@@ -383,15 +373,9 @@ private:
     return buildWgmmaDescriptor(b, loc, add(smemAddress, add(pad, byteOffset)),
                                 leading, stride);
   }
-  /// The descriptor `bytes` further on: the start address field holds
-  /// address >> 4 in its low 14 bits and shared memory ends below 256 KiB,
-  /// so adding bytes >> 4 to the whole descriptor never carries out of it.
-  /// One 64-bit add per k-step instead of rebuilding the fields.
+  /// The descriptor `bytes` further on (advanceDescriptor).
   Value advance(Value desc, int64_t bytes) {
-    if (bytes == 0)
-      return desc;
-    return arith::AddIOp::create(
-        b, loc, desc, arith::ConstantIntOp::create(b, loc, bytes >> 4, 64));
+    return advanceDescriptor(b, loc, desc, bytes);
   }
 
   //===------------------------------------------------------------------===//
@@ -615,14 +599,8 @@ private:
   /// Inline PTX that must stay where it is (has side effects).
   Value sideEffectAsm(Type resultType, ValueRange operands, StringRef text,
                       StringRef constraints) {
-    return LLVM::InlineAsmOp::create(
-               b, loc, resultType, operands, text, constraints,
-               /*has_side_effects=*/true, /*is_align_stack=*/false,
-               LLVM::tailcallkind::TailCallKind::None,
-               LLVM::AsmDialectAttr::get(b.getContext(),
-                                         LLVM::AsmDialect::AD_ATT),
-               ArrayAttr())
-        .getResult(0);
+    return tiledattn::sideEffectAsm(b, loc, resultType, operands, text,
+                                    constraints);
   }
   /// q_in_registers: the tile's Q fragments (loadQFragments), set at the
   /// tile's start; empty otherwise, and issueQK reads Q from shared memory.
@@ -1327,11 +1305,7 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
     n = blockN;
   if (!qFragments.empty()) // q_in_registers
     return issueQKFromRegisters(s, n);
-  SmallVector<Type> f32s(n / 2, b.getF32Type());
-  auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
-  Value acc = LLVM::UndefOp::create(b, loc, structTy);
-  auto type =
-      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  Value acc = LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), n / 2));
   Value kBase = kStageOffset(s);
   Value kDesc = descriptor(kBase, /*leading=*/16, /*stride=*/1024);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
@@ -1345,20 +1319,8 @@ Value HopperKernelEmitter::issueQK(Value consumer, Value s, int64_t n,
       waitParity(idx(atom), tileParity);
     Value descA = advance(qDesc, atom * blockM * 128 + within);
     Value descB = advance(kDesc, atom * blockN * 128 + within);
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structTy, acc, descA, descB,
-        NVVM::MMAShapeAttr::get(b.getContext(), 64, n, 16),
-        NVVM::WGMMATypesAttr::get(b.getContext(), type),
-        NVVM::WGMMATypesAttr::get(b.getContext(), type),
-        NVVM::WGMMATypesAttr::get(b.getContext(), NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(b.getContext(),
-                                     kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                             : NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
-        NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::col),
-        NVVM::MMAIntOverflowAttr());
+    acc = wgmmaSmem(b, loc, acc, descA, descB, n, elementType,
+                    /*accumulate=*/kk > 0, /*bKMajor=*/true);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;
@@ -1402,31 +1364,12 @@ Regs HopperKernelEmitter::loadQFragments(Value consumer) {
   return fragments;
 }
 
-/// scale-d is an immediate inside the asm: a register holding it would be
-/// set between wgmmas, which makes ptxas serialize them (C7513).
 Value HopperKernelEmitter::wgmmaFromRegisters(ArrayRef<Value> acc,
                                               ArrayRef<Value> a, Value desc,
                                               int64_t cols, bool transB,
                                               bool accumulate) {
-  std::string ty = elementType.isBF16() ? "bf16" : "f16";
-  int64_t n = acc.size();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (accumulate ? 1 : 0)
-     << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << cols << "k16.f32." << ty
-     << "." << ty << " {";
-  for (int64_t i = 0; i < n; ++i)
-    os << (i ? ", $" : "$") << i;
-  os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2 << ", $"
-     << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, " << (transB ? 1 : 0)
-     << ";\n}";
-  SmallVector<Value> operands(acc.begin(), acc.end());
-  operands.append(a.begin(), a.end());
-  operands.push_back(desc);
-  return sideEffectAsm(
-      LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                       SmallVector<Type>(n, b.getF32Type())),
-      operands, text, tiedF32Constraints(n) + ",r,r,r,r,l");
+  return wgmmaRegisterA(b, loc, acc, a, desc, cols, elementType,
+                        /*bKMajor=*/!transB, accumulate);
 }
 
 Value HopperKernelEmitter::chainStep(WgmmaChain &chain, ArrayRef<Value> a,
@@ -1480,12 +1423,8 @@ HopperKernelEmitter::issuePV(ArrayRef<Value> accIn, ArrayRef<Value> probs,
 /// wait: without that data dependence LLVM may read the registers before
 /// the wait, while the wgmma still writes them.
 Regs HopperKernelEmitter::retire(Value accStruct) {
-  auto structTy = cast<LLVM::LLVMStructType>(accStruct.getType());
-  int64_t n = structTy.getBody().size();
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < n; ++i)
-    values.push_back(LLVM::ExtractValueOp::create(b, loc, accStruct, i));
-  Value fenced = sideEffectAsm(structTy, values, "", tiedF32Constraints(n));
+  int64_t n = cast<LLVM::LLVMStructType>(accStruct.getType()).getBody().size();
+  Value fenced = retireAccumulator(b, loc, accStruct);
   Regs out;
   for (int64_t i = 0; i < n; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, fenced, i));
