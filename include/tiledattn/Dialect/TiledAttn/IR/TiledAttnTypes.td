@@ -114,4 +114,26 @@ def TiledAttn_TokenType : TypeDef<TiledAttn_Dialect, "Token"> {
   }];
 }
 
+def TiledAttn_FutureType : TypeDef<TiledAttn_Dialect, "Future"> {
+  let mnemonic = "future";
+  let summary = "The result of an asynchronous mma, not yet retired";
+  let description = [{
+    A `!tiledattn.future<MxNxf32>` is the `M x N` f32 accumulator of a
+    `tiledattn.mma_async` the tensor cores may still be writing. Nothing
+    reads it but `tiledattn.wait`, which returns it as a
+    `!tiledattn.tile<MxNxf32>` once the mma has completed; between the two,
+    the program runs other work (the softmax of another block, another
+    consumer's mmas).
+
+    Example:
+
+    ```mlir
+    !tiledattn.future<64x128xf32>
+    ```
+  }];
+  let parameters = (ins "TileType":$tileType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNTYPES_TD

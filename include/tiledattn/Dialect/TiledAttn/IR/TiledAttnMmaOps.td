@@ -1,0 +1,98 @@
+//===- TiledAttnMmaOps.td - Asynchronous warpgroup mmas -----*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The tensor-core work of a Hopper consumer warpgroup as ops: an mma issued
+// asynchronously on shared-memory slots (or a register tile) and a wait
+// that retires it. `tiledattn-lower-mma` turns them into wgmma, its fence,
+// commit and wait_group; nothing else speaks of wgmma groups.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNMMAOPS_TD
+#define TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNMMAOPS_TD
+
+def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
+    AttrSizedOperandSegments, MemoryEffects<[MemRead]>,
+    OptionalTypesMatchWith<"the accumulator is the result's tile", "result",
+                           "acc",
+                           "::llvm::cast<FutureType>($_self).getTileType()">]> {
+  let summary = "Start a warpgroup's 64-row mma on the tensor cores";
+  let description = [{
+    The `tiledattn.mma_async` operation starts, for the 128 threads of one
+    warpgroup, `result = A * B (+ acc)`, or `A * transpose(B) (+ acc)` with
+    `transpose_b`, in f32, and returns at once: the result is a
+    `!tiledattn.future` that `tiledattn.wait` retires. `A` is 64 x K:
+    either rows `a_row .. a_row + 63` of a shared-memory tile (a ring slot)
+    or a `!tiledattn.tile<64xKxT>` in registers. `B` is a shared-memory tile,
+    `K x N`, or `N x K` with `transpose_b`. Without `acc` the result starts
+    from zero.
+
+    For attention, `S = Q K^T` reads the consumer's 64 rows of the Q slot
+    and a K slot (keys x head dim) with `transpose_b`; `O += P V` takes P
+    from registers and a V slot (keys x head dim) as it is.
+
+    A shared-memory `A` starts on a row that is a multiple of 8 (the
+    swizzle's period). `K` is a multiple of 16 and `N` at most 256 (one
+    wgmma); `A` and `B` hold the same element type, f16 or bf16.
+
+    Example:
+
+    ```mlir
+    %s = tiledattn.mma_async %q[%row], %k transpose_b
+        : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x128xf32>
+    %o = tiledattn.mma_async %p, %v acc(%acc)
+        : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
+                       Optional<Index>:$a_row, TiledAttn_SmemType:$b,
+                       Optional<TiledAttn_AnyTile>:$acc,
+                       UnitAttr:$transpose_b);
+  let results = (outs TiledAttn_FutureType:$result);
+  let assemblyFormat = [{
+    $a (`[` $a_row^ `]`)? `,` $b (`transpose_b` $transpose_b^)?
+    (`acc` `(` $acc^ `)`)? attr-dict `:` qualified(type($a)) `,`
+    qualified(type($b)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    FutureType getFutureType() { return ::llvm::cast<FutureType>(getResult().getType()); }
+    /// The reduction length: A's columns.
+    int64_t getK();
+    /// The result's columns.
+    int64_t getN() { return getFutureType().getTileType().getNumCols(); }
+    /// Whether A comes from shared memory (else from registers).
+    bool isASmem() { return ::llvm::isa<SmemType>(getA().getType()); }
+  }];
+}
+
+def TiledAttn_WaitOp : TiledAttn_Op<"wait", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"the result is the future's tile", "future", "result",
+                   "::llvm::cast<FutureType>($_self).getTileType()">]> {
+  let summary = "Wait for an asynchronous mma and take its result";
+  let description = [{
+    The `tiledattn.wait` operation waits until the `tiledattn.mma_async`
+    that made `future` has completed and returns its result as a register
+    tile. Mmas the warpgroup started after that one may stay in flight: a
+    program starts `S_j = Q K_j^T`, then `O += P_{j-1} V_{j-1}`, waits for
+    `S_j` and runs the softmax while the second mma still runs. After the
+    wait, the mma's shared-memory operands may be released.
+
+    Example:
+
+    ```mlir
+    %s = tiledattn.wait %sf : !tiledattn.future<64x128xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_FutureType:$future);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
+}
+
+#endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNMMAOPS_TD

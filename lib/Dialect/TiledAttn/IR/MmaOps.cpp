@@ -1,0 +1,160 @@
+//===- MmaOps.cpp - Asynchronous warpgroup mmas -----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// !tiledattn.future and the verifiers of tiledattn.mma_async and
+// tiledattn.wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+/// Rows of one warpgroup's wgmma (m64nNk16).
+static constexpr int64_t kWarpgroupRows = 64;
+/// Largest N of one wgmma.
+static constexpr int64_t kMaxWgmmaCols = 256;
+/// Rows of one period of the 128-byte swizzle (1024 bytes): where a
+/// shared-memory A may start.
+static constexpr int64_t kSwizzleRows = 8;
+
+//===----------------------------------------------------------------------===//
+// FutureType
+//===----------------------------------------------------------------------===//
+
+Type FutureType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  auto emitError = [&] { return parser.emitError(parser.getNameLoc()); };
+  TileType tile = TileType::getChecked(emitError, parser.getContext(),
+                                       ArrayRef<int64_t>(shape), elementType);
+  if (!tile)
+    return {};
+  return FutureType::getChecked(emitError, parser.getContext(), tile);
+}
+
+void FutureType::print(AsmPrinter &printer) const {
+  TileType tile = getTileType();
+  printer << "<";
+  for (int64_t d : tile.getShape())
+    printer << d << "x";
+  printer << tile.getElementType() << ">";
+}
+
+LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 TileType tileType) {
+  if (tileType.getRank() != 2 || !tileType.getElementType().isF32())
+    return emitError() << "expected an mma result: a rank-2 tile of f32, but "
+                          "got "
+                       << tileType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MmaAsyncOp
+//===----------------------------------------------------------------------===//
+
+int64_t MmaAsyncOp::getK() {
+  if (auto smem = dyn_cast<SmemType>(getA().getType()))
+    return smem.getCols();
+  return cast<TileType>(getA().getType()).getNumCols();
+}
+
+/// Follows a future out of tiledattn.turn bodies: its one use is a wait in
+/// the block it is made in (or in the turn's, after the turn).
+static LogicalResult verifyWaitedOnce(MmaAsyncOp op) {
+  Value future = op.getResult();
+  while (true) {
+    if (!future.hasOneUse())
+      return op.emitOpError("expected the result to be waited for once, by a "
+                            "tiledattn.wait (an mma nobody waits for leaves "
+                            "its registers undefined), but it has ")
+             << std::distance(future.use_begin(), future.use_end()) << " uses";
+    OpOperand &use = *future.use_begin();
+    Operation *user = use.getOwner();
+    if (isa<WaitOp>(user)) {
+      if (user->getBlock() != future.getParentBlock())
+        return op.emitOpError("expected the result to be waited for in the "
+                              "block it is made in (a wait under a branch or "
+                              "in a loop may not run once per mma)");
+      return success();
+    }
+    if (!isa<YieldOp>(user))
+      return op.emitOpError("expected the result to go to a tiledattn.wait "
+                            "or out of a tiledattn.turn, but it goes to ")
+             << user->getName();
+    future = user->getParentOp()->getResult(use.getOperandNumber());
+  }
+}
+
+LogicalResult MmaAsyncOp::verify() {
+  Type aElement;
+  int64_t k = getK();
+  if (auto smem = dyn_cast<SmemType>(getA().getType())) {
+    aElement = smem.getElementType();
+    if (!getARow())
+      return emitOpError("expected `a_row`, the first of the 64 rows of the "
+                         "shared-memory A to multiply");
+    if (smem.getRows() < kWarpgroupRows)
+      return emitOpError("expected a shared-memory A of at least ")
+             << kWarpgroupRows << " rows, but got " << smem;
+    APInt row;
+    if (matchPattern(getARow(), m_ConstantInt(&row))) {
+      int64_t r = row.getSExtValue();
+      if (r < 0 || r % kSwizzleRows || r + kWarpgroupRows > smem.getRows())
+        return emitOpError("expected `a_row` to be a multiple of ")
+               << kSwizzleRows << " (the swizzle's period) with rows a_row .. "
+               << "a_row + 63 inside A's " << smem.getRows() << ", but got "
+               << r;
+    }
+  } else {
+    auto tile = cast<TileType>(getA().getType());
+    aElement = tile.getElementType();
+    if (getARow())
+      return emitOpError("expected no `a_row` with A in registers (a tile "
+                         "is the 64 rows it multiplies)");
+    if (tile.getRank() != 2 || tile.getNumRows() != kWarpgroupRows ||
+        aElement.isF32())
+      return emitOpError("expected a register A of 64 x K f16 or bf16 (one "
+                         "warpgroup's rows), but got ")
+             << tile;
+  }
+  SmemType b = getB().getType();
+  if (b.getElementType() != aElement)
+    return emitOpError("expected A and B of one element type, but got ")
+           << aElement << " and " << b.getElementType();
+  if (k % 16)
+    return emitOpError("expected K, A's columns, to be a multiple of 16 "
+                       "(wgmma's k16), but got ")
+           << k;
+  int64_t bK = getTransposeB() ? b.getCols() : b.getRows();
+  int64_t n = getTransposeB() ? b.getRows() : b.getCols();
+  if (bK != k)
+    return emitOpError("expected B to be ")
+           << (getTransposeB() ? "N x K" : "K x N") << " with K = " << k
+           << " (A's columns), but got " << b;
+  if (n % 8 || n > kMaxWgmmaCols)
+    return emitOpError("expected N, the result's columns, to be a multiple "
+                       "of 8 up to ")
+           << kMaxWgmmaCols << " (one wgmma), but got " << n;
+  TileType result = getFutureType().getTileType();
+  if (result.getNumRows() != kWarpgroupRows || result.getNumCols() != n)
+    return emitOpError("expected a result of 64 x ")
+           << n << " (A's rows by B's "
+           << (getTransposeB() ? "rows" : "columns") << "), but got "
+           << getFutureType();
+  return verifyWaitedOnce(*this);
+}

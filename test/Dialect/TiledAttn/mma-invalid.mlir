@@ -1,0 +1,209 @@
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of !tiledattn.future and the asynchronous mma ops, one
+// per split.
+
+!slot = !tiledattn.smem<128x128xbf16>
+!f = !tiledattn.future<64x128xf32>
+
+// expected-error @+1 {{expected an mma result: a rank-2 tile of f32, but got '!tiledattn.tile<64x128xbf16>'}}
+func.func private @future_bf16(!tiledattn.future<64x128xbf16>)
+
+// -----
+
+// expected-error @+1 {{expected an mma result: a rank-2 tile of f32, but got '!tiledattn.tile<64xf32>'}}
+func.func private @future_rank1(!tiledattn.future<64xf32>)
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @no_a_row(%q: !slot, %k: !slot) {
+  // expected-error @+1 {{expected `a_row`, the first of the 64 rows of the shared-memory A to multiply}}
+  %f = tiledattn.mma_async %q, %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @a_too_short(%q: !tiledattn.smem<32x128xbf16>, %k: !tiledattn.smem<128x128xbf16>, %r: index) {
+  // expected-error @+1 {{expected a shared-memory A of at least 64 rows, but got '!tiledattn.smem<32x128xbf16>'}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !tiledattn.smem<32x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @a_row_off_swizzle(%q: !slot, %k: !slot) {
+  %r = arith.constant 4 : index
+  // expected-error @+1 {{expected `a_row` to be a multiple of 8 (the swizzle's period) with rows a_row .. a_row + 63 inside A's 128, but got 4}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @a_row_past_end(%q: !slot, %k: !slot) {
+  %r = arith.constant 72 : index
+  // expected-error @+1 {{inside A's 128, but got 72}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @a_row_with_registers(%p: !tiledattn.tile<64x128xbf16>, %v: !slot, %r: index) {
+  // expected-error @+1 {{expected no `a_row` with A in registers (a tile is the 64 rows it multiplies)}}
+  %f = tiledattn.mma_async %p[%r], %v : !tiledattn.tile<64x128xbf16>, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @registers_not_64_rows(%p: !tiledattn.tile<128x128xbf16>, %v: !slot) {
+  // expected-error @+1 {{expected a register A of 64 x K f16 or bf16 (one warpgroup's rows), but got '!tiledattn.tile<128x128xbf16>'}}
+  %f = tiledattn.mma_async %p, %v : !tiledattn.tile<128x128xbf16>, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @registers_f32(%p: !tiledattn.tile<64x128xf32>, %v: !slot) {
+  // expected-error @+1 {{expected a register A of 64 x K f16 or bf16 (one warpgroup's rows), but got '!tiledattn.tile<64x128xf32>'}}
+  %f = tiledattn.mma_async %p, %v : !tiledattn.tile<64x128xf32>, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @mixed_types(%p: !tiledattn.tile<64x128xf16>, %v: !tiledattn.smem<128x128xbf16>) {
+  // expected-error @+1 {{expected A and B of one element type, but got 'f16' and 'bf16'}}
+  %f = tiledattn.mma_async %p, %v : !tiledattn.tile<64x128xf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @k_not_16(%p: !tiledattn.tile<64x24xbf16>, %v: !tiledattn.smem<24x128xbf16>) {
+  // expected-error @+1 {{expected K, A's columns, to be a multiple of 16 (wgmma's k16), but got 24}}
+  %f = tiledattn.mma_async %p, %v : !tiledattn.tile<64x24xbf16>, !tiledattn.smem<24x128xbf16> -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @b_wrong_k(%q: !tiledattn.smem<128x128xbf16>, %k: !tiledattn.smem<128x64xbf16>, %r: index) {
+  // expected-error @+1 {{expected B to be N x K with K = 128 (A's columns), but got '!tiledattn.smem<128x64xbf16>'}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x64xbf16> -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @b_wrong_k_not_transposed(%p: !tiledattn.tile<64x128xbf16>, %v: !tiledattn.smem<64x128xbf16>) {
+  // expected-error @+1 {{expected B to be K x N with K = 128 (A's columns), but got '!tiledattn.smem<64x128xbf16>'}}
+  %f = tiledattn.mma_async %p, %v : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @n_not_8(%q: !tiledattn.smem<64x64xbf16>, %k: !tiledattn.smem<12x64xbf16>, %r: index) {
+  // expected-error @+1 {{expected N, the result's columns, to be a multiple of 8 up to 256 (one wgmma), but got 12}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<12x64xbf16> -> !tiledattn.future<64x12xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x12xf32>
+  return
+}
+
+// -----
+
+func.func @n_too_wide(%p: !tiledattn.tile<64x64xbf16>, %v: !tiledattn.smem<64x512xbf16>) {
+  // expected-error @+1 {{expected N, the result's columns, to be a multiple of 8 up to 256 (one wgmma), but got 512}}
+  %f = tiledattn.mma_async %p, %v : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x512xbf16> -> !tiledattn.future<64x512xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x512xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @wrong_result(%q: !slot, %k: !slot, %r: index) {
+  // expected-error @+1 {{expected a result of 64 x 128 (A's rows by B's rows), but got '!tiledattn.future<64x64xf32>'}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x64xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @wrong_acc(%q: !slot, %k: !slot, %r: index, %acc: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{the accumulator is the result's tile}}
+  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @never_waited(%q: !slot, %k: !slot, %r: index) {
+  // expected-error @+1 {{expected the result to be waited for once, by a tiledattn.wait (an mma nobody waits for leaves its registers undefined), but it has 0 uses}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @waited_twice(%q: !slot, %k: !slot, %r: index) {
+  // expected-error @+1 {{but it has 2 uses}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  %t = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @waited_under_a_branch(%q: !slot, %k: !slot, %r: index, %c: i1) {
+  // expected-error @+1 {{expected the result to be waited for in the block it is made in (a wait under a branch or in a loop may not run once per mma)}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  scf.if %c {
+    %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  }
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @future_returned(%q: !slot, %k: !slot, %r: index) -> !tiledattn.future<64x128xf32> {
+  // expected-error @+1 {{expected the result to go to a tiledattn.wait or out of a tiledattn.turn, but it goes to func.return}}
+  %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  return %f : !tiledattn.future<64x128xf32>
+}
+
+// -----
+
+func.func @wait_wrong_type(%f: !tiledattn.future<64x128xf32>) {
+  // expected-error @+1 {{the result is the future's tile}}
+  %s = "tiledattn.wait"(%f) : (!tiledattn.future<64x128xf32>) -> !tiledattn.tile<64x64xf32>
+  return
+}

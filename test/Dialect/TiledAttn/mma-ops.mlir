@@ -1,0 +1,57 @@
+// RUN: tiledattn-opt %s | tiledattn-opt | FileCheck %s
+// RUN: tiledattn-opt %s -mlir-print-op-generic | tiledattn-opt | FileCheck %s
+
+// The asynchronous mma ops and !tiledattn.future print and parse back, in
+// the custom and the generic form.
+
+!slot = !tiledattn.smem<128x128xbf16>
+
+// S = Q K^T from two slots, O += P V with P in registers; the second mma
+// starts before the first is waited for.
+// CHECK-LABEL: func.func @qk_then_pv
+// CHECK-SAME: (%[[Q:.*]]: !tiledattn.smem<128x128xbf16>, %[[K:.*]]: !tiledattn.smem<128x128xbf16>, %[[V:.*]]: !tiledattn.smem<128x128xbf16>, %[[P:.*]]: !tiledattn.tile<64x128xbf16>, %[[ACC:.*]]: !tiledattn.tile<64x128xf32>, %[[ROW:.*]]: index)
+func.func @qk_then_pv(%q: !slot, %k: !slot, %v: !slot, %p: !tiledattn.tile<64x128xbf16>,
+                      %acc: !tiledattn.tile<64x128xf32>, %row: index)
+    -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>) {
+  // CHECK: %[[SF:.*]] = tiledattn.mma_async %[[Q]][%[[ROW]]], %[[K]] transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %sf = tiledattn.mma_async %q[%row], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  // CHECK: %[[OF:.*]] = tiledattn.mma_async %[[P]], %[[V]] acc(%[[ACC]]) : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %of = tiledattn.mma_async %p, %v acc(%acc) : !tiledattn.tile<64x128xbf16>, !slot -> !tiledattn.future<64x128xf32>
+  // CHECK: %[[S:.*]] = tiledattn.wait %[[SF]] : !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %sf : !tiledattn.future<64x128xf32>
+  // CHECK: %[[O:.*]] = tiledattn.wait %[[OF]] : !tiledattn.future<64x128xf32>
+  %o = tiledattn.wait %of : !tiledattn.future<64x128xf32>
+  return %s, %o : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>
+}
+
+// A future leaves the turn that issued the mma and is waited for after it.
+// CHECK-LABEL: func.func @future_out_of_a_turn
+func.func @future_out_of_a_turn(%q: !slot, %k: !slot, %row: index) {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+    // CHECK: %[[F:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+    %f = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+      %sf = tiledattn.mma_async %q[%row], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+      tiledattn.yield %sf : !tiledattn.future<64x128xf32>
+    }
+    // CHECK: tiledattn.wait %[[F]] : !tiledattn.future<64x128xf32>
+    %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  }
+  return
+}
+
+// Narrow and wide N, f16: S over 64 keys at head dim 256 (A and B 256
+// columns wide), O over head dim 256 from 64 keys.
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%q: !tiledattn.smem<64x256xf16>, %k: !tiledattn.smem<64x256xf16>,
+                  %p: !tiledattn.tile<64x64xf16>, %v: !tiledattn.smem<64x256xf16>) {
+  %c0 = arith.constant 0 : index
+  // CHECK: -> !tiledattn.future<64x64xf32>
+  %sf = tiledattn.mma_async %q[%c0], %k transpose_b : !tiledattn.smem<64x256xf16>, !tiledattn.smem<64x256xf16> -> !tiledattn.future<64x64xf32>
+  // CHECK: -> !tiledattn.future<64x256xf32>
+  %of = tiledattn.mma_async %p, %v : !tiledattn.tile<64x64xf16>, !tiledattn.smem<64x256xf16> -> !tiledattn.future<64x256xf32>
+  %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+  %o = tiledattn.wait %of : !tiledattn.future<64x256xf32>
+  return
+}
