@@ -100,7 +100,10 @@ def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
     the slot's empty barrier for the phase before the position's, announces
     the slot's bytes on its full barrier and issues the body's
     `tiledattn.tma_load` as one TMA copy per 64-column atom;
-    `tiledattn.ring.get` waits on the full barrier for the position's phase;
+    `tiledattn.ring.get` waits on the full barrier for the position's phase
+    and hands its readers the slot's shared-memory address (an index,
+    through `builtin.unrealized_conversion_cast` to the slot type, which
+    `tiledattn-lower-mma` takes);
     `tiledattn.ring.release` makes lane 0 of each warp arrive on the empty
     one. A TMA source gets a tensor map: an `!llvm.ptr` parameter appended
     to the kernel and an entry in `tiledattn.tensor_maps`, as
@@ -109,12 +112,13 @@ def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
 
     #### Input invariant
     Ring ops only in `gpu.func` kernels whose `tiledattn.tma_load` sources
-    are the kernel's first four arguments (q, k, v, o); slots only used by
-    the ring ops; roles already lowered (`tiledattn-lower-roles`).
+    are the kernel's first four arguments (q, k, v, o); roles already
+    lowered (`tiledattn-lower-roles`).
 
     #### Output IR
     `nvgpu.mbarrier.*`, `nvgpu.tma.async.load`, `memref.view` of
-    `gpu.dynamic_shared_memory`, `scf.if`, `arith`; no ring op or type.
+    `gpu.dynamic_shared_memory`, `scf.if`, `arith`; no ring op, ring or
+    token type; slots read by other ops as casts of their address.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -124,6 +128,42 @@ def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
     "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect"
+  ];
+}
+
+def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
+  let summary = "Lower asynchronous warpgroup mmas to wgmma";
+  let description = [{
+    Lowers the mma ops of every `gpu.func` kernel:
+    `tiledattn.mma_async` becomes `wgmma.fence`, one wgmma.m64nNk16 per 16
+    of K (descriptors with the 128-byte swizzle, stepped along K; A from
+    registers as inline PTX, since `nvvm.wgmma.mma_async` takes A from
+    shared memory only) and `wgmma.commit_group`; `tiledattn.wait` becomes
+    `wgmma.wait_group N`, N the mmas of its block issued after the one it
+    waits for, and the retire of the accumulator (an empty volatile asm the
+    registers pass through, so that nothing reads them before the wait).
+    The code is convert-sdpa-to-hopper's (WgmmaHelpers.h).
+
+    Register tiles cross the pass boundary as
+    `builtin.unrealized_conversion_cast` of their registers: an f32
+    accumulator (an mma's `acc`, a wait's result) as the struct of its N / 2
+    floats per thread, an f16/bf16 A as the struct of its K / 4 packed
+    words.
+
+    #### Input invariant
+    Mma ops only in `gpu.func` kernels; roles and rings already lowered
+    (`tiledattn-lower-roles`, `tiledattn-lower-rings`), so shared-memory
+    operands are slot addresses and every wait is in the block of the mma it
+    waits for, with no mma in a region between them.
+
+    #### Output IR
+    `nvvm.wgmma.*`, `llvm.inline_asm`, `llvm.extractvalue`, `arith`; no mma
+    op or future type; register tiles as casts of their structs.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect"
   ];
 }
 

@@ -109,8 +109,9 @@ private:
   Location loc = kernel.getLoc();
   llvm::MapVector<Value, LoweredRing> lowered;
   int64_t bytes = 0, numBarriers = 0;
-  /// Shared memory and its barriers, once emitSetup has made them.
-  Value smem, pad, barriers, tid;
+  /// Shared memory (its memref and address) and its barriers, once
+  /// emitSetup has made them.
+  Value smem, smemAddress, pad, barriers, tid;
   /// A tensor map per (source argument, box rows): its descriptor value.
   llvm::MapVector<std::pair<unsigned, int64_t>, Value> maps;
   /// A slot once lowered: its byte offset past the pad and its index.
@@ -204,6 +205,7 @@ private:
     SwizzledSharedMemory shared =
         createSwizzledSharedMemory(b, loc, kSwizzleAlignmentBytes);
     smem = shared.smem;
+    smemAddress = shared.address;
     pad = shared.pad;
     barriers = createBarrierGroup(b, loc, numBarriers);
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -288,10 +290,14 @@ private:
     waitParity(b, loc, barriers, barrier(l.firstBarrier, slot), parity);
     Slot s = slotAt(l, slot);
     slots[get.getToken()] = s;
-    if (!get.getSlot().use_empty())
-      return get.emitOpError("has uses of its slot that tiledattn-lower-rings "
-                             "cannot lower (the slot's readers come in a "
-                             "later step of the tile IR)");
+    // Readers (tiledattn-lower-mma) take the slot's shared-memory address.
+    if (!get.getSlot().use_empty()) {
+      Value address = add(smemAddress, add(pad, s.offset));
+      get.getSlot().replaceAllUsesWith(
+          UnrealizedConversionCastOp::create(b, loc, get.getSlot().getType(),
+                                             address)
+              .getResult(0));
+    }
     dead.push_back(get);
     return success();
   }

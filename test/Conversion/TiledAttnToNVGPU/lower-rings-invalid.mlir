@@ -43,20 +43,6 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @m {
-    gpu.func @slot_read(%i: index) kernel {
-      %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
-      // expected-error @+1 {{has uses of its slot that tiledattn-lower-rings cannot lower (the slot's readers come in a later step of the tile IR)}}
-      %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
-      "test.read"(%s) : (!tiledattn.smem<64x64xbf16>) -> ()
-      tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
-      gpu.return
-    }
-  }
-}
-// -----
-
-module attributes {gpu.container_module} {
-  gpu.module @m {
     gpu.func @roles_first(%i: index) kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
       %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
       // expected-error @+1 {{expected tiledattn-lower-roles to have run before tiledattn-lower-rings (ring tokens pass through the roles' regions)}}

@@ -1,0 +1,255 @@
+//===- MmaToNVVM.cpp - Asynchronous mmas to wgmma ---------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// tiledattn-lower-mma: tiledattn.mma_async becomes a wgmma group (fence,
+// one wgmma.m64nNk16 per 16 of K, commit) and tiledattn.wait a
+// wgmma.wait_group with the count of the block's mmas issued since, then
+// the accumulator's retire. The wgmmas, descriptor steps and retire are
+// convert-sdpa-to-hopper's (WgmmaHelpers.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Conversion/NVVMHelpers.h"
+#include "tiledattn/Conversion/Passes.h"
+#include "tiledattn/Conversion/WgmmaHelpers.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tiledattn {
+#define GEN_PASS_DEF_LOWERMMAPASS
+#include "tiledattn/Conversion/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+namespace {
+/// Bytes of one row of a 64-column swizzle atom.
+constexpr int64_t kAtomRowBytes = 128;
+/// Stride byte offset of the 128-byte swizzle: 8 rows of an atom.
+constexpr int64_t kSwizzleStrideBytes = 1024;
+
+/// The value a lowered register tile or slot is a cast of, if it is one.
+Value castSource(Value v) {
+  auto cast = v.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || cast.getNumOperands() != 1)
+    return {};
+  return cast.getOperand(0);
+}
+
+/// The mmas of the wait's block issued after the one it waits for: the N
+/// of its wgmma.wait_group. Fails when an op between the two holds an mma
+/// in a region (its count is not known before it runs).
+FailureOr<int64_t> mmasInFlight(WaitOp wait, MmaAsyncOp mma) {
+  int64_t count = 0;
+  for (Operation *op = mma->getNextNode(); op != wait; op = op->getNextNode()) {
+    if (isa<MmaAsyncOp>(op)) {
+      ++count;
+      continue;
+    }
+    bool nested = false;
+    op->walk([&](MmaAsyncOp) { nested = true; });
+    if (nested) {
+      InFlightDiagnostic diag =
+          wait.emitOpError("cannot count the mmas in flight: ")
+          << op->getName() << " between the mma and this wait issues mmas "
+          << "in a region";
+      diag.attachNote(op->getLoc()) << "here";
+      return failure();
+    }
+  }
+  return count;
+}
+
+class MmaLowering {
+public:
+  MmaLowering(gpu::GPUFuncOp kernel) : kernel(kernel), b(kernel) {}
+
+  LogicalResult run() {
+    SmallVector<Operation *> ops;
+    WalkResult walk = kernel.walk([&](Operation *op) {
+      if (isa<TurnOp, WarpSpecializeOp>(op)) {
+        op->emitOpError("expected tiledattn-lower-roles to have run before "
+                        "tiledattn-lower-mma (futures pass through turns)");
+        return WalkResult::interrupt();
+      }
+      if (isa<MmaAsyncOp, WaitOp>(op))
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    // Count before lowering: the count looks at the mma ops between.
+    DenseMap<Operation *, int64_t> pending;
+    for (Operation *op : ops) {
+      auto wait = dyn_cast<WaitOp>(op);
+      if (!wait)
+        continue;
+      auto mma = wait.getFuture().getDefiningOp<MmaAsyncOp>();
+      if (!mma || mma->getBlock() != wait->getBlock())
+        return wait.emitOpError("expected to wait in the block of the "
+                                "tiledattn.mma_async it waits for");
+      FailureOr<int64_t> n = mmasInFlight(wait, mma);
+      if (failed(n))
+        return failure();
+      pending[wait] = *n;
+    }
+    for (Operation *op : ops) {
+      b.setInsertionPoint(op);
+      loc = op->getLoc();
+      if (auto mma = dyn_cast<MmaAsyncOp>(op)) {
+        if (failed(lowerMma(mma)))
+          return failure();
+      } else {
+        lowerWait(cast<WaitOp>(op), pending.lookup(op));
+      }
+    }
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    return success();
+  }
+
+private:
+  gpu::GPUFuncOp kernel;
+  OpBuilder b;
+  Location loc = kernel.getLoc();
+  /// The accumulator struct of each lowered mma, by its future.
+  DenseMap<Value, Value> issued;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// The shared-memory address of a slot operand, from tiledattn-lower-rings.
+  FailureOr<Value> addressOf(MmaAsyncOp mma, Value slot, StringRef name) {
+    Value address = castSource(slot);
+    if (!address || !address.getType().isIndex())
+      return mma.emitOpError("expected ")
+             << name << " to be a ring slot's address (run "
+             << "tiledattn-lower-rings before tiledattn-lower-mma)";
+    return address;
+  }
+
+  /// The struct of registers a lowered tile is a cast of: `n` values of
+  /// `type` per thread.
+  FailureOr<Value> registersOf(MmaAsyncOp mma, Value tile, StringRef name,
+                               Type type, int64_t n) {
+    Value regs = castSource(tile);
+    auto structTy =
+        regs ? dyn_cast<LLVM::LLVMStructType>(regs.getType()) : nullptr;
+    if (!structTy || structTy.getBody().size() != size_t(n) ||
+        llvm::any_of(structTy.getBody(), [&](Type t) { return t != type; }))
+      return mma.emitOpError("expected ")
+             << name << " to be a lowered register tile (a cast of a struct "
+             << "of " << n << " " << type << " per thread)";
+    return regs;
+  }
+
+  LogicalResult lowerMma(MmaAsyncOp mma) {
+    SmemType bType = mma.getB().getType();
+    Type element = bType.getElementType();
+    int64_t k = mma.getK(), n = mma.getN(), kSteps = k / 16;
+    bool bKMajor = mma.getTransposeB();
+    FailureOr<Value> bAddress = addressOf(mma, mma.getB(), "B");
+    if (failed(bAddress))
+      return failure();
+    // K-major B (N x K): 16 bytes between core matrices along K; MN-major
+    // (K x N): one atom of K rows between the 64-column atoms along N.
+    Value descB = buildWgmmaDescriptor(
+        b, loc, *bAddress, bKMajor ? 16 : bType.getRows() * kAtomRowBytes,
+        kSwizzleStrideBytes);
+    auto bStep = [&](int64_t kk) -> int64_t {
+      if (!bKMajor) // 16 more rows
+        return kk * 16 * kAtomRowBytes;
+      return (kk / 4) * bType.getRows() * kAtomRowBytes + 32 * (kk % 4);
+    };
+    Value acc;
+    if (Value in = mma.getAcc()) {
+      FailureOr<Value> regs =
+          registersOf(mma, in, "acc", b.getF32Type(), n / 2);
+      if (failed(regs))
+        return failure();
+      acc = *regs;
+    }
+    if (mma.isASmem()) {
+      auto aType = cast<SmemType>(mma.getA().getType());
+      FailureOr<Value> aAddress = addressOf(mma, mma.getA(), "A");
+      if (failed(aAddress))
+        return failure();
+      Value rowOffset =
+          arith::MulIOp::create(b, loc, mma.getARow(), idx(kAtomRowBytes));
+      Value descA = buildWgmmaDescriptor(
+          b, loc, arith::AddIOp::create(b, loc, *aAddress, rowOffset), 16,
+          kSwizzleStrideBytes);
+      if (!acc)
+        acc = LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), n / 2));
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      for (int64_t kk = 0; kk < kSteps; ++kk) {
+        int64_t aStep =
+            (kk / 4) * aType.getRows() * kAtomRowBytes + 32 * (kk % 4);
+        acc = wgmmaSmem(b, loc, acc, advanceDescriptor(b, loc, descA, aStep),
+                        advanceDescriptor(b, loc, descB, bStep(kk)), n, element,
+                        /*accumulate=*/kk > 0 || mma.getAcc(), bKMajor);
+      }
+    } else {
+      FailureOr<Value> a =
+          registersOf(mma, mma.getA(), "A", b.getI32Type(), k / 4);
+      if (failed(a))
+        return failure();
+      SmallVector<Value> accRegs;
+      for (int64_t i = 0; i < n / 2; ++i)
+        accRegs.push_back(
+            acc ? LLVM::ExtractValueOp::create(b, loc, acc, i).getResult()
+                : LLVM::PoisonOp::create(b, loc, b.getF32Type()).getResult());
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      for (int64_t kk = 0; kk < kSteps; ++kk) {
+        SmallVector<Value> words;
+        for (int64_t w = 0; w < 4; ++w)
+          words.push_back(LLVM::ExtractValueOp::create(b, loc, *a, 4 * kk + w));
+        if (kk > 0)
+          for (int64_t i = 0; i < n / 2; ++i)
+            accRegs[i] = LLVM::ExtractValueOp::create(b, loc, acc, i);
+        acc = wgmmaRegisterA(b, loc, accRegs, words,
+                             advanceDescriptor(b, loc, descB, bStep(kk)), n,
+                             element, bKMajor,
+                             /*accumulate=*/kk > 0 || mma.getAcc());
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    issued[mma.getResult()] = acc;
+    return success();
+  }
+
+  void lowerWait(WaitOp wait, int64_t pending) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+    Value retired = retireAccumulator(b, loc, issued.lookup(wait.getFuture()));
+    wait.getResult().replaceAllUsesWith(
+        UnrealizedConversionCastOp::create(b, loc, wait.getType(), retired)
+            .getResult(0));
+  }
+};
+
+class LowerMmaPass : public tiledattn::impl::LowerMmaPassBase<LowerMmaPass> {
+public:
+  void runOnOperation() override {
+    WalkResult walk = getOperation().walk([](Operation *op) {
+      if (isa<MmaAsyncOp>(op) && !op->getParentOfType<gpu::GPUFuncOp>()) {
+        op->emitOpError("expected to be in a gpu.func kernel: "
+                        "tiledattn-lower-mma lowers kernels");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    SmallVector<gpu::GPUFuncOp> kernels;
+    getOperation().walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
+    for (gpu::GPUFuncOp k : kernels)
+      if (failed(MmaLowering(k).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

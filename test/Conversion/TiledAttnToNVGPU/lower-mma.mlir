@@ -1,0 +1,96 @@
+// RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-rings --tiledattn-lower-mma | FileCheck %s
+
+// S = Q K^T from the consumer's 64 rows of a Q slot and a K slot, then
+// O += P V with P in registers and an accumulator in, then the two waits:
+// the first leaves the second mma in flight. Slots come from
+// tiledattn-lower-rings as their shared-memory addresses.
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!slot = !tiledattn.smem<64x64xbf16>
+!ring = !tiledattn.ring<2, 64x64xbf16>
+!qring = !tiledattn.ring<1, 128x64xbf16>
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+!words = !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // CHECK-LABEL: gpu.func @qk_then_pv
+    gpu.func @qk_then_pv(%q: !head, %k: !head, %v: !head, %o: !head, %j: index, %c: index,
+                         %p: !words, %acc: !acc) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %qr = tiledattn.ring releases(8) : !qring
+      %kr = tiledattn.ring releases(8) : !ring
+      %vr = tiledattn.ring releases(8) : !ring
+      // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
+      // CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[SMEM]]
+      // The Q slot's address, then the K slot's.
+      // CHECK: nvgpu.mbarrier.try_wait.parity
+      // CHECK: %[[QADDR:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+      // CHECK: nvgpu.mbarrier.try_wait.parity
+      // CHECK: %[[KADDR:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+      %qs, %qt = tiledattn.ring.get %qr[%c0] : !qring
+      %ks, %kt = tiledattn.ring.get %kr[%j] : !ring
+      %row = arith.muli %c, %c64 : index
+      // K-major B: leading byte offset 16, stride 1024, the 128-byte swizzle
+      // (1 << 62 | 64 << 32 | 1 << 16).
+      // CHECK: %[[KA64:.*]] = arith.index_castui %[[KADDR]] : index to i64
+      // CHECK: %[[KLOW:.*]] = arith.andi %[[KA64]], %{{.*}} : i64
+      // CHECK: %[[KSTART:.*]] = arith.shrui %[[KLOW]]
+      // CHECK: %[[KDESC:.*]] = arith.ori %[[KSTART]], %{{.*}}4611686293305360384{{.*}} : i64
+      // A starts a_row rows (128 bytes each) into the Q slot.
+      // CHECK: %[[ROWBYTES:.*]] = arith.muli %{{.*}}, %{{.*}}128{{.*}} : index
+      // CHECK: %[[AADDR:.*]] = arith.addi %[[QADDR]], %[[ROWBYTES]] : index
+      // CHECK: %[[QA64:.*]] = arith.index_castui %[[AADDR]] : index to i64
+      // CHECK: %[[QDESC:.*]] = arith.ori %{{.*}}, %{{.*}}4611686293305360384{{.*}} : i64
+      // Four k-steps of 16 columns, 32 bytes (2 in the descriptor) apart;
+      // the first starts from zero.
+      // CHECK: nvvm.wgmma.fence.aligned
+      // CHECK-NEXT: %[[S0:.*]] = nvvm.wgmma.mma_async %[[QDESC]], %[[KDESC]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+      // CHECK: %[[K1:.*]] = arith.addi %[[KDESC]], %c2_i64
+      // CHECK: %[[Q1:.*]] = arith.addi %[[QDESC]], %c2_i64
+      // CHECK-NEXT: %[[S1:.*]] = nvvm.wgmma.mma_async %[[Q1]], %[[K1]], %[[S0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
+      // CHECK: nvvm.wgmma.mma_async {{.*}}, D[<f32>, <one>]
+      // CHECK: %[[S3:.*]] = nvvm.wgmma.mma_async {{.*}}, D[<f32>, <one>]
+      // CHECK-NOT: nvvm.wgmma.mma_async
+      // CHECK: nvvm.wgmma.commit.group.sync.aligned
+      %sf = tiledattn.mma_async %qs[%row], %ks transpose_b : !tiledattn.smem<128x64xbf16>, !slot -> !tiledattn.future<64x64xf32>
+      // CHECK: nvgpu.mbarrier.try_wait.parity
+      // CHECK: %[[VADDR:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+      %vs, %vt = tiledattn.ring.get %vr[%j] : !ring
+      %pt = builtin.unrealized_conversion_cast %p : !words to !tiledattn.tile<64x64xbf16>
+      %at = builtin.unrealized_conversion_cast %acc : !acc to !tiledattn.tile<64x64xf32>
+      // MN-major B: leading byte offset one atom of 64 rows (8192 bytes), so
+      // 1 << 62 | 64 << 32 | 512 << 16; k-steps 16 rows (2048 bytes) apart.
+      // P from registers as inline PTX, scale-d 1 from the first step (an
+      // accumulator came in), tnspB set.
+      // CHECK: %[[VDESC:.*]] = arith.ori %{{.*}}, %{{.*}}4611686293338849280{{.*}} : i64
+      // CHECK: nvvm.wgmma.fence.aligned
+      // CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+      // CHECK: arith.addi %[[VDESC]], %c128_i64
+      // CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 p, 1, 0;
+      // CHECK: arith.addi %[[VDESC]], %c256_i64
+      // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async
+      // CHECK: arith.addi %[[VDESC]], %c384_i64
+      // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async
+      // CHECK-NOT: wgmma.mma_async
+      // CHECK: nvvm.wgmma.commit.group.sync.aligned
+      %of = tiledattn.mma_async %pt, %vs acc(%at) : !tiledattn.tile<64x64xbf16>, !slot -> !tiledattn.future<64x64xf32>
+      // Waiting for S leaves P.V in flight; S's registers pass through an
+      // empty volatile asm after the wait.
+      // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+      // CHECK: %[[S:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
+      // CHECK: %[[STILE:.*]] = builtin.unrealized_conversion_cast %[[S]] : {{.*}} to !tiledattn.tile<64x64xf32>
+      %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !ring
+      // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+      // CHECK: %[[O:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
+      // CHECK: %[[OTILE:.*]] = builtin.unrealized_conversion_cast %[[O]] : {{.*}} to !tiledattn.tile<64x64xf32>
+      %ot = tiledattn.wait %of : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %vr, %vt : !ring
+      tiledattn.ring.release %qr, %qt : !qring
+      // CHECK: "test.use"(%[[STILE]], %[[OTILE]])
+      "test.use"(%s, %ot) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+  }
+}
