@@ -42,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiledattn/Conversion/AccumulatorMath.h"
 #include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Conversion/Passes.h"
 #include "tiledattn/Conversion/WgmmaHelpers.h"
@@ -69,13 +70,6 @@ using namespace mlir;
 using namespace mlir::tiledattn;
 
 namespace {
-using Regs = SmallVector<Value>;
-
-/// Row statistics of the online softmax for the two rows a thread holds.
-struct RowState {
-  Value max[2], sum[2];
-};
-
 class HopperKernelEmitter {
 public:
   HopperKernelEmitter(OpBuilder &b, SdpaOp op, gpu::GPUFuncOp kernel,
@@ -276,38 +270,11 @@ private:
   Value fma(Value a, Value c, Value d) {
     return LLVM::FMAOp::create(b, loc, a, c, d);
   }
-  /// 2^x and log2(x) by the MUFU approximations. ex2 flushes subnormal
-  /// results to zero (.ftz): without it ptxas wraps every MUFU.EX2 in a
-  /// range fix-up, and P below 2^-126 rounds to 0 in bf16/f16 anyway.
-  Value exp2(Value x) {
-    return callApproxIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", x);
-  }
-  /// exp2_on_fma: 2^x for x <= 0 without MUFU. x is clamped to -126 (so
-  /// the exponent below cannot wrap; 2^-126 stands for smaller values, in
-  /// unmasked blocks only), t = x + 1.5 * 2^23 rounds it to an integer r in
-  /// t's low bits, 2^(x - r) (x - r in [-0.5, 0.5]) is a degree-3
-  /// polynomial (relative error 7.5e-5), and r goes into its exponent by
-  /// an integer add of t's bits shifted by 23.
-  Value exp2OnFmaPipe(Value x) {
-    Value magic = f32(12582912.0f);
-    Value clamped = fmax(x, f32(-126.0f));
-    Value shifted = fadd(clamped, magic);
-    Value fraction = fsub(clamped, fsub(shifted, magic));
-    Value p = f32(0.055171627551317215f);
-    for (float c :
-         {0.24261116981506348f, 0.6932610273361206f, 0.9999280571937561f})
-      p = fma(p, fraction, f32(c));
-    Type i32Type = b.getI32Type();
-    Value bits = arith::AddIOp::create(
-        b, loc, arith::BitcastOp::create(b, loc, i32Type, p),
-        arith::ShLIOp::create(
-            b, loc, arith::BitcastOp::create(b, loc, i32Type, shifted),
-            i32(23)));
-    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
-  }
-  Value log2(Value x) {
-    return callApproxIntrinsic(b, loc, "llvm.nvvm.lg2.approx.f", x);
-  }
+  /// 2^x and log2(x) by the MUFU approximations; exp2_on_fma's 2^x on the
+  /// FMA pipe (AccumulatorMath).
+  Value exp2(Value x) { return math.exp2(x); }
+  Value exp2OnFmaPipe(Value x) { return math.exp2OnFmaPipe(x); }
+  Value log2(Value x) { return math.log2(x); }
 
   /// Runs `body` when `cond` holds, else `otherwise` (if given).
   void ifThen(Value cond, function_ref<void()> body,
@@ -322,28 +289,13 @@ private:
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     otherwise();
   }
-  /// `values` changed by `then` where `cond` (i1, uniform) holds and by
-  /// `otherwise` where it does not: an scf.if yielding them, so only one
-  /// of the two runs. Both keep the values' number and types.
+  /// AccumulatorMath::chooseIf, changeIf: an scf.if yielding the values.
   void chooseIf(Value cond, Regs &values, function_ref<void(Regs &)> then,
                 function_ref<void(Regs &)> otherwise) {
-    SmallVector<Type> types = llvm::to_vector(ValueRange(values).getTypes());
-    auto branch = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    for (auto [block, change] :
-         {std::make_pair(branch.thenBlock(), then),
-          std::make_pair(branch.elseBlock(), otherwise)}) {
-      b.setInsertionPointToStart(block);
-      Regs changed = values;
-      change(changed);
-      scf::YieldOp::create(b, loc, changed);
-    }
-    values.assign(branch.getResults().begin(), branch.getResults().end());
+    math.chooseIf(cond, values, then, otherwise);
   }
-  /// `values` changed by `change` where `cond` holds, left as they are
-  /// otherwise: the work is skipped, not selected away.
   void changeIf(Value cond, Regs &values, function_ref<void(Regs &)> change) {
-    chooseIf(cond, values, change, [](Regs &) {});
+    math.changeIf(cond, values, change);
   }
 
   //===------------------------------------------------------------------===//
@@ -617,32 +569,17 @@ private:
   /// -inf; `maskIf` (i1, optional) applies the mask only when it holds.
   void softmax(Regs &scores, RowState &st, Value it, Value rowBase, bool mask,
                Value (&rescale)[2], Value maskIf = Value());
-  Regs pack(ArrayRef<Value> probs);
-  /// The thread's values of row half `r` (registers 4i + 2r, 4i + 2r + 1).
+  Regs pack(ArrayRef<Value> probs) { return math.pack(probs, elementType); }
   static Regs rowValues(ArrayRef<Value> scores, int r) {
-    Regs out;
-    for (int64_t i = 0, e = scores.size(); i < e; i += 4)
-      out.append({scores[i + 2 * r], scores[i + 2 * r + 1]});
-    return out;
+    return AccumulatorMath::rowValues(scores, r);
   }
-  /// Pairwise reduction: a dependence chain of log2(n) instead of n, so the
-  /// softmax waits less on instruction latency (the profile's top stall).
   Value treeReduce(Regs values, function_ref<Value(Value, Value)> combine) {
-    while (values.size() > 1) {
-      Regs next;
-      for (size_t i = 0; i + 1 < values.size(); i += 2)
-        next.push_back(combine(values[i], values[i + 1]));
-      if (values.size() % 2)
-        next.push_back(values.back());
-      values = std::move(next);
-    }
-    return values.front();
+    return math.treeReduce(std::move(values), combine);
   }
-  void scaleAcc(Regs &acc, Value (&rescale)[2]);
-  /// scaleAcc; with conditional_rescale skipped when no row of the warp
-  /// has a new maximum (every factor exactly 1): exact, and most blocks of
-  /// long rows.
-  void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
+  void scaleAcc(Regs &acc, Value (&rescale)[2]) { math.scaleAcc(acc, rescale); }
+  void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
+    math.scaleAccIfChanged(acc, rescale);
+  }
   /// S of block `it`; `underQK` runs between the issue and the wait;
   /// `byAtom` as for issueQK.
   Regs scoresOf(Value it, Value consumer,
@@ -666,20 +603,9 @@ private:
     return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), narrow,
                                     NVVM::VoteSyncKind::any);
   }
-  /// A row's new maximum times scale * log2(e), the exp2 offset of its
-  /// probabilities. A row with every key masked so far keeps max -inf;
-  /// its offset is 0 then, not -inf, so exp2(-inf) = 0 instead of NaN.
-  Value scaledMaximum(Value newMax) {
-    Value isInf =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
-                              f32(-std::numeric_limits<float>::infinity()));
-    return arith::SelectOp::create(b, loc, isInf, f32(0.0),
-                                   fmul(newMax, scaleLog2));
-  }
-  /// The factor that moves values scaled for maximum `oldMax` to the new
-  /// one, `scaledMax` (from scaledMaximum).
+  Value scaledMaximum(Value newMax) { return math.scaledMaximum(newMax); }
   Value factorFrom(Value oldMax, Value scaledMax) {
-    return exp2(fsub(fmul(oldMax, scaleLog2), scaledMax));
+    return math.factorFrom(oldMax, scaledMax);
   }
   /// 1 / (row sum) and the log-sum-exp of row half `r`.
   std::pair<Value, Value> rowTotals(RowState &st, int r);
@@ -839,6 +765,11 @@ private:
   // coordinates.
   Value localTid, lane, group, quad, warpRow;
   Value scaleLog2;
+  /// The softmax on the accumulator registers (reads scaleLog2 once set).
+  AccumulatorMath math{b, loc, scaleLog2,
+                       SoftmaxOptions{schedule.getConditionalRescale(),
+                                      schedule.getExp2OnFma(),
+                                      schedule.getRowSumMma()}};
 };
 
 void HopperKernelEmitter::loadTile(Value map, int64_t rows, Value byteOffset,
@@ -1440,127 +1371,14 @@ Regs HopperKernelEmitter::retire(PVStructs structs) {
   return acc;
 }
 
-/// Mask and online softmax of one block of scores, in place: `scores`
-/// becomes P (f32); sets `rescale`, the factor the accumulator must take.
-/// Thread registers follow the wgmma accumulator layout: register 4i + h (h =
-/// 0..3) of an m64nN result holds row warpRow + group (+ 8 for h >= 2) and
-/// column 8i + 2 * quad (+ 1 for odd h).
+/// Mask and online softmax of one block of scores (AccumulatorMath): the
+/// mask of block `it` for rows from `rowBase`.
 void HopperKernelEmitter::softmax(Regs &scores, RowState &st, Value it,
                                   Value rowBase, bool mask, Value (&rescale)[2],
                                   Value maskIf) {
-  Value negInf = f32(-std::numeric_limits<float>::infinity());
-  int64_t chunks = scores.size() / 4; // of 8 keys
-  auto applyMask = [&](Regs &scores) {
-    // Keys past the end of the sequence and, when causal, right of the
-    // query row see -inf. Register 4i + h holds key key0 + c with the
-    // constant c = 8i + h % 2, so a row's keys from its limit on are those
-    // with c >= limit - key0: one 32-bit compare with an immediate per
-    // score instead of 64-bit key arithmetic (masked blocks are the
-    // diagonal ones, a large share of the work of short causal rows).
-    Value key0 = toI32(add(mul(keyBlock(it), blockN), mul(quad, 2)));
-    Value threshold[2];
-    for (int r = 0; r < 2; ++r) {
-      Value limit = seqK;
-      if (causal) // keys <= row
-        limit = arith::MinUIOp::create(b, loc, limit, add(rowBase, r * 8 + 1));
-      threshold[r] = arith::SubIOp::create(b, loc, toI32(limit), key0);
-    }
-    for (int64_t i = 0; i < chunks; ++i)
-      for (int64_t h = 0; h < 4; ++h) {
-        Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                          i32(8 * i + h % 2), threshold[h / 2]);
-        scores[4 * i + h] =
-            arith::SelectOp::create(b, loc, bad, negInf, scores[4 * i + h]);
-      }
-  };
-  if (mask && !maskIf)
-    applyMask(scores);
-  else if (mask)
-    changeIf(maskIf, scores, applyMask);
-
-  // Row maxima over this block: the thread's own values, then the four
-  // threads of the row (quads differ in the low two lane bits).
-  Value blockMax[2];
-  for (int r = 0; r < 2; ++r)
-    blockMax[r] = treeReduce(rowValues(scores, r),
-                             [&](Value x, Value y) { return fmax(x, y); });
-  Value offset[2];
-  for (int r = 0; r < 2; ++r) {
-    for (int64_t x : {1, 2})
-      blockMax[r] = fmax(blockMax[r],
-                         gpu::ShuffleOp::create(b, loc, blockMax[r], i32(x),
-                                                i32(32), gpu::ShuffleMode::XOR)
-                             .getShuffleResult());
-    Value newMax = fmax(st.max[r], blockMax[r]);
-    // Without a mask every key of the block counts, so the new maximum is
-    // finite for finite scores: the -inf guard (a compare and a select on
-    // the way from the maximum to the exponents) is for masked blocks.
-    Value scaledMax = mask ? scaledMaximum(newMax) : fmul(newMax, scaleLog2);
-    rescale[r] = factorFrom(st.max[r], scaledMax);
-    // ex2.approx need not return exactly 1 for 0: with conditional_rescale
-    // an unchanged maximum says 1 itself, so the skip is taken and exact.
-    if (schedule.getConditionalRescale())
-      rescale[r] = arith::SelectOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
-                                st.max[r]),
-          f32(1.0), rescale[r]);
-    offset[r] = arith::NegFOp::create(b, loc, scaledMax);
-    st.max[r] = newMax;
-  }
-  // P = exp2(S * scale * log2(e) - max * scale * log2(e)): one FMA and one
-  // MUFU op per score (exp2_on_fma: some on the FMA pipe, spread evenly).
-  // Row sums stay per thread until the end.
-  int64_t n = scores.size(), onFma = mask ? 0 : schedule.getExp2OnFma();
-  for (int64_t i = 0; i < n; ++i) {
-    Value x = fma(scores[i], scaleLog2, offset[(i % 4) / 2]);
-    bool polynomial = (i + 1) * onFma / n > i * onFma / n;
-    scores[i] = polynomial ? exp2OnFmaPipe(x) : exp2(x);
-  }
-  // row_sum_mma: the sums come with the P.V, rescaled with O.
-  if (schedule.getRowSumMma())
-    return;
-  for (int r = 0; r < 2; ++r)
-    st.sum[r] = fma(st.sum[r], rescale[r],
-                    treeReduce(rowValues(scores, r),
-                               [&](Value x, Value y) { return fadd(x, y); }));
-}
-
-/// P packed into 16-bit pairs: k-step kk takes chunks 2kk and 2kk + 1, rows
-/// (g, g + 8) each, which is the A-fragment order of wgmma.
-Regs HopperKernelEmitter::pack(ArrayRef<Value> probs) {
-  auto pairType = VectorType::get({2}, elementType);
-  auto wordType = VectorType::get({1}, b.getI32Type());
-  Regs packed;
-  for (int64_t i = 0, e = probs.size(); i < e; i += 2) {
-    Value lo = arith::TruncFOp::create(b, loc, elementType, probs[i]);
-    Value hi = arith::TruncFOp::create(b, loc, elementType, probs[i + 1]);
-    Value pair =
-        vector::FromElementsOp::create(b, loc, pairType, ValueRange{lo, hi});
-    Value word = vector::BitCastOp::create(b, loc, wordType, pair);
-    packed.push_back(
-        vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
-  }
-  return packed;
-}
-
-void HopperKernelEmitter::scaleAcc(Regs &acc, Value (&rescale)[2]) {
-  for (int64_t i = 0, e = acc.size(); i < e; ++i)
-    acc[i] = fmul(acc[i], rescale[(i % 4) / 2]);
-}
-
-void HopperKernelEmitter::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
-  if (!schedule.getConditionalRescale())
-    return scaleAcc(acc, rescale);
-  Value changed = arith::OrIOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, rescale[0],
-                            f32(1.0)),
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, rescale[1],
-                            f32(1.0)));
-  Value anyChanged = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1),
-                                              changed, NVVM::VoteSyncKind::any);
-  changeIf(anyChanged, acc, [&](Regs &values) { scaleAcc(values, rescale); });
+  auto firstKey = [&] { return add(mul(keyBlock(it), blockN), mul(quad, 2)); };
+  BlockMask blockMask{firstKey, rowBase, seqK, causal};
+  math.softmax(scores, st, mask ? &blockMask : nullptr, rescale, maskIf);
 }
 
 /// S of block `it` on its own: a turn to issue, the wait, K released.

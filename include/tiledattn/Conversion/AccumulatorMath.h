@@ -1,0 +1,132 @@
+//===- AccumulatorMath.h - Softmax on wgmma accumulators --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The online softmax of attention on one warpgroup's wgmma accumulator
+// registers: mask, row maxima across the quad, exponents (MUFU or the FMA
+// pipe), row sums, the rescale of O and P packed into wgmma A words. What
+// convert-sdpa-to-hopper emits and the tile-IR lowering of the softmax ops
+// on accumulator tiles reuses, so both give the same code.
+//
+// Layout (m64nN, per thread): register 4i + h (h = 0..3) holds row
+// warpRow + group (+ 8 for h >= 2) and column 8i + 2 * quad (+ 1 for odd h),
+// where group = lane / 4 and quad = lane % 4. A thread's two rows are its
+// "row halves" r = 0, 1.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_CONVERSION_ACCUMULATORMATH_H
+#define TILEDATTN_CONVERSION_ACCUMULATORMATH_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tiledattn {
+using Regs = SmallVector<Value>;
+
+/// Row statistics of the online softmax for the two rows a thread holds:
+/// the running maximum of the raw scores and the running sum.
+struct RowState {
+  Value max[2], sum[2];
+};
+
+/// How the softmax is computed (schedule fields, docs/Schedules.md).
+struct SoftmaxOptions {
+  /// Skip the rescale of O when no row of the warp has a new maximum.
+  bool conditionalRescale = false;
+  /// Exponents per block computed on the FMA pipe (unmasked blocks only).
+  int64_t exp2OnFma = 0;
+  /// Row sums come from an extra wgmma with P; the softmax skips them.
+  bool rowSumMma = false;
+};
+
+/// Which scores of a block the mask removes: keys at or past `seqK` and,
+/// when `causal`, keys right of the row (`rowBase`: the thread's first row;
+/// its second is 8 further). `firstKey` builds the key of the thread's
+/// register 0 (an index), where the mask is emitted.
+struct BlockMask {
+  function_ref<Value()> firstKey;
+  Value rowBase, seqK;
+  bool causal = false;
+};
+
+class AccumulatorMath {
+public:
+  /// `scaleLog2` (softmax scale * log2(e)) is read when the softmax is
+  /// emitted, so it may be set after construction.
+  AccumulatorMath(OpBuilder &b, const Location &loc, const Value &scaleLog2,
+                  SoftmaxOptions options)
+      : b(b), loc(loc), scaleLog2(scaleLog2), options(options) {}
+
+  /// Mask (where `mask`; only when `maskIf` holds, if given) and online
+  /// softmax of one block of scores, in place: `scores` becomes P (f32);
+  /// `st` moves on; sets `rescale`, the factor O must take.
+  void softmax(Regs &scores, RowState &st, const BlockMask *mask,
+               Value (&rescale)[2], Value maskIf = Value());
+  /// P packed into 16-bit pairs of `elementType`: k-step kk takes chunks 2kk
+  /// and 2kk + 1, rows (g, g + 8) each, the A-fragment order of wgmma.
+  Regs pack(ArrayRef<Value> probs, Type elementType);
+  /// O's registers times their row's factor.
+  void scaleAcc(Regs &acc, Value (&rescale)[2]);
+  /// scaleAcc; with conditional_rescale skipped when no row of the warp
+  /// has a new maximum (every factor exactly 1): exact, and most blocks of
+  /// long rows.
+  void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
+
+  /// The thread's values of row half `r` (registers 4i + 2r, 4i + 2r + 1).
+  static Regs rowValues(ArrayRef<Value> scores, int r);
+  /// Pairwise reduction: a dependence chain of log2(n) instead of n, so the
+  /// softmax waits less on instruction latency (the profile's top stall).
+  Value treeReduce(Regs values, function_ref<Value(Value, Value)> combine);
+  /// A row's new maximum times scale * log2(e), the exp2 offset of its
+  /// probabilities. A row with every key masked so far keeps max -inf;
+  /// its offset is 0 then, not -inf, so exp2(-inf) = 0 instead of NaN.
+  Value scaledMaximum(Value newMax);
+  /// The factor that moves values scaled for maximum `oldMax` to the new
+  /// one, `scaledMax` (from scaledMaximum).
+  Value factorFrom(Value oldMax, Value scaledMax);
+
+  /// `values` changed by `then` where `cond` (i1, uniform) holds and by
+  /// `otherwise` where it does not: an scf.if yielding them, so only one
+  /// of the two runs. Both keep the values' number and types.
+  void chooseIf(Value cond, Regs &values, function_ref<void(Regs &)> then,
+                function_ref<void(Regs &)> otherwise);
+  /// `values` changed by `change` where `cond` holds, left as they are
+  /// otherwise: the work is skipped, not selected away.
+  void changeIf(Value cond, Regs &values, function_ref<void(Regs &)> change) {
+    chooseIf(cond, values, change, [](Regs &) {});
+  }
+
+  // Small builders.
+  Value i32(int64_t v);
+  Value f32(double v);
+  // maxnum (max.f32), not maximumf (max.NaN.f32): scores hold no NaN, and
+  // the NaN-propagating form costs extra instructions per score.
+  Value fmax(Value a, Value c);
+  Value fmul(Value a, Value c);
+  Value fadd(Value a, Value c);
+  Value fsub(Value a, Value c);
+  /// llvm.intr.fma, not math.fma: the latter becomes a libdevice call
+  /// (__nv_fmaf), and bundles must build without libdevice.
+  Value fma(Value a, Value c, Value d);
+  /// 2^x by the MUFU approximation. ex2 flushes subnormal results to zero
+  /// (.ftz): without it ptxas wraps every MUFU.EX2 in a range fix-up, and P
+  /// below 2^-126 rounds to 0 in bf16/f16 anyway.
+  Value exp2(Value x);
+  /// exp2_on_fma: 2^x for x <= 0 without MUFU (AccumulatorMath.cpp).
+  Value exp2OnFmaPipe(Value x);
+  Value log2(Value x);
+
+private:
+  OpBuilder &b;
+  const Location &loc;
+  const Value &scaleLog2;
+  SoftmaxOptions options;
+
+  /// Sets masked scores to `negInf`.
+  void applyMask(Regs &scores, const BlockMask &mask, Value negInf);
+};
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_CONVERSION_ACCUMULATORMATH_H
