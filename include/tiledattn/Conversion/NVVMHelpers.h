@@ -220,6 +220,28 @@ inline void endTurn(OpBuilder &b, Location loc, Value consumer,
       b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), next),
       arith::ConstantIntOp::create(b, loc, 256, 32));
 }
+/// Runs `lower` on every gpu.func kernel of `module`, once every op of type
+/// OpT is known to be in one (else OpT's error: "expected to be in a
+/// gpu.func kernel: " and `why`).
+template <typename OpT>
+LogicalResult
+lowerEachKernel(Operation *module, StringRef why,
+                function_ref<LogicalResult(gpu::GPUFuncOp)> lower) {
+  WalkResult walk = module->walk([&](OpT op) {
+    if (op->template getParentOfType<gpu::GPUFuncOp>())
+      return WalkResult::advance();
+    op->emitOpError("expected to be in a gpu.func kernel: ") << why;
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  SmallVector<gpu::GPUFuncOp> kernels;
+  module->walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
+  for (gpu::GPUFuncOp k : kernels)
+    if (failed(lower(k)))
+      return failure();
+  return success();
+}
 } // namespace mlir::tiledattn
 
 #endif // TILEDATTN_CONVERSION_NVVMHELPERS_H

@@ -235,21 +235,10 @@ private:
 class LowerMmaPass : public tiledattn::impl::LowerMmaPassBase<LowerMmaPass> {
 public:
   void runOnOperation() override {
-    WalkResult walk = getOperation().walk([](Operation *op) {
-      if (isa<MmaAsyncOp>(op) && !op->getParentOfType<gpu::GPUFuncOp>()) {
-        op->emitOpError("expected to be in a gpu.func kernel: "
-                        "tiledattn-lower-mma lowers kernels");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    SmallVector<gpu::GPUFuncOp> kernels;
-    getOperation().walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
-    for (gpu::GPUFuncOp k : kernels)
-      if (failed(MmaLowering(k).run()))
-        return signalPassFailure();
+    if (failed(lowerEachKernel<MmaAsyncOp>(
+            getOperation(), "tiledattn-lower-mma lowers kernels",
+            [](gpu::GPUFuncOp k) { return MmaLowering(k).run(); })))
+      signalPassFailure();
   }
 };
 } // namespace

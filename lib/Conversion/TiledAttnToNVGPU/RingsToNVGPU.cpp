@@ -319,22 +319,12 @@ class LowerRingsPass
     : public tiledattn::impl::LowerRingsPassBase<LowerRingsPass> {
 public:
   void runOnOperation() override {
-    WalkResult walk = getOperation().walk([](Operation *op) {
-      if (isa<RingOp>(op) && !op->getParentOfType<gpu::GPUFuncOp>()) {
-        op->emitOpError("expected to be in a gpu.func kernel: "
-                        "tiledattn-lower-rings lowers kernels after "
-                        "convert-tiledattn-to-nvgpu made them");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    SmallVector<gpu::GPUFuncOp> kernels;
-    getOperation().walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
-    for (gpu::GPUFuncOp k : kernels)
-      if (failed(RingLowering(k).run()))
-        return signalPassFailure();
+    if (failed(lowerEachKernel<RingOp>(
+            getOperation(),
+            "tiledattn-lower-rings lowers kernels after "
+            "convert-tiledattn-to-nvgpu made them",
+            [](gpu::GPUFuncOp k) { return RingLowering(k).run(); })))
+      signalPassFailure();
   }
 };
 } // namespace

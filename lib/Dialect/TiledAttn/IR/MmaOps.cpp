@@ -30,28 +30,18 @@ static constexpr int64_t kSwizzleRows = 8;
 // FutureType
 //===----------------------------------------------------------------------===//
 
+/// The syntax of the tile it holds: `<MxNxT>`.
 Type FutureType::parse(AsmParser &parser) {
-  SmallVector<int64_t> shape;
-  Type elementType;
-  if (parser.parseLess() ||
-      parser.parseDimensionList(shape, /*allowDynamic=*/false,
-                                /*withTrailingX=*/true) ||
-      parser.parseType(elementType) || parser.parseGreater())
-    return {};
-  auto emitError = [&] { return parser.emitError(parser.getNameLoc()); };
-  TileType tile = TileType::getChecked(emitError, parser.getContext(),
-                                       ArrayRef<int64_t>(shape), elementType);
+  auto tile = llvm::dyn_cast_if_present<TileType>(TileType::parse(parser));
   if (!tile)
     return {};
-  return FutureType::getChecked(emitError, parser.getContext(), tile);
+  return FutureType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), tile);
 }
 
 void FutureType::print(AsmPrinter &printer) const {
-  TileType tile = getTileType();
-  printer << "<";
-  for (int64_t d : tile.getShape())
-    printer << d << "x";
-  printer << tile.getElementType() << ">";
+  getTileType().print(printer);
 }
 
 LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
