@@ -1,10 +1,11 @@
 """Every repository file the pages point at exists (CPU only, no build).
 
-In README.md, docs/*.md and results/README.md: each markdown link
-`](target)` that is not a URL or an anchor must resolve from the page's
-folder, and each path the text, a table or a code block names under
-`docs/` or `results/` (globs and `{a,b}` lists included) must match a file
-or folder. A moved or pruned results folder fails here, naming the page.
+In README.md, docs/*.md, results/README.md and each run's
+results/*/README.md: each markdown link `](target)` that is not a URL or
+an anchor must resolve from the page's folder, and each path the text, a
+table or a code block names under `docs/` or `results/` (globs and `{a,b}`
+lists included) must match a file or folder. A moved or pruned results
+folder fails here, naming the page.
 """
 
 import glob
@@ -14,7 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "results" / "README.md"]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "results" / "README.md",
+    *sorted((ROOT / "results").glob("*/README.md")),
+]
 
 LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 # A path starts at docs/ or results/ that is not the tail of another word
@@ -76,3 +82,17 @@ def test_the_check_sees_a_broken_link_and_path(tmp_path):
         "link ](../results/no-such-run/plot.png)",
         "path results/no-such-run/{a,b}.log",
     ]
+
+
+def test_the_run_readmes_are_checked_from_their_own_folder(tmp_path):
+    run = tmp_path / "results" / "some-run"
+    run.mkdir(parents=True)
+    (run / "plot.png").write_bytes(b"")
+    page = run / "README.md"
+    page.write_text("![ok](plot.png) ![moved](../results/some-run/plot.png) [docs](../../docs/Nope.md)\n")
+    assert missing_links(page, page.read_text()) == [
+        "link ](../results/some-run/plot.png)",
+        "link ](../../docs/Nope.md)",
+    ]
+    # and the runs' own pages are among those checked
+    assert any(p.parent.parent == ROOT / "results" for p in PAGES)
