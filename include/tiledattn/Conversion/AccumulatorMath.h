@@ -21,6 +21,7 @@
 #define TILEDATTN_CONVERSION_ACCUMULATORMATH_H
 
 #include "mlir/IR/Builders.h"
+#include <limits>
 
 namespace mlir::tiledattn {
 using Regs = SmallVector<Value>;
@@ -64,6 +65,10 @@ public:
   /// `st` moves on; sets `rescale`, the factor O must take.
   void softmax(Regs &scores, RowState &st, const BlockMask *mask,
                Value (&rescale)[2], Value maskIf = Value());
+  /// Sets the masked scores to -inf (the mask alone, for tiledattn.mask).
+  void mask(Regs &scores, const BlockMask &mask) {
+    applyMask(scores, mask, f32(-std::numeric_limits<float>::infinity()));
+  }
   /// P packed into 16-bit pairs of `elementType`: k-step kk takes chunks 2kk
   /// and 2kk + 1, rows (g, g + 8) each, the A-fragment order of wgmma.
   Regs pack(ArrayRef<Value> probs, Type elementType);

@@ -167,6 +167,35 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
   ];
 }
 
+def LowerAccumulatorOpsPass : Pass<"tiledattn-lower-accumulator-ops", "::mlir::ModuleOp"> {
+  let summary = "Lower tile ops on a warpgroup's wgmma accumulators";
+  let description = [{
+    Lowers, in every `gpu.func` kernel, the tile ops whose tiles are a
+    warpgroup's registers in the wgmma accumulator layout, as
+    `tiledattn-lower-mma` leaves them (casts of their structs):
+    `tiledattn.mask` on a 64 x N score tile (rows `row ..`, keys `col ..`)
+    sets the thread's scores outside the sequence or, with `causal`, right
+    of their row to -inf; `tiledattn.rescale` multiplies each of a 64 x N
+    accumulator's rows by its factor. A 64-row vector is the struct of the
+    thread's two rows (g and g + 8 of its warp). The code is
+    convert-sdpa-to-hopper's (AccumulatorMath).
+
+    #### Input invariant
+    `tiledattn-lower-mma` has run; the ops' tiles are casts of structs of
+    f32 (N / 2 a thread for a 64 x N tile, 2 for a 64-row vector).
+
+    #### Output IR
+    `arith`, `builtin.unrealized_conversion_cast` of the results' structs,
+    `llvm.insertvalue` / `llvm.extractvalue`; no mask or rescale op on
+    accumulator tiles.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // SdpaToHopper
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,176 @@
+//===- AccumulatorOpsToNVVM.cpp - Tile ops on accumulators ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// tiledattn-lower-accumulator-ops: tiledattn.mask and tiledattn.rescale on a
+// warpgroup's wgmma accumulator registers, with convert-sdpa-to-hopper's
+// code (AccumulatorMath). Register tiles arrive and leave as casts of their
+// structs, as tiledattn-lower-mma makes them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Conversion/AccumulatorMath.h"
+#include "tiledattn/Conversion/NVVMHelpers.h"
+#include "tiledattn/Conversion/Passes.h"
+#include "tiledattn/Conversion/WgmmaHelpers.h"
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::tiledattn {
+#define GEN_PASS_DEF_LOWERACCUMULATOROPSPASS
+#include "tiledattn/Conversion/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+namespace {
+/// Rows of a warpgroup's accumulator.
+constexpr int64_t kWarpgroupRows = 64;
+
+class AccumulatorLowering {
+public:
+  AccumulatorLowering(gpu::GPUFuncOp kernel) : kernel(kernel), b(kernel) {}
+
+  LogicalResult run() {
+    SmallVector<Operation *> ops;
+    kernel.walk([&](Operation *op) {
+      if (isa<MaskOp, RescaleOp>(op) && isLowered(op->getOperand(0)))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      b.setInsertionPoint(op);
+      loc = op->getLoc();
+      LogicalResult result =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](MaskOp mask) { return lowerMask(mask); })
+              .Case([&](RescaleOp rescale) { return lowerRescale(rescale); });
+      if (failed(result))
+        return failure();
+      op->erase();
+    }
+    return success();
+  }
+
+private:
+  gpu::GPUFuncOp kernel;
+  OpBuilder b;
+  Location loc = kernel.getLoc();
+  Value scaleLog2; // unused by mask and rescale
+  AccumulatorMath math{b, loc, scaleLog2, SoftmaxOptions()};
+
+  /// Whether `tile` is a register tile tiledattn-lower-mma left (a cast of
+  /// a struct); tiles of the mma_sync path are convert-tiledattn-to-nvgpu's.
+  static bool isLowered(Value tile) {
+    auto cast = tile.getDefiningOp<UnrealizedConversionCastOp>();
+    return cast && cast.getNumOperands() == 1 &&
+           isa<LLVM::LLVMStructType>(cast.getOperand(0).getType());
+  }
+
+  /// The thread's registers of a lowered tile: `n` f32.
+  FailureOr<Regs> registersOf(Operation *op, Value tile, StringRef name,
+                              int64_t n) {
+    auto tileType = cast<TileType>(tile.getType());
+    if (tileType.getNumRows() != kWarpgroupRows)
+      return op->emitOpError("expected ")
+             << name << " to be a warpgroup's tile of 64 rows, but got "
+             << tileType;
+    Value regs =
+        isLowered(tile)
+            ? tile.getDefiningOp<UnrealizedConversionCastOp>().getOperand(0)
+            : Value();
+    auto structTy =
+        regs ? dyn_cast<LLVM::LLVMStructType>(regs.getType()) : nullptr;
+    if (!structTy || structTy.getBody().size() != size_t(n) ||
+        llvm::any_of(structTy.getBody(), [](Type t) { return !t.isF32(); }))
+      return op->emitOpError("expected ")
+             << name << " to be a lowered accumulator tile (a cast of a "
+             << "struct of " << n << " f32 per thread)";
+    Regs values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(b, loc, regs, i));
+    return values;
+  }
+
+  /// `values` back into a struct, cast to `type`.
+  Value tileOf(Type type, ArrayRef<Value> values) {
+    Value s =
+        LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), values.size()));
+    for (auto [i, v] : llvm::enumerate(values))
+      s = LLVM::InsertValueOp::create(b, loc, s, v, i);
+    return UnrealizedConversionCastOp::create(b, loc, type, s).getResult(0);
+  }
+
+  /// The thread's place in the accumulator layout.
+  struct Place {
+    Value warpRow, group, quad;
+  };
+  Place place() {
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+    Value warp = arith::DivUIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+    return {arith::MulIOp::create(b, loc, warp, idx(16)),
+            arith::DivUIOp::create(b, loc, lane, idx(4)),
+            arith::RemUIOp::create(b, loc, lane, idx(4))};
+  }
+
+  LogicalResult lowerMask(MaskOp op) {
+    auto type = cast<TileType>(op.getScores().getType());
+    FailureOr<Regs> scores =
+        registersOf(op, op.getScores(), "scores", type.getNumCols() / 2);
+    if (failed(scores))
+      return failure();
+    Place p = place();
+    auto add = [&](Value a, Value c) -> Value {
+      return arith::AddIOp::create(b, loc, a, c);
+    };
+    Value rowBase = add(op.getRow(), add(p.warpRow, p.group));
+    auto firstKey = [&] {
+      return add(op.getCol(), arith::MulIOp::create(
+                                  b, loc, p.quad,
+                                  arith::ConstantIndexOp::create(b, loc, 2)));
+    };
+    BlockMask mask{firstKey, rowBase, op.getSeqlenK(), op.getCausal()};
+    math.mask(*scores, mask);
+    op.getResult().replaceAllUsesWith(tileOf(type, *scores));
+    return success();
+  }
+
+  LogicalResult lowerRescale(RescaleOp op) {
+    auto type = cast<TileType>(op.getAcc().getType());
+    FailureOr<Regs> acc =
+        registersOf(op, op.getAcc(), "acc", type.getNumCols() / 2);
+    if (failed(acc))
+      return failure();
+    FailureOr<Regs> factor = registersOf(op, op.getFactor(), "factor", 2);
+    if (failed(factor))
+      return failure();
+    Value rows[2] = {(*factor)[0], (*factor)[1]};
+    math.scaleAcc(*acc, rows);
+    op.getResult().replaceAllUsesWith(tileOf(type, *acc));
+    return success();
+  }
+};
+
+class LowerAccumulatorOpsPass
+    : public tiledattn::impl::LowerAccumulatorOpsPassBase<
+          LowerAccumulatorOpsPass> {
+public:
+  void runOnOperation() override {
+    SmallVector<gpu::GPUFuncOp> kernels;
+    getOperation()->walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
+    for (gpu::GPUFuncOp k : kernels)
+      if (failed(AccumulatorLowering(k).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

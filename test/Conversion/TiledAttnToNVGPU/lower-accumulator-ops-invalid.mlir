@@ -1,0 +1,40 @@
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics --tiledattn-lower-accumulator-ops
+
+// What tiledattn-lower-accumulator-ops refuses, one case per split.
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @not_a_warpgroup_tile(%s: !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>, %i: index) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)> to !tiledattn.tile<32x64xf32>
+      // expected-error @+1 {{expected scores to be a warpgroup's tile of 64 rows, but got '!tiledattn.tile<32x64xf32>'}}
+      %sm = tiledattn.mask %st, %i, %i, %i : !tiledattn.tile<32x64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @wrong_struct(%s: !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>, %i: index) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)> to !tiledattn.tile<64x64xf32>
+      // expected-error @+1 {{expected scores to be a lowered accumulator tile (a cast of a struct of 32 f32 per thread)}}
+      %sm = tiledattn.mask %st, %i, %i, %i : !tiledattn.tile<64x64xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @factor_not_lowered(%o: !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>, %alpha: !tiledattn.tile<64xf32>) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)> to !tiledattn.tile<64x64xf32>
+      // expected-error @+1 {{expected factor to be a lowered accumulator tile (a cast of a struct of 2 f32 per thread)}}
+      %o1 = tiledattn.rescale %ot, %alpha : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+      gpu.return
+    }
+  }
+}

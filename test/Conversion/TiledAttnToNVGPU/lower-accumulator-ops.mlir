@@ -1,0 +1,96 @@
+// RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-accumulator-ops | FileCheck %s
+
+// tiledattn.mask and tiledattn.rescale on a warpgroup's accumulator
+// registers (64 x 64: 32 f32 a thread, register 4i + h at row
+// warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for odd h)), as
+// convert-sdpa-to-hopper emits them.
+
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+!rows = !llvm.struct<(f32, f32)>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    // CHECK-LABEL: gpu.func @causal_mask
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %[[ROW:.*]]: index, %[[COL:.*]]: index, %[[SK:.*]]: index)
+    gpu.func @causal_mask(%s: !acc, %row: index, %col: index, %sk: index) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      // The thread's place: warp of its warpgroup (16 rows each), group
+      // (lane / 4) and quad (lane % 4).
+      // CHECK: %[[TID:.*]] = gpu.thread_id x
+      // CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+      // CHECK: %[[IN_WG:.*]] = arith.remui %[[TID]], %c128
+      // CHECK: %[[WARP:.*]] = arith.divui %[[IN_WG]], %c32
+      // CHECK: %[[WARPROW:.*]] = arith.muli %[[WARP]], %c16
+      // CHECK: %[[GROUP:.*]] = arith.divui %[[LANE]], %c4
+      // CHECK: %[[QUAD:.*]] = arith.remui %[[LANE]], %c4
+      // CHECK: %[[OWN:.*]] = arith.addi %[[WARPROW]], %[[GROUP]]
+      // CHECK: %[[ROWBASE:.*]] = arith.addi %[[ROW]], %[[OWN]]
+      // The thread's first key, then each row's first masked key: the
+      // sequence's end, or the row + 1 (rows g and g + 8).
+      // CHECK: %[[Q2:.*]] = arith.muli %[[QUAD]], %c2
+      // CHECK: %[[KEY0:.*]] = arith.addi %[[COL]], %[[Q2]]
+      // CHECK: %[[KEY0I:.*]] = arith.index_castui %[[KEY0]] : index to i32
+      // CHECK: %[[NEXT0:.*]] = arith.addi %[[ROWBASE]], %c1
+      // CHECK: %[[LIM0:.*]] = arith.minui %[[SK]], %[[NEXT0]]
+      // CHECK: %[[LIM0I:.*]] = arith.index_castui %[[LIM0]] : index to i32
+      // CHECK: %[[T0:.*]] = arith.subi %[[LIM0I]], %[[KEY0I]] : i32
+      // CHECK: %[[NEXT1:.*]] = arith.addi %[[ROWBASE]], %c9
+      // CHECK: %[[LIM1:.*]] = arith.minui %[[SK]], %[[NEXT1]]
+      // CHECK: %[[LIM1I:.*]] = arith.index_castui %[[LIM1]] : index to i32
+      // CHECK: %[[T1:.*]] = arith.subi %[[LIM1I]], %[[KEY0I]] : i32
+      // Register 4i + h: key offset 8i + h % 2 against its row's threshold.
+      // CHECK: %[[B0:.*]] = arith.cmpi sge, %c0_i32, %[[T0]] : i32
+      // CHECK: arith.select %[[B0]], %cst, %{{.*}} : f32
+      // CHECK: %[[B1:.*]] = arith.cmpi sge, %c1_i32, %[[T0]] : i32
+      // CHECK: arith.select %[[B1]], %cst, %{{.*}} : f32
+      // CHECK: arith.cmpi sge, %c0_i32{{.*}}, %[[T1]] : i32
+      // CHECK: arith.cmpi sge, %c1_i32{{.*}}, %[[T1]] : i32
+      // CHECK: arith.cmpi sge, %c8_i32{{.*}}, %[[T0]] : i32
+      // CHECK: arith.cmpi sge, %c57_i32{{.*}}, %[[T1]] : i32
+      // CHECK-NOT: arith.cmpi
+      // The result: the registers back in a struct.
+      // CHECK: %[[OUT:.*]] = llvm.insertvalue %{{.*}}[31]
+      // CHECK: %[[TILE:.*]] = builtin.unrealized_conversion_cast %[[OUT]] : {{.*}} to !tiledattn.tile<64x64xf32>
+      // CHECK: "test.use"(%[[TILE]])
+      %sm = tiledattn.mask %st, %row, %col, %sk causal : !tiledattn.tile<64x64xf32>
+      "test.use"(%sm) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
+    // Without causal only the sequence's end bounds the keys.
+    // CHECK-LABEL: gpu.func @end_mask
+    // CHECK-NOT: arith.minui
+    // CHECK: arith.cmpi sge
+    // CHECK: gpu.return
+    gpu.func @end_mask(%s: !acc, %row: index, %col: index, %sk: index) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %sm = tiledattn.mask %st, %row, %col, %sk : !tiledattn.tile<64x64xf32>
+      "test.use"(%sm) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
+    // Each register times its row's factor: registers 4i, 4i + 1 row g,
+    // 4i + 2, 4i + 3 row g + 8.
+    // CHECK-LABEL: gpu.func @rescale
+    // CHECK-SAME: (%[[O:.*]]: !llvm.struct<{{.*}}>, %[[F:.*]]: !llvm.struct<(f32, f32)>)
+    gpu.func @rescale(%o: !acc, %alpha: !rows) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc to !tiledattn.tile<64x64xf32>
+      %at = builtin.unrealized_conversion_cast %alpha : !rows to !tiledattn.tile<64xf32>
+      // CHECK-DAG: %[[O0:.*]] = llvm.extractvalue %[[O]][0]
+      // CHECK-DAG: %[[O1:.*]] = llvm.extractvalue %[[O]][1]
+      // CHECK-DAG: %[[O2:.*]] = llvm.extractvalue %[[O]][2]
+      // CHECK-DAG: %[[O3:.*]] = llvm.extractvalue %[[O]][3]
+      // CHECK-DAG: %[[F0:.*]] = llvm.extractvalue %[[F]][0]
+      // CHECK-DAG: %[[F1:.*]] = llvm.extractvalue %[[F]][1]
+      // CHECK: arith.mulf %[[O0]], %[[F0]] : f32
+      // CHECK-NEXT: arith.mulf %[[O1]], %[[F0]] : f32
+      // CHECK-NEXT: arith.mulf %[[O2]], %[[F1]] : f32
+      // CHECK-NEXT: arith.mulf %[[O3]], %[[F1]] : f32
+      // CHECK-COUNT-28: arith.mulf
+      // CHECK-NOT: arith.mulf
+      // CHECK: builtin.unrealized_conversion_cast %{{.*}} : {{.*}} to !tiledattn.tile<64x64xf32>
+      %o1 = tiledattn.rescale %ot, %at : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+      "test.use"(%o1) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+  }
+}
