@@ -22,12 +22,14 @@
 
 #include "mlir/IR/Builders.h"
 #include <limits>
+#include <optional>
 
 namespace mlir::tiledattn {
 using Regs = SmallVector<Value>;
 
 /// Row statistics of the online softmax for the two rows a thread holds:
-/// the running maximum of the raw scores and the running sum.
+/// the running maximum of the scores (raw, or scaled: SoftmaxOptions) and
+/// the running sum.
 struct RowState {
   Value max[2], sum[2];
 };
@@ -40,6 +42,10 @@ struct SoftmaxOptions {
   int64_t exp2OnFma = 0;
   /// Row sums come from an extra wgmma with P; the softmax skips them.
   bool rowSumMma = false;
+  /// RowState::max holds the maximum of scale * log2(e) * s (the tile
+  /// ops' `online_softmax`) rather than of the raw scores s (the Hopper
+  /// kernels'). The same values for scale > 0; one multiply fewer a row.
+  bool scaledMaxima = false;
 };
 
 /// Which scores of a block the mask removes: keys at or past `seqK` and,
@@ -62,9 +68,12 @@ public:
 
   /// Mask (where `mask`; only when `maskIf` holds, if given) and online
   /// softmax of one block of scores, in place: `scores` becomes P (f32);
-  /// `st` moves on; sets `rescale`, the factor O must take.
+  /// `st` moves on; sets `rescale`, the factor O must take. `mayBeMasked`
+  /// (default: whether `mask` is given) keeps rows whose scores are all
+  /// -inf at P = 0 instead of NaN.
   void softmax(Regs &scores, RowState &st, const BlockMask *mask,
-               Value (&rescale)[2], Value maskIf = Value());
+               Value (&rescale)[2], Value maskIf = Value(),
+               std::optional<bool> mayBeMasked = std::nullopt);
   /// Sets the masked scores to -inf (the mask alone, for tiledattn.mask).
   void mask(Regs &scores, const BlockMask &mask) {
     applyMask(scores, mask, f32(-std::numeric_limits<float>::infinity()));
@@ -88,6 +97,8 @@ public:
   /// probabilities. A row with every key masked so far keeps max -inf;
   /// its offset is 0 then, not -inf, so exp2(-inf) = 0 instead of NaN.
   Value scaledMaximum(Value newMax);
+  /// scaledMaxima's scaledMaximum: a maximum already scaled, 0 for -inf.
+  Value finiteOrZero(Value scaledMax);
   /// The factor that moves values scaled for maximum `oldMax` to the new
   /// one, `scaledMax` (from scaledMaximum).
   Value factorFrom(Value oldMax, Value scaledMax);

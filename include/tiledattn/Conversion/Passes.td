@@ -132,7 +132,7 @@ def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
 }
 
 def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
-  let summary = "Lower asynchronous warpgroup mmas to wgmma";
+  let summary = "Lower asynchronous warpgroup mmas and the tile ops on their accumulators";
   let description = [{
     Lowers the mma ops of every `gpu.func` kernel:
     `tiledattn.mma_async` becomes `wgmma.fence`, one wgmma.m64nNk16 per 16
@@ -142,13 +142,21 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
     `wgmma.wait_group N`, N the mmas of its block issued after the one it
     waits for, and the retire of the accumulator (an empty volatile asm the
     registers pass through, so that nothing reads them before the wait).
-    The code is convert-sdpa-to-hopper's (WgmmaHelpers.h).
+    In program order with them, the tile ops on the accumulators they
+    retire: `tiledattn.mask` on a 64 x N score tile (rows `row ..`, keys
+    `col ..`) sets the thread's scores outside the sequence or, with
+    `causal`, right of their row to -inf; `tiledattn.online_softmax` gives
+    P packed into the words of the next mma's A, the new row statistics
+    and the rescale factors; `tiledattn.rescale` multiplies each of a 64 x N
+    accumulator's rows by its factor. The code is convert-sdpa-to-hopper's
+    (WgmmaHelpers.h, AccumulatorMath).
 
     Register tiles cross the pass boundary as
     `builtin.unrealized_conversion_cast` of their registers: an f32
     accumulator (an mma's `acc`, a wait's result) as the struct of its N / 2
-    floats per thread, an f16/bf16 A as the struct of its K / 4 packed
-    words.
+    floats per thread, in wgmma's layout; a 64-row vector as the struct of
+    the thread's two rows (g and g + 8 of its warp); an f16/bf16 A as the
+    struct of its K / 4 packed words.
 
     #### Input invariant
     Mma ops only in `gpu.func` kernels; roles and rings already lowered
@@ -157,42 +165,18 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
     waits for, with no mma in a region between them.
 
     #### Output IR
-    `nvvm.wgmma.*`, `llvm.inline_asm`, `llvm.extractvalue`, `arith`; no mma
-    op or future type; register tiles as casts of their structs.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::LLVM::LLVMDialect",
-    "::mlir::NVVM::NVVMDialect"
-  ];
-}
-
-def LowerAccumulatorOpsPass : Pass<"tiledattn-lower-accumulator-ops", "::mlir::ModuleOp"> {
-  let summary = "Lower tile ops on a warpgroup's wgmma accumulators";
-  let description = [{
-    Lowers, in every `gpu.func` kernel, the tile ops whose tiles are a
-    warpgroup's registers in the wgmma accumulator layout, as
-    `tiledattn-lower-mma` leaves them (casts of their structs):
-    `tiledattn.mask` on a 64 x N score tile (rows `row ..`, keys `col ..`)
-    sets the thread's scores outside the sequence or, with `causal`, right
-    of their row to -inf; `tiledattn.rescale` multiplies each of a 64 x N
-    accumulator's rows by its factor. A 64-row vector is the struct of the
-    thread's two rows (g and g + 8 of its warp). The code is
-    convert-sdpa-to-hopper's (AccumulatorMath).
-
-    #### Input invariant
-    `tiledattn-lower-mma` has run; the ops' tiles are casts of structs of
-    f32 (N / 2 a thread for a 64 x N tile, 2 for a 64-row vector).
-
-    #### Output IR
-    `arith`, `builtin.unrealized_conversion_cast` of the results' structs,
-    `llvm.insertvalue` / `llvm.extractvalue`; no mask or rescale op on
-    accumulator tiles.
+    `nvvm.wgmma.*`, `llvm.inline_asm`, `llvm.extractvalue` /
+    `llvm.insertvalue`, `arith`, `gpu.shuffle`, `vector` (the packing); no
+    mma op or future type, no mask, online softmax or rescale on
+    accumulator tiles; register tiles as casts of their structs.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect"
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

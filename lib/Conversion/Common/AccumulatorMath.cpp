@@ -114,6 +114,13 @@ Value AccumulatorMath::scaledMaximum(Value newMax) {
                                  fmul(newMax, scaleLog2));
 }
 
+Value AccumulatorMath::finiteOrZero(Value scaledMax) {
+  Value isInf =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, scaledMax,
+                            f32(-std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, isInf, f32(0.0), scaledMax);
+}
+
 Value AccumulatorMath::factorFrom(Value oldMax, Value scaledMax) {
   return exp2(fsub(fmul(oldMax, scaleLog2), scaledMax));
 }
@@ -156,7 +163,9 @@ void AccumulatorMath::applyMask(Regs &scores, const BlockMask &mask,
 }
 
 void AccumulatorMath::softmax(Regs &scores, RowState &st, const BlockMask *mask,
-                              Value (&rescale)[2], Value maskIf) {
+                              Value (&rescale)[2], Value maskIf,
+                              std::optional<bool> mayBeMasked) {
+  bool guard = mayBeMasked.value_or(mask != nullptr);
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   if (mask && !maskIf)
     applyMask(scores, *mask, negInf);
@@ -176,12 +185,19 @@ void AccumulatorMath::softmax(Regs &scores, RowState &st, const BlockMask *mask,
                          gpu::ShuffleOp::create(b, loc, blockMax[r], i32(x),
                                                 i32(32), gpu::ShuffleMode::XOR)
                              .getShuffleResult());
-    Value newMax = fmax(st.max[r], blockMax[r]);
     // Without a mask every key of the block counts, so the new maximum is
     // finite for finite scores: the -inf guard (a compare and a select on
     // the way from the maximum to the exponents) is for masked blocks.
-    Value scaledMax = mask ? scaledMaximum(newMax) : fmul(newMax, scaleLog2);
-    rescale[r] = factorFrom(st.max[r], scaledMax);
+    Value newMax, scaledMax;
+    if (options.scaledMaxima) {
+      newMax = fmax(st.max[r], fmul(blockMax[r], scaleLog2));
+      scaledMax = guard ? finiteOrZero(newMax) : newMax;
+      rescale[r] = exp2(fsub(st.max[r], scaledMax));
+    } else {
+      newMax = fmax(st.max[r], blockMax[r]);
+      scaledMax = guard ? scaledMaximum(newMax) : fmul(newMax, scaleLog2);
+      rescale[r] = factorFrom(st.max[r], scaledMax);
+    }
     // ex2.approx need not return exactly 1 for 0: with conditional_rescale
     // an unchanged maximum says 1 itself, so the skip is taken and exact.
     if (options.conditionalRescale)
@@ -196,7 +212,7 @@ void AccumulatorMath::softmax(Regs &scores, RowState &st, const BlockMask *mask,
   // P = exp2(S * scale * log2(e) - max * scale * log2(e)): one FMA and one
   // MUFU op per score (exp2_on_fma: some on the FMA pipe, spread evenly).
   // Row sums stay per thread until the end.
-  int64_t n = scores.size(), onFma = mask ? 0 : options.exp2OnFma;
+  int64_t n = scores.size(), onFma = guard ? 0 : options.exp2OnFma;
   for (int64_t i = 0; i < n; ++i) {
     Value x = fma(scores[i], scaleLog2, offset[(i % 4) / 2]);
     bool polynomial = (i + 1) * onFma / n > i * onFma / n;

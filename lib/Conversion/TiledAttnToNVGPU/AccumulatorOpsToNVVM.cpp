@@ -4,27 +4,23 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// tiledattn-lower-accumulator-ops: tiledattn.mask and tiledattn.rescale on a
-// warpgroup's wgmma accumulator registers, with convert-sdpa-to-hopper's
-// code (AccumulatorMath). Register tiles arrive and leave as casts of their
-// structs, as tiledattn-lower-mma makes them.
+// The tile ops on a warpgroup's wgmma accumulator registers, for
+// tiledattn-lower-mma: tiledattn.mask, tiledattn.online_softmax (P packed
+// into an mma's A words) and tiledattn.rescale, with
+// convert-sdpa-to-hopper's code (AccumulatorMath). Register tiles arrive
+// and leave as casts of their structs.
 //
 //===----------------------------------------------------------------------===//
 
+#include "AccumulatorOps.h"
 #include "tiledattn/Conversion/AccumulatorMath.h"
 #include "tiledattn/Conversion/NVVMHelpers.h"
-#include "tiledattn/Conversion/Passes.h"
 #include "tiledattn/Conversion/WgmmaHelpers.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
-
-namespace mlir::tiledattn {
-#define GEN_PASS_DEF_LOWERACCUMULATOROPSPASS
-#include "tiledattn/Conversion/Passes.h.inc"
-} // namespace mlir::tiledattn
 
 using namespace mlir;
 using namespace mlir::tiledattn;
@@ -35,35 +31,30 @@ constexpr int64_t kWarpgroupRows = 64;
 
 class AccumulatorLowering {
 public:
-  AccumulatorLowering(gpu::GPUFuncOp kernel) : kernel(kernel), b(kernel) {}
+  AccumulatorLowering(Operation *op) : b(op) {}
 
-  LogicalResult run() {
-    SmallVector<Operation *> ops;
-    kernel.walk([&](Operation *op) {
-      if (isa<MaskOp, RescaleOp>(op) && isLowered(op->getOperand(0)))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      b.setInsertionPoint(op);
-      loc = op->getLoc();
-      LogicalResult result =
-          TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([&](MaskOp mask) { return lowerMask(mask); })
-              .Case([&](RescaleOp rescale) { return lowerRescale(rescale); });
-      if (failed(result))
-        return failure();
-      op->erase();
-    }
-    return success();
+  LogicalResult lower(Operation *op) {
+    loc = op->getLoc();
+    return TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](MaskOp mask) { return lowerMask(mask); })
+        .Case([&](OnlineSoftmaxOp softmax) {
+          return lowerOnlineSoftmax(softmax);
+        })
+        .Case([&](RescaleOp rescale) { return lowerRescale(rescale); });
   }
 
 private:
-  gpu::GPUFuncOp kernel;
   OpBuilder b;
-  Location loc = kernel.getLoc();
-  Value scaleLog2; // unused by mask and rescale
-  AccumulatorMath math{b, loc, scaleLog2, SoftmaxOptions()};
+  Location loc = b.getUnknownLoc();
+  /// The online softmax's scale * log2(e), set per op.
+  Value scaleLog2;
+  /// Row maxima as the op defines them: of scale * log2(e) * s.
+  AccumulatorMath math{b, loc, scaleLog2,
+                       SoftmaxOptions{/*conditionalRescale=*/false,
+                                      /*exp2OnFma=*/0, /*rowSumMma=*/false,
+                                      /*scaledMaxima=*/true}};
 
+public:
   /// Whether `tile` is a register tile tiledattn-lower-mma left (a cast of
   /// a struct); tiles of the mma_sync path are convert-tiledattn-to-nvgpu's.
   static bool isLowered(Value tile) {
@@ -99,8 +90,10 @@ private:
 
   /// `values` back into a struct, cast to `type`.
   Value tileOf(Type type, ArrayRef<Value> values) {
-    Value s =
-        LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), values.size()));
+    Value s = LLVM::UndefOp::create(
+        b, loc,
+        LLVM::LLVMStructType::getLiteral(
+            b.getContext(), llvm::to_vector(ValueRange(values).getTypes())));
     for (auto [i, v] : llvm::enumerate(values))
       s = LLVM::InsertValueOp::create(b, loc, s, v, i);
     return UnrealizedConversionCastOp::create(b, loc, type, s).getResult(0);
@@ -145,6 +138,43 @@ private:
     return success();
   }
 
+  /// A 64-row vector's two rows, as a RowState half.
+  LogicalResult rowsOf(Operation *op, Value tile, StringRef name,
+                       Value (&rows)[2]) {
+    FailureOr<Regs> regs = registersOf(op, tile, name, 2);
+    if (failed(regs))
+      return failure();
+    rows[0] = (*regs)[0];
+    rows[1] = (*regs)[1];
+    return success();
+  }
+
+  /// The op's every row may have seen only -inf (it says so), so the guard
+  /// is always on; P is packed into the words of an mma's A.
+  LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {
+    auto type = cast<TileType>(op.getScores().getType());
+    FailureOr<Regs> scores =
+        registersOf(op, op.getScores(), "scores", type.getNumCols() / 2);
+    if (failed(scores))
+      return failure();
+    RowState st;
+    if (failed(rowsOf(op, op.getRowMax(), "row_max", st.max)) ||
+        failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
+      return failure();
+    scaleLog2 = math.fmul(op.getScale(), math.f32(1.4426950408889634));
+    Value rescale[2];
+    math.softmax(*scores, st, /*mask=*/nullptr, rescale, Value(),
+                 /*mayBeMasked=*/true);
+    auto probsType = cast<TileType>(op.getProbs().getType());
+    Regs words = math.pack(*scores, probsType.getElementType());
+    op.getProbs().replaceAllUsesWith(tileOf(probsType, words));
+    Type rowType = op.getNewRowMax().getType();
+    op.getNewRowMax().replaceAllUsesWith(tileOf(rowType, st.max));
+    op.getNewRowSum().replaceAllUsesWith(tileOf(rowType, st.sum));
+    op.getRescale().replaceAllUsesWith(tileOf(rowType, rescale));
+    return success();
+  }
+
   LogicalResult lowerRescale(RescaleOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
     FailureOr<Regs> acc =
@@ -160,17 +190,16 @@ private:
     return success();
   }
 };
-
-class LowerAccumulatorOpsPass
-    : public tiledattn::impl::LowerAccumulatorOpsPassBase<
-          LowerAccumulatorOpsPass> {
-public:
-  void runOnOperation() override {
-    SmallVector<gpu::GPUFuncOp> kernels;
-    getOperation()->walk([&](gpu::GPUFuncOp k) { kernels.push_back(k); });
-    for (gpu::GPUFuncOp k : kernels)
-      if (failed(AccumulatorLowering(k).run()))
-        return signalPassFailure();
-  }
-};
 } // namespace
+
+bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
+  return isa<MaskOp, OnlineSoftmaxOp, RescaleOp>(op) &&
+         AccumulatorLowering::isLowered(op->getOperand(0));
+}
+
+LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {
+  if (failed(AccumulatorLowering(op).lower(op)))
+    return failure();
+  op->erase();
+  return success();
+}

@@ -7,17 +7,21 @@
 // tiledattn-lower-mma: tiledattn.mma_async becomes a wgmma group (fence,
 // one wgmma.m64nNk16 per 16 of K, commit) and tiledattn.wait a
 // wgmma.wait_group with the count of the block's mmas issued since, then
-// the accumulator's retire. The wgmmas, descriptor steps and retire are
-// convert-sdpa-to-hopper's (WgmmaHelpers.h).
+// the accumulator's retire; in program order with them, the tile ops on
+// the accumulators (AccumulatorOpsToNVVM.cpp). The wgmmas, descriptor steps and
+// retire are convert-sdpa-to-hopper's (WgmmaHelpers.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "AccumulatorOps.h"
 #include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Conversion/Passes.h"
 #include "tiledattn/Conversion/WgmmaHelpers.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tiledattn {
@@ -78,7 +82,7 @@ public:
                         "tiledattn-lower-mma (futures pass through turns)");
         return WalkResult::interrupt();
       }
-      if (isa<MmaAsyncOp, WaitOp>(op))
+      if (isa<MmaAsyncOp, WaitOp, MaskOp, OnlineSoftmaxOp, RescaleOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });
@@ -99,17 +103,24 @@ public:
         return failure();
       pending[wait] = *n;
     }
+    SmallVector<Operation *> lowered;
     for (Operation *op : ops) {
       b.setInsertionPoint(op);
       loc = op->getLoc();
       if (auto mma = dyn_cast<MmaAsyncOp>(op)) {
         if (failed(lowerMma(mma)))
           return failure();
+      } else if (auto wait = dyn_cast<WaitOp>(op)) {
+        lowerWait(wait, pending.lookup(op));
       } else {
-        lowerWait(cast<WaitOp>(op), pending.lookup(op));
+        // Its tiles come from the mmas and waits lowered before it.
+        if (failed(lowerAccumulatorOp(op)))
+          return failure();
+        continue;
       }
+      lowered.push_back(op);
     }
-    for (Operation *op : llvm::reverse(ops))
+    for (Operation *op : llvm::reverse(lowered))
       op->erase();
     return success();
   }

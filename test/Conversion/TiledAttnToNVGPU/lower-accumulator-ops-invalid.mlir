@@ -1,6 +1,6 @@
-// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics --tiledattn-lower-accumulator-ops
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics --tiledattn-lower-mma
 
-// What tiledattn-lower-accumulator-ops refuses, one case per split.
+// What tiledattn-lower-mma refuses of the tile ops on accumulators, one case per split.
 
 module attributes {gpu.container_module} {
   gpu.module @m {

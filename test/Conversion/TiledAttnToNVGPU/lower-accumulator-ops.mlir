@@ -1,9 +1,9 @@
-// RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-accumulator-ops | FileCheck %s
+// RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-mma | FileCheck %s
 
-// tiledattn.mask and tiledattn.rescale on a warpgroup's accumulator
-// registers (64 x 64: 32 f32 a thread, register 4i + h at row
-// warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for odd h)), as
-// convert-sdpa-to-hopper emits them.
+// tiledattn.mask, tiledattn.online_softmax and tiledattn.rescale on a
+// warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
+// 4i + h at row warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for
+// odd h)), as convert-sdpa-to-hopper emits them.
 
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !rows = !llvm.struct<(f32, f32)>
@@ -90,6 +90,43 @@ module attributes {gpu.container_module} {
       // CHECK: builtin.unrealized_conversion_cast %{{.*}} : {{.*}} to !tiledattn.tile<64x64xf32>
       %o1 = tiledattn.rescale %ot, %at : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
       "test.use"(%o1) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+    // The online softmax with the op's row maxima (of scale * log2(e) * s):
+    // the block's raw maximum over the thread's values and its quad, scaled
+    // once, against the running one; -inf rows guarded; P = 2^(s * scale *
+    // log2(e) - m'), packed into bf16 pairs for the next mma's A.
+    // CHECK-LABEL: gpu.func @online_softmax
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %[[M:.*]]: !llvm.struct<(f32, f32)>, %[[L:.*]]: !llvm.struct<(f32, f32)>, %[[SCALE:.*]]: f32)
+    gpu.func @online_softmax(%s: !acc, %m: !rows, %l: !rows, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      // CHECK-DAG: %[[M0:.*]] = llvm.extractvalue %[[M]][0]
+      // CHECK-DAG: %[[L0:.*]] = llvm.extractvalue %[[L]][0]
+      // CHECK: %[[SL2:.*]] = arith.mulf %[[SCALE]], %{{.*}} : f32
+      // CHECK: arith.maxnumf
+      // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+      // CHECK: %[[BMAX:.*]] = arith.maxnumf
+      // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+      // CHECK: %[[BMAX0:.*]] = arith.maxnumf
+      // CHECK: %[[BS:.*]] = arith.mulf %[[BMAX0]], %[[SL2]] : f32
+      // CHECK: %[[NEWM:.*]] = arith.maxnumf %[[M0]], %[[BS]] : f32
+      // CHECK: %[[ISINF:.*]] = arith.cmpf oeq, %[[NEWM]], %{{.*}} : f32
+      // CHECK: %[[SHIFT:.*]] = arith.select %[[ISINF]], %{{.*}}, %[[NEWM]] : f32
+      // CHECK: %[[D:.*]] = arith.subf %[[M0]], %[[SHIFT]] : f32
+      // CHECK: %[[ALPHA:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[D]])
+      // CHECK: %[[NEG:.*]] = arith.negf %[[SHIFT]] : f32
+      // CHECK: %[[X:.*]] = llvm.intr.fma(%{{.*}}, %[[SL2]], %[[NEG]])
+      // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[X]])
+      // CHECK: llvm.intr.fma(%[[L0]], %[[ALPHA]], %{{.*}})
+      // CHECK: arith.truncf %{{.*}} : f32 to bf16
+      // CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+      // CHECK: %[[P:.*]] = llvm.insertvalue %{{.*}}[15] : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
+      // CHECK: builtin.unrealized_conversion_cast %[[P]] : {{.*}} to !tiledattn.tile<64x64xbf16>
+      %p, %m1, %l1, %alpha = tiledattn.online_softmax %st, %mt, %lt, %scale
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
+      "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
   }

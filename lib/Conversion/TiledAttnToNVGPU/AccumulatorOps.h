@@ -1,0 +1,26 @@
+//===- AccumulatorOps.h - Tile ops on accumulators --------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// tiledattn-lower-mma lowers the tile ops on a warpgroup's accumulators in
+// program order with the mmas (AccumulatorOpsToNVVM.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_LIB_CONVERSION_TILEDATTNTONVGPU_ACCUMULATOROPS_H
+#define TILEDATTN_LIB_CONVERSION_TILEDATTNTONVGPU_ACCUMULATOROPS_H
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir::tiledattn {
+/// Whether `op` is a mask, online softmax or rescale whose first tile is a
+/// lowered accumulator tile.
+bool isAccumulatorOp(Operation *op);
+/// Lowers and erases such an op; a diagnostic when its tiles are not lowered
+/// accumulator tiles.
+LogicalResult lowerAccumulatorOp(Operation *op);
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_LIB_CONVERSION_TILEDATTNTONVGPU_ACCUMULATOROPS_H
