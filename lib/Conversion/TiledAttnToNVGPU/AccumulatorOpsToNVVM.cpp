@@ -40,7 +40,8 @@ public:
         .Case([&](OnlineSoftmaxOp softmax) {
           return lowerOnlineSoftmax(softmax);
         })
-        .Case([&](RescaleOp rescale) { return lowerRescale(rescale); });
+        .Case([&](RescaleOp rescale) { return lowerRescale(rescale); })
+        .Case([&](ConstantOp constant) { return lowerConstant(constant); });
   }
 
 private:
@@ -175,6 +176,20 @@ public:
     return success();
   }
 
+  /// A warpgroup's f32 tile of one value: the thread's registers of it.
+  LogicalResult lowerConstant(ConstantOp op) {
+    auto type = cast<TileType>(op.getType());
+    if (type.getNumRows() != kWarpgroupRows)
+      return op.emitOpError("expected a warpgroup's tile of 64 rows, but "
+                            "got ")
+             << type;
+    int64_t n = type.getRank() == 1 ? 2 : type.getNumCols() / 2;
+    Value value = arith::ConstantOp::create(b, loc, op.getValueAttr());
+    op.getResult().replaceAllUsesWith(
+        tileOf(type, SmallVector<Value>(n, value)));
+    return success();
+  }
+
   LogicalResult lowerRescale(RescaleOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
     FailureOr<Regs> acc =
@@ -193,6 +208,8 @@ public:
 } // namespace
 
 bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
+  if (isa<ConstantOp>(op))
+    return true;
   return isa<MaskOp, OnlineSoftmaxOp, RescaleOp>(op) &&
          AccumulatorLowering::isLowered(op->getOperand(0));
 }

@@ -21,8 +21,10 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::tiledattn {
 #define GEN_PASS_DEF_LOWERMMAPASS
@@ -70,11 +72,54 @@ FailureOr<int64_t> mmasInFlight(WaitOp wait, MmaAsyncOp mma) {
   return count;
 }
 
+/// The registers of a warpgroup tile (one thread's part) as a struct: an
+/// f32 64 x N tile N / 2 floats in wgmma's accumulator layout, a 64-row
+/// vector its two rows, an f16/bf16 64 x K tile (an mma's A) K / 4 words.
+std::optional<Type> warpgroupRegisters(TileType tile) {
+  MLIRContext *ctx = tile.getContext();
+  Type element = tile.getElementType();
+  if (tile.getNumRows() != 64)
+    return std::nullopt;
+  if (element.isF32())
+    return f32Struct(ctx, tile.getRank() == 1 ? 2 : tile.getNumCols() / 2);
+  if (tile.getRank() != 2)
+    return std::nullopt;
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(tile.getNumCols() / 4, IntegerType::get(ctx, 32)));
+}
+
+/// Loops (scf.for, scf.if, ...) that carry warpgroup tiles carry their
+/// registers instead, with casts where the body and the code around use
+/// tiles: upstream's structural type conversion of SCF.
+LogicalResult convertCarriedTiles(gpu::GPUFuncOp kernel) {
+  MLIRContext *ctx = kernel.getContext();
+  TypeConverter converter;
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](TileType tile) -> std::optional<Type> {
+    return warpgroupRegisters(tile);
+  });
+  auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
+                 Location loc) -> Value {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  };
+  converter.addSourceMaterialization(cast);
+  converter.addTargetMaterialization(cast);
+  ConversionTarget target(*ctx);
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  RewritePatternSet patterns(ctx);
+  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                       target);
+  return applyPartialConversion(kernel, target, std::move(patterns));
+}
+
 class MmaLowering {
 public:
   MmaLowering(gpu::GPUFuncOp kernel) : kernel(kernel), b(kernel) {}
 
   LogicalResult run() {
+    if (failed(convertCarriedTiles(kernel)))
+      return failure();
     SmallVector<Operation *> ops;
     WalkResult walk = kernel.walk([&](Operation *op) {
       if (isa<TurnOp, WarpSpecializeOp>(op)) {
@@ -82,7 +127,8 @@ public:
                         "tiledattn-lower-mma (futures pass through turns)");
         return WalkResult::interrupt();
       }
-      if (isa<MmaAsyncOp, WaitOp, MaskOp, OnlineSoftmaxOp, RescaleOp>(op))
+      if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, OnlineSoftmaxOp,
+              RescaleOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });

@@ -129,5 +129,28 @@ module attributes {gpu.container_module} {
       "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
+    // Constants and loops: a warpgroup tile carried by scf.for is its
+    // registers' struct in the loop (upstream's structural type conversion).
+    // CHECK-LABEL: gpu.func @carried
+    // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+    // CHECK: %[[U:.*]] = llvm.mlir.undef : !llvm.struct<(f32, f32)>
+    // CHECK: %[[I0:.*]] = llvm.insertvalue %[[NINF]], %[[U]][0]
+    // CHECK: %[[I1:.*]] = llvm.insertvalue %[[NINF]], %[[I0]][1]
+    // CHECK: %[[INIT:.*]] = builtin.unrealized_conversion_cast %[[I1]] : !llvm.struct<(f32, f32)> to !tiledattn.tile<64xf32>
+    // CHECK: %[[IN:.*]] = builtin.unrealized_conversion_cast %[[INIT]] : !tiledattn.tile<64xf32> to !llvm.struct<(f32, f32)>
+    // CHECK: scf.for {{.*}} iter_args(%[[ARG:.*]] = %[[IN]]) -> (!llvm.struct<(f32, f32)>)
+    // CHECK: %[[T:.*]] = builtin.unrealized_conversion_cast %[[ARG]] : !llvm.struct<(f32, f32)> to !tiledattn.tile<64xf32>
+    // CHECK: "test.use"(%[[T]])
+    // CHECK: scf.yield %{{.*}} : !llvm.struct<(f32, f32)>
+    gpu.func @carried(%n: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %m0 = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
+      %m = scf.for %j = %c0 to %n step %c1 iter_args(%mx = %m0) -> (!tiledattn.tile<64xf32>) {
+        "test.use"(%mx) : (!tiledattn.tile<64xf32>) -> ()
+        scf.yield %mx : !tiledattn.tile<64xf32>
+      }
+      gpu.return
+    }
   }
 }
