@@ -7,8 +7,8 @@
 // O, the row maxima and the row sums start as constants and ride the
 // scf.for over K/V blocks as tiles; each block is S = Q K^T (the consumers
 // taking turns to issue), its wait, the causal mask, the online softmax,
-// O's rescale and O += P V, the two mmas issued in turns. Every op is
-// lowered by the tile passes; the loop carries the tiles' registers
+// O's rescale and O += P V, the two mmas issued in turns; then O / l and
+// the lse stored from registers. Every op is lowered by the tile passes; the loop carries the tiles' registers
 // (upstream's structural type conversion of SCF). Through to PTX that
 // ptxas assembles without spills.
 
@@ -20,8 +20,6 @@
 !f = !tiledattn.future<64x128xf32>
 !o = !tiledattn.tile<64x128xf32>
 !r = !tiledattn.tile<64xf32>
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
-!rows = !llvm.struct<(f32, f32)>
 module attributes {gpu.container_module} {
   gpu.module @loop {
     gpu.func @loop(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) kernel
@@ -91,13 +89,8 @@ module attributes {gpu.container_module} {
           scf.yield %acc2, %mx1, %sum1 : !o, !r, !r
         }
         tiledattn.ring.release %qr, %qt : !qring
-        // Until the epilogue is an op: one value of O and of l to memory.
-        %os = builtin.unrealized_conversion_cast %res#0 : !o to !acc
-        %ls = builtin.unrealized_conversion_cast %res#2 : !r to !rows
-        %x = llvm.extractvalue %os[0] : !acc
-        %y = llvm.extractvalue %ls[0] : !rows
-        %xy = arith.addf %x, %y : f32
-        memref.store %xy, %lse[%b, %h, %row0] : !lse
+        tiledattn.store %res#0, %res#1, %res#2 into %o[%b, %h, %row0] lse(%lse)
+            : !o, !r, !head, !lse
       }
       gpu.return
     }
@@ -110,4 +103,6 @@ module attributes {gpu.container_module} {
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1;
+// CHECK: lg2.approx.f32
+// CHECK: st.global.b32
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -148,7 +148,13 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
     `causal`, right of their row to -inf; `tiledattn.online_softmax` gives
     P packed into the words of the next mma's A, the new row statistics
     and the rescale factors; `tiledattn.rescale` multiplies each of a 64 x N
-    accumulator's rows by its factor. The code is convert-sdpa-to-hopper's
+    accumulator's rows by its factor; `tiledattn.store` writes O / l and
+    the lse straight from the registers (rows past the sequence not
+    written); `tiledattn.constant` makes a warpgroup tile's registers.
+    Warpgroup tiles that `scf` loops carry become their registers' structs
+    (upstream's structural type conversion). A row-sum tile holds the
+    thread's part of its rows' sums (a quarter of the keys); the store adds
+    the quad's. The code is convert-sdpa-to-hopper's
     (WgmmaHelpers.h, AccumulatorMath).
 
     Register tiles cross the pass boundary as
@@ -174,6 +180,7 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"

@@ -19,6 +19,9 @@
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -41,7 +44,8 @@ public:
           return lowerOnlineSoftmax(softmax);
         })
         .Case([&](RescaleOp rescale) { return lowerRescale(rescale); })
-        .Case([&](ConstantOp constant) { return lowerConstant(constant); });
+        .Case([&](ConstantOp constant) { return lowerConstant(constant); })
+        .Case([&](StoreOp store) { return lowerStore(store); });
   }
 
 private:
@@ -190,6 +194,84 @@ public:
     return success();
   }
 
+  /// The row sums are the thread's part (a quarter of each row's keys, as
+  /// the online softmax leaves them): the quad adds them. Rows past the
+  /// sequence are not written; an empty row (sum 0) stores zeros and an lse
+  /// of -inf; lanes with quad 0 store the lse.
+  LogicalResult lowerStore(StoreOp op) {
+    auto type = cast<TileType>(op.getAcc().getType());
+    FailureOr<Regs> acc =
+        registersOf(op, op.getAcc(), "acc", type.getNumCols() / 2);
+    if (failed(acc))
+      return failure();
+    RowState st;
+    if (failed(rowsOf(op, op.getRowMax(), "row_max", st.max)) ||
+        failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
+      return failure();
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto ifThen = [&](Value cond, function_ref<void()> body) {
+      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      body();
+    };
+    Place p = place();
+    Value dest = op.getDest();
+    Type elementType = cast<MemRefType>(dest.getType()).getElementType();
+    Value seqQ = memref::DimOp::create(b, loc, dest, idx(2));
+    Value rowBase = arith::AddIOp::create(
+        b, loc, op.getRow(), arith::AddIOp::create(b, loc, p.warpRow, p.group));
+    Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
+    Value zero = math.f32(0.0),
+          negInf = math.f32(-std::numeric_limits<float>::infinity());
+    auto pairType = VectorType::get({2}, elementType);
+    for (int r = 0; r < 2; ++r) {
+      Value sum = st.sum[r];
+      for (int64_t x : {1, 2})
+        sum = math.fadd(sum, gpu::ShuffleOp::create(b, loc, sum, math.i32(x),
+                                                    math.i32(32),
+                                                    gpu::ShuffleMode::XOR)
+                                 .getShuffleResult());
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+      Value inv = arith::SelectOp::create(
+          b, loc, empty, zero,
+          arith::DivFOp::create(b, loc, math.f32(1.0), sum));
+      Value row = arith::AddIOp::create(b, loc, rowBase, idx(8 * r));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ);
+      ifThen(inside, [&] {
+        for (int64_t i = 0; i < type.getNumCols() / 8; ++i) {
+          Value lo = arith::TruncFOp::create(
+              b, loc, elementType, math.fmul((*acc)[4 * i + 2 * r], inv));
+          Value hi = arith::TruncFOp::create(
+              b, loc, elementType, math.fmul((*acc)[4 * i + 2 * r + 1], inv));
+          Value pair = vector::FromElementsOp::create(b, loc, pairType,
+                                                      ValueRange{lo, hi});
+          Value col = arith::AddIOp::create(b, loc, col0, idx(8 * i));
+          vector::StoreOp::create(
+              b, loc, pair, dest,
+              ValueRange{op.getBatch(), op.getHead(), row, col});
+        }
+        if (!op.getLse())
+          return;
+        Value lead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           p.quad, idx(0));
+        ifThen(lead, [&] {
+          // lse = ln(sum_j exp(scale * s_ij)) = (m + log2 l) * ln 2.
+          Value lse = math.fmul(math.fadd(st.max[r], math.log2(sum)),
+                                math.f32(0.69314718055994530942));
+          lse = arith::SelectOp::create(b, loc, empty, negInf, lse);
+          memref::StoreOp::create(b, loc, lse, op.getLse(),
+                                  ValueRange{op.getBatch(), op.getHead(), row});
+        });
+      });
+    }
+    return success();
+  }
+
   LogicalResult lowerRescale(RescaleOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
     FailureOr<Regs> acc =
@@ -210,7 +292,7 @@ public:
 bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   if (isa<ConstantOp>(op))
     return true;
-  return isa<MaskOp, OnlineSoftmaxOp, RescaleOp>(op) &&
+  return isa<MaskOp, OnlineSoftmaxOp, RescaleOp, StoreOp>(op) &&
          AccumulatorLowering::isLowered(op->getOperand(0));
 }
 

@@ -128,7 +128,7 @@ public:
         return WalkResult::interrupt();
       }
       if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, OnlineSoftmaxOp,
-              RescaleOp>(op))
+              RescaleOp, StoreOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });

@@ -1,6 +1,6 @@
 // RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-mma | FileCheck %s
 
-// tiledattn.mask, tiledattn.online_softmax and tiledattn.rescale on a
+// tiledattn.mask, online_softmax, rescale, constant and store on a
 // warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
 // 4i + h at row warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for
 // odd h)), as convert-sdpa-to-hopper emits them.
@@ -150,6 +150,40 @@ module attributes {gpu.container_module} {
         "test.use"(%mx) : (!tiledattn.tile<64xf32>) -> ()
         scf.yield %mx : !tiledattn.tile<64xf32>
       }
+      gpu.return
+    }
+    // The store: the quad adds its row sums, 1 / sum (0 for an empty row),
+    // rows past the sequence skipped, bf16 pairs at key 8i + 2 * quad, and
+    // the lse (m + log2 l) * ln 2 (-inf for an empty row) from quad 0.
+    // CHECK-LABEL: gpu.func @store
+    // CHECK-SAME: (%[[O:.*]]: !llvm.struct<{{.*}}>, %[[M:.*]]: !llvm.struct<(f32, f32)>, %[[L:.*]]: !llvm.struct<(f32, f32)>, %[[DEST:.*]]: memref<{{.*}}>, %[[LSE:.*]]: memref<{{.*}}>, %[[ROW:.*]]: index)
+    // CHECK: %[[L0:.*]] = llvm.extractvalue %[[L]][0]
+    // CHECK: %[[SEQ:.*]] = memref.dim %[[DEST]], %c2
+    // CHECK: %[[S1:.*]], %{{.*}} = gpu.shuffle  xor %[[L0]], %c1_i32
+    // CHECK: %[[P1:.*]] = arith.addf %[[L0]], %[[S1]]
+    // CHECK: %[[S2:.*]], %{{.*}} = gpu.shuffle  xor %[[P1]], %c2_i32
+    // CHECK: %[[SUM:.*]] = arith.addf %[[P1]], %[[S2]]
+    // CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[SUM]], %{{.*}} : f32
+    // CHECK: %[[RCP:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32
+    // CHECK: %[[INV:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[RCP]] : f32
+    // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[SEQ]] : index
+    // CHECK: scf.if %[[IN]] {
+    // CHECK: arith.mulf %{{.*}}, %[[INV]] : f32
+    // CHECK: vector.store %{{.*}}, %[[DEST]]{{.*}} : memref<{{.*}}>, vector<2xbf16>
+    // CHECK: scf.if
+    // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%[[SUM]])
+    // CHECK: arith.select %[[EMPTY]], %{{.*}}, %{{.*}} : f32
+    // CHECK: memref.store %{{.*}}, %[[LSE]]
+    gpu.func @store(%o: !acc, %m: !rows, %l: !rows,
+                    %dest: memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+                    %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %row: index) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      tiledattn.store %ot, %mt, %lt into %dest[%row, %row, %row] lse(%lse)
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>,
+            memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
       gpu.return
     }
   }
