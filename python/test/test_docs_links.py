@@ -89,7 +89,9 @@ def test_the_run_readmes_are_checked_from_their_own_folder(tmp_path):
     run.mkdir(parents=True)
     (run / "plot.png").write_bytes(b"")
     page = run / "README.md"
-    page.write_text("![ok](plot.png) ![moved](../results/some-run/plot.png) [docs](../../docs/Nope.md)\n")
+    page.write_text(
+        "![ok](plot.png) ![moved](../results/some-run/plot.png) [docs](../../docs/Nope.md)\n"
+    )
     assert missing_links(page, page.read_text()) == [
         "link ](../results/some-run/plot.png)",
         "link ](../../docs/Nope.md)",
