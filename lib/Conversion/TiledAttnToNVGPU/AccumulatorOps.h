@@ -15,11 +15,9 @@
 #include "mlir/IR/Operation.h"
 
 namespace mlir::tiledattn {
-/// Whether `op` is a mask, online softmax or rescale whose first tile is a
-/// lowered accumulator tile.
-bool isAccumulatorOp(Operation *op);
-/// Lowers and erases such an op; a diagnostic when its tiles are not lowered
-/// accumulator tiles.
+/// Lowers and erases a tiledattn.constant, mask, online_softmax, rescale or
+/// store on a warpgroup's tiles; a diagnostic when its tiles are not
+/// lowered ones (casts of their registers' structs).
 LogicalResult lowerAccumulatorOp(Operation *op);
 } // namespace mlir::tiledattn
 

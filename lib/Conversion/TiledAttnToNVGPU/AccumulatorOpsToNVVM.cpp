@@ -5,20 +5,19 @@
 //===----------------------------------------------------------------------===//
 //
 // The tile ops on a warpgroup's wgmma accumulator registers, for
-// tiledattn-lower-mma: tiledattn.mask, tiledattn.online_softmax (P packed
-// into an mma's A words) and tiledattn.rescale, with
-// convert-sdpa-to-hopper's code (AccumulatorMath). Register tiles arrive
-// and leave as casts of their structs.
+// tiledattn-lower-mma: tiledattn.constant, mask, online_softmax (P packed
+// into an mma's A words), rescale and store, with convert-sdpa-to-hopper's
+// code (AccumulatorMath). Register tiles arrive and leave as casts of their
+// structs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AccumulatorOps.h"
 #include "tiledattn/Conversion/AccumulatorMath.h"
-#include "tiledattn/Conversion/NVVMHelpers.h"
-#include "tiledattn/Conversion/WgmmaHelpers.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -59,9 +58,8 @@ private:
                                       /*exp2OnFma=*/0, /*rowSumMma=*/false,
                                       /*scaledMaxima=*/true}};
 
-public:
-  /// Whether `tile` is a register tile tiledattn-lower-mma left (a cast of
-  /// a struct); tiles of the mma_sync path are convert-tiledattn-to-nvgpu's.
+  /// Whether `tile` is a register tile tiledattn-lower-mma made (a cast of
+  /// a struct).
   static bool isLowered(Value tile) {
     auto cast = tile.getDefiningOp<UnrealizedConversionCastOp>();
     return cast && cast.getNumOperands() == 1 &&
@@ -288,13 +286,6 @@ public:
   }
 };
 } // namespace
-
-bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
-  if (isa<ConstantOp>(op))
-    return true;
-  return isa<MaskOp, OnlineSoftmaxOp, RescaleOp, StoreOp>(op) &&
-         AccumulatorLowering::isLowered(op->getOperand(0));
-}
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {
   if (failed(AccumulatorLowering(op).lower(op)))
