@@ -12,9 +12,22 @@
 #ifndef TILEDATTN_LIB_CONVERSION_TILEDATTNTONVGPU_ACCUMULATOROPS_H
 #define TILEDATTN_LIB_CONVERSION_TILEDATTNTONVGPU_ACCUMULATOROPS_H
 
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
 #include "mlir/IR/Operation.h"
+#include <optional>
 
 namespace mlir::tiledattn {
+/// The value a lowered register tile or slot is a cast of, if it is one.
+Value castSource(Value v);
+/// The registers of a warpgroup tile (one thread's part) as a struct: an
+/// f32 64 x N tile N / 2 floats in wgmma's accumulator layout, a 64-row
+/// vector its two rows, an f16/bf16 64 x K tile (an mma's A) K / 4 words.
+/// None for a tile that is not a warpgroup's.
+std::optional<Type> warpgroupRegisters(TileType tile);
+/// The struct of registers a lowered warpgroup tile is a cast of (of
+/// warpgroupRegisters' type), or null.
+Value loweredRegisters(Value tile);
 /// Lowers and erases a tiledattn.constant, mask, online_softmax, rescale or
 /// store on a warpgroup's tiles; a diagnostic when its tiles are not
 /// lowered ones (casts of their registers' structs).

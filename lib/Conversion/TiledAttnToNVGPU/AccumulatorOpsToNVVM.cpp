@@ -22,15 +22,38 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "tiledattn/Conversion/WgmmaHelpers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::tiledattn;
 
-namespace {
-/// Rows of a warpgroup's accumulator.
-constexpr int64_t kWarpgroupRows = 64;
+Value mlir::tiledattn::castSource(Value v) {
+  auto cast = v.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || cast.getNumOperands() != 1)
+    return {};
+  return cast.getOperand(0);
+}
 
+std::optional<Type> mlir::tiledattn::warpgroupRegisters(TileType tile) {
+  MLIRContext *ctx = tile.getContext();
+  if (tile.getNumRows() != kWarpgroupRows)
+    return std::nullopt;
+  if (tile.getElementType().isF32())
+    return f32Struct(ctx, tile.getRank() == 1 ? 2 : tile.getNumCols() / 2);
+  if (tile.getRank() != 2)
+    return std::nullopt;
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(tile.getNumCols() / 4, IntegerType::get(ctx, 32)));
+}
+
+Value mlir::tiledattn::loweredRegisters(Value tile) {
+  Value regs = castSource(tile);
+  std::optional<Type> type = warpgroupRegisters(cast<TileType>(tile.getType()));
+  return regs && type && regs.getType() == *type ? regs : Value();
+}
+
+namespace {
 class AccumulatorLowering {
 public:
   AccumulatorLowering(Operation *op) : b(op) {}
@@ -58,30 +81,19 @@ private:
                                       /*exp2OnFma=*/0, /*rowSumMma=*/false,
                                       /*scaledMaxima=*/true}};
 
-  /// Whether `tile` is a register tile tiledattn-lower-mma made (a cast of
-  /// a struct).
-  static bool isLowered(Value tile) {
-    auto cast = tile.getDefiningOp<UnrealizedConversionCastOp>();
-    return cast && cast.getNumOperands() == 1 &&
-           isa<LLVM::LLVMStructType>(cast.getOperand(0).getType());
-  }
-
-  /// The thread's registers of a lowered tile: `n` f32.
-  FailureOr<Regs> registersOf(Operation *op, Value tile, StringRef name,
-                              int64_t n) {
+  /// The thread's registers of a lowered f32 tile (an accumulator or a
+  /// row vector).
+  FailureOr<Regs> registersOf(Operation *op, Value tile, StringRef name) {
     auto tileType = cast<TileType>(tile.getType());
     if (tileType.getNumRows() != kWarpgroupRows)
       return op->emitOpError("expected ")
              << name << " to be a warpgroup's tile of 64 rows, but got "
              << tileType;
-    Value regs =
-        isLowered(tile)
-            ? tile.getDefiningOp<UnrealizedConversionCastOp>().getOperand(0)
-            : Value();
-    auto structTy =
-        regs ? dyn_cast<LLVM::LLVMStructType>(regs.getType()) : nullptr;
-    if (!structTy || structTy.getBody().size() != size_t(n) ||
-        llvm::any_of(structTy.getBody(), [](Type t) { return !t.isF32(); }))
+    int64_t n = cast<LLVM::LLVMStructType>(*warpgroupRegisters(tileType))
+                    .getBody()
+                    .size();
+    Value regs = loweredRegisters(tile);
+    if (!regs)
       return op->emitOpError("expected ")
              << name << " to be a lowered accumulator tile (a cast of a "
              << "struct of " << n << " f32 per thread)";
@@ -121,8 +133,7 @@ private:
 
   LogicalResult lowerMask(MaskOp op) {
     auto type = cast<TileType>(op.getScores().getType());
-    FailureOr<Regs> scores =
-        registersOf(op, op.getScores(), "scores", type.getNumCols() / 2);
+    FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
     if (failed(scores))
       return failure();
     Place p = place();
@@ -144,7 +155,7 @@ private:
   /// A 64-row vector's two rows, as a RowState half.
   LogicalResult rowsOf(Operation *op, Value tile, StringRef name,
                        Value (&rows)[2]) {
-    FailureOr<Regs> regs = registersOf(op, tile, name, 2);
+    FailureOr<Regs> regs = registersOf(op, tile, name);
     if (failed(regs))
       return failure();
     rows[0] = (*regs)[0];
@@ -156,8 +167,7 @@ private:
   /// is always on; P is packed into the words of an mma's A.
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {
     auto type = cast<TileType>(op.getScores().getType());
-    FailureOr<Regs> scores =
-        registersOf(op, op.getScores(), "scores", type.getNumCols() / 2);
+    FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
     if (failed(scores))
       return failure();
     RowState st;
@@ -185,7 +195,8 @@ private:
       return op.emitOpError("expected a warpgroup's tile of 64 rows, but "
                             "got ")
              << type;
-    int64_t n = type.getRank() == 1 ? 2 : type.getNumCols() / 2;
+    int64_t n =
+        cast<LLVM::LLVMStructType>(*warpgroupRegisters(type)).getBody().size();
     Value value = arith::ConstantOp::create(b, loc, op.getValueAttr());
     op.getResult().replaceAllUsesWith(
         tileOf(type, SmallVector<Value>(n, value)));
@@ -198,8 +209,7 @@ private:
   /// of -inf; lanes with quad 0 store the lse.
   LogicalResult lowerStore(StoreOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
-    FailureOr<Regs> acc =
-        registersOf(op, op.getAcc(), "acc", type.getNumCols() / 2);
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
     if (failed(acc))
       return failure();
     RowState st;
@@ -272,11 +282,10 @@ private:
 
   LogicalResult lowerRescale(RescaleOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
-    FailureOr<Regs> acc =
-        registersOf(op, op.getAcc(), "acc", type.getNumCols() / 2);
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
     if (failed(acc))
       return failure();
-    FailureOr<Regs> factor = registersOf(op, op.getFactor(), "factor", 2);
+    FailureOr<Regs> factor = registersOf(op, op.getFactor(), "factor");
     if (failed(factor))
       return failure();
     Value rows[2] = {(*factor)[0], (*factor)[1]};

@@ -40,14 +40,6 @@ constexpr int64_t kAtomRowBytes = 128;
 /// Stride byte offset of the 128-byte swizzle: 8 rows of an atom.
 constexpr int64_t kSwizzleStrideBytes = 1024;
 
-/// The value a lowered register tile or slot is a cast of, if it is one.
-Value castSource(Value v) {
-  auto cast = v.getDefiningOp<UnrealizedConversionCastOp>();
-  if (!cast || cast.getNumOperands() != 1)
-    return {};
-  return cast.getOperand(0);
-}
-
 /// The mmas of the wait's block issued after the one it waits for: the N
 /// of its wgmma.wait_group. Fails when an op between the two holds an mma
 /// in a region (its count is not known before it runs).
@@ -70,22 +62,6 @@ FailureOr<int64_t> mmasInFlight(WaitOp wait, MmaAsyncOp mma) {
     }
   }
   return count;
-}
-
-/// The registers of a warpgroup tile (one thread's part) as a struct: an
-/// f32 64 x N tile N / 2 floats in wgmma's accumulator layout, a 64-row
-/// vector its two rows, an f16/bf16 64 x K tile (an mma's A) K / 4 words.
-std::optional<Type> warpgroupRegisters(TileType tile) {
-  MLIRContext *ctx = tile.getContext();
-  Type element = tile.getElementType();
-  if (tile.getNumRows() != 64)
-    return std::nullopt;
-  if (element.isF32())
-    return f32Struct(ctx, tile.getRank() == 1 ? 2 : tile.getNumCols() / 2);
-  if (tile.getRank() != 2)
-    return std::nullopt;
-  return LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(tile.getNumCols() / 4, IntegerType::get(ctx, 32)));
 }
 
 /// Loops (scf.for, scf.if, ...) that carry warpgroup tiles carry their
@@ -190,19 +166,16 @@ private:
     return address;
   }
 
-  /// The struct of registers a lowered tile is a cast of: `n` values of
-  /// `type` per thread.
-  FailureOr<Value> registersOf(MmaAsyncOp mma, Value tile, StringRef name,
-                               Type type, int64_t n) {
-    Value regs = castSource(tile);
-    auto structTy =
-        regs ? dyn_cast<LLVM::LLVMStructType>(regs.getType()) : nullptr;
-    if (!structTy || structTy.getBody().size() != size_t(n) ||
-        llvm::any_of(structTy.getBody(), [&](Type t) { return t != type; }))
-      return mma.emitOpError("expected ")
-             << name << " to be a lowered register tile (a cast of a struct "
-             << "of " << n << " " << type << " per thread)";
-    return regs;
+  /// The struct of registers a lowered tile is a cast of.
+  FailureOr<Value> registersOf(MmaAsyncOp mma, Value tile, StringRef name) {
+    if (Value regs = loweredRegisters(tile))
+      return regs;
+    auto registers = cast<LLVM::LLVMStructType>(
+        *warpgroupRegisters(cast<TileType>(tile.getType())));
+    return mma.emitOpError("expected ")
+           << name << " to be a lowered register tile (a cast of a struct "
+           << "of " << registers.getBody().size() << " "
+           << registers.getBody().front() << " per thread)";
   }
 
   LogicalResult lowerMma(MmaAsyncOp mma) {
@@ -225,8 +198,7 @@ private:
     };
     Value acc;
     if (Value in = mma.getAcc()) {
-      FailureOr<Value> regs =
-          registersOf(mma, in, "acc", b.getF32Type(), n / 2);
+      FailureOr<Value> regs = registersOf(mma, in, "acc");
       if (failed(regs))
         return failure();
       acc = *regs;
@@ -252,8 +224,7 @@ private:
                         /*accumulate=*/kk > 0 || mma.getAcc(), bKMajor);
       }
     } else {
-      FailureOr<Value> a =
-          registersOf(mma, mma.getA(), "A", b.getI32Type(), k / 4);
+      FailureOr<Value> a = registersOf(mma, mma.getA(), "A");
       if (failed(a))
         return failure();
       SmallVector<Value> accRegs;

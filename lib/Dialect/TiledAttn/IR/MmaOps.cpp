@@ -18,8 +18,6 @@
 using namespace mlir;
 using namespace mlir::tiledattn;
 
-/// Rows of one warpgroup's wgmma (m64nNk16).
-static constexpr int64_t kWarpgroupRows = 64;
 /// Largest N of one wgmma.
 static constexpr int64_t kMaxWgmmaCols = 256;
 /// Rows of one period of the 128-byte swizzle (1024 bytes): where a

@@ -25,6 +25,8 @@
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h.inc"
 
 namespace mlir::tiledattn {
+/// Rows of one warpgroup's wgmma (m64nNk16): the rows of its tiles.
+constexpr int64_t kWarpgroupRows = 64;
 /// Shared memory a block may use on sm_90 (227 KiB).
 constexpr int64_t kMaxSharedMemoryBytes = 227 * 1024;
 /// Shared memory of one sm_90 multiprocessor, shared by its blocks.
