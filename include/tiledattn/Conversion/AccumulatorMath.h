@@ -58,6 +58,13 @@ struct BlockMask {
   bool causal = false;
 };
 
+/// A consumer thread's coordinates in the accumulator layout.
+struct AccumulatorPlace {
+  /// The thread's index in its warpgroup, its lane, group (lane / 4), quad
+  /// (lane % 4) and its warp's first row (16 per warp).
+  Value localTid, lane, group, quad, warpRow;
+};
+
 class AccumulatorMath {
 public:
   /// `scaleLog2` (softmax scale * log2(e)) is read when the softmax is
@@ -66,6 +73,9 @@ public:
                   SoftmaxOptions options)
       : b(b), loc(loc), scaleLog2(scaleLog2), options(options) {}
 
+  /// The coordinates of the thread `tid` (gpu.thread_id x) in its
+  /// warpgroup's accumulators.
+  AccumulatorPlace place(Value tid);
   /// Mask (where `mask`; only when `maskIf` holds, if given) and online
   /// softmax of one block of scores, in place: `scores` becomes P (f32);
   /// `st` moves on; sets `rescale`, the factor O must take. `mayBeMasked`

@@ -86,6 +86,20 @@ void AccumulatorMath::chooseIf(Value cond, Regs &values,
   values.assign(branch.getResults().begin(), branch.getResults().end());
 }
 
+AccumulatorPlace AccumulatorMath::place(Value tid) {
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  AccumulatorPlace p;
+  p.localTid = arith::RemUIOp::create(b, loc, tid, idx(128));
+  p.lane = arith::RemUIOp::create(b, loc, p.localTid, idx(32));
+  p.group = arith::DivUIOp::create(b, loc, p.lane, idx(4));
+  p.quad = arith::RemUIOp::create(b, loc, p.lane, idx(4));
+  Value warp = arith::DivUIOp::create(b, loc, p.localTid, idx(32));
+  p.warpRow = arith::MulIOp::create(b, loc, warp, idx(16));
+  return p;
+}
+
 Regs AccumulatorMath::rowValues(ArrayRef<Value> scores, int r) {
   Regs out;
   for (int64_t i = 0, e = scores.size(); i < e; i += 4)

@@ -140,12 +140,12 @@ void HopperKernelEmitter::emitStore(Value consumer, Value rowBase, Regs &acc,
 void HopperKernelEmitter::emitConsumer(Value consumer) {
   setRegisterBudget(schedule.getConsumerRegs(),
                     NVVM::SetMaxRegisterAction::increase);
-  localTid = rem(tid, 128);
-  Value local = localTid;
-  lane = rem(local, 32);
-  group = div(lane, 4);
-  quad = rem(lane, 4);
-  warpRow = mul(div(local, 32), 16);
+  AccumulatorPlace place = math.place(tid);
+  localTid = place.localTid;
+  lane = place.lane;
+  group = place.group;
+  quad = place.quad;
+  warpRow = place.warpRow;
   scaleLog2 = fmul(scale, f32(1.4426950408889634));
   // uniform_consumer: Q's descriptors, the turn barriers and the tile's
   // rows then stay on the uniform datapath.

@@ -115,20 +115,8 @@ private:
   }
 
   /// The thread's place in the accumulator layout.
-  struct Place {
-    Value warpRow, group, quad;
-  };
-  Place place() {
-    auto idx = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-    Value warp = arith::DivUIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
-    return {arith::MulIOp::create(b, loc, warp, idx(16)),
-            arith::DivUIOp::create(b, loc, lane, idx(4)),
-            arith::RemUIOp::create(b, loc, lane, idx(4))};
+  AccumulatorPlace place() {
+    return math.place(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   }
 
   LogicalResult lowerMask(MaskOp op) {
@@ -136,7 +124,7 @@ private:
     FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
     if (failed(scores))
       return failure();
-    Place p = place();
+    AccumulatorPlace p = place();
     auto add = [&](Value a, Value c) -> Value {
       return arith::AddIOp::create(b, loc, a, c);
     };
@@ -225,7 +213,7 @@ private:
       b.setInsertionPointToStart(ifOp.thenBlock());
       body();
     };
-    Place p = place();
+    AccumulatorPlace p = place();
     Value dest = op.getDest();
     Type elementType = cast<MemRefType>(dest.getType()).getElementType();
     Value seqQ = memref::DimOp::create(b, loc, dest, idx(2));

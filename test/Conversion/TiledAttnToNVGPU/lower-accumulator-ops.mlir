@@ -16,12 +16,12 @@ module attributes {gpu.container_module} {
       // The thread's place: warp of its warpgroup (16 rows each), group
       // (lane / 4) and quad (lane % 4).
       // CHECK: %[[TID:.*]] = gpu.thread_id x
-      // CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
       // CHECK: %[[IN_WG:.*]] = arith.remui %[[TID]], %c128
-      // CHECK: %[[WARP:.*]] = arith.divui %[[IN_WG]], %c32
-      // CHECK: %[[WARPROW:.*]] = arith.muli %[[WARP]], %c16
+      // CHECK: %[[LANE:.*]] = arith.remui %[[IN_WG]], %c32
       // CHECK: %[[GROUP:.*]] = arith.divui %[[LANE]], %c4
       // CHECK: %[[QUAD:.*]] = arith.remui %[[LANE]], %c4
+      // CHECK: %[[WARP:.*]] = arith.divui %[[IN_WG]], %c32
+      // CHECK: %[[WARPROW:.*]] = arith.muli %[[WARP]], %c16
       // CHECK: %[[OWN:.*]] = arith.addi %[[WARPROW]], %[[GROUP]]
       // CHECK: %[[ROWBASE:.*]] = arith.addi %[[ROW]], %[[OWN]]
       // The thread's first key, then each row's first masked key: the
