@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MmaSyncEmitter.h"
+#include "tiledattn/Conversion/WgmmaHelpers.h"
 
 using namespace mlir;
 using namespace mlir::tiledattn;
@@ -96,14 +97,11 @@ LogicalResult MmaSyncEmitter::emitWgmma(MmaOp op) {
   // K rows are K-major (head dim contiguous); V rows are MN-major.
   bool bTransposed = !d.transposed;
   const Regs &c = frags[op.getAcc()];
-  SmallVector<Type> f32s(c.size(), b.getF32Type());
-  auto structTy = LLVM::LLVMStructType::getLiteral(b.getContext(), f32s);
-  Value accStruct = LLVM::UndefOp::create(b, loc, structTy);
+  Value accStruct =
+      LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), c.size()));
   for (auto [i, v] : llvm::enumerate(c))
     accStruct = LLVM::InsertValueOp::create(b, loc, accStruct, v, i);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  auto type =
-      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   for (int64_t k = 0; k < lhs.getNumCols() / 16; ++k) {
     // K-major: the next 16 elements of each 128-byte row (32 bytes on);
     // MN-major: the next 16 rows (2048 bytes on).
@@ -112,20 +110,9 @@ LogicalResult MmaSyncEmitter::emitWgmma(MmaOp op) {
     Value descB =
         descriptor(loc, add(loc, bBase, bTransposed ? 2048 * k : 32 * k),
                    /*leading=*/bTransposed ? 1024 : 16, /*stride=*/1024);
-    accStruct = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, structTy, accStruct, descA, descB,
-        NVVM::MMAShapeAttr::get(b.getContext(), 64, acc.getNumCols(), 16),
-        NVVM::WGMMATypesAttr::get(b.getContext(), type),
-        NVVM::WGMMATypesAttr::get(b.getContext(), type),
-        NVVM::WGMMATypesAttr::get(b.getContext(), NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(b.getContext(), NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
-        NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(b.getContext(), bTransposed
-                                                     ? NVVM::MMALayout::row
-                                                     : NVVM::MMALayout::col),
-        NVVM::MMAIntOverflowAttr());
+    accStruct = wgmmaSmem(b, loc, accStruct, descA, descB, acc.getNumCols(),
+                          elementType, /*accumulate=*/true,
+                          /*bKMajor=*/!bTransposed);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
