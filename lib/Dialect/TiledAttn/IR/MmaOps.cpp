@@ -61,31 +61,25 @@ int64_t MmaAsyncOp::getK() {
   return cast<TileType>(getA().getType()).getNumCols();
 }
 
-/// Follows a future out of tiledattn.turn bodies: its one use is a wait in
-/// the block it is made in (or in the turn's, after the turn).
+/// Out of turns, the future's one use is a wait in the block it is made in
+/// (or in the turn's, after the turn).
 static LogicalResult verifyWaitedOnce(MmaAsyncOp op) {
-  Value future = op.getResult();
-  while (true) {
-    if (!future.hasOneUse())
-      return op.emitOpError("expected the result to be waited for once, by a "
-                            "tiledattn.wait (an mma nobody waits for leaves "
-                            "its registers undefined), but it has ")
-             << std::distance(future.use_begin(), future.use_end()) << " uses";
-    OpOperand &use = *future.use_begin();
-    Operation *user = use.getOwner();
-    if (isa<WaitOp>(user)) {
-      if (user->getBlock() != future.getParentBlock())
-        return op.emitOpError("expected the result to be waited for in the "
-                              "block it is made in (a wait under a branch or "
-                              "in a loop may not run once per mma)");
-      return success();
-    }
-    if (!isa<YieldOp>(user))
-      return op.emitOpError("expected the result to go to a tiledattn.wait "
-                            "or out of a tiledattn.turn, but it goes to ")
-             << user->getName();
-    future = user->getParentOp()->getResult(use.getOperandNumber());
-  }
+  Value future = followOutOfTurns(op.getResult());
+  if (!future.hasOneUse())
+    return op.emitOpError("expected the result to be waited for once, by a "
+                          "tiledattn.wait (an mma nobody waits for leaves "
+                          "its registers undefined), but it has ")
+           << std::distance(future.use_begin(), future.use_end()) << " uses";
+  Operation *user = *future.user_begin();
+  if (!isa<WaitOp>(user))
+    return op.emitOpError("expected the result to go to a tiledattn.wait "
+                          "or out of a tiledattn.turn, but it goes to ")
+           << user->getName();
+  if (user->getBlock() != future.getParentBlock())
+    return op.emitOpError("expected the result to be waited for in the "
+                          "block it is made in (a wait under a branch or "
+                          "in a loop may not run once per mma)");
+  return success();
 }
 
 LogicalResult MmaAsyncOp::verify() {

@@ -182,33 +182,36 @@ RingGetOp mlir::tiledattn::getOfToken(Value token) {
   return token.getDefiningOp<RingGetOp>();
 }
 
-LogicalResult RingGetOp::verify() {
-  // Follow the token out of turns: its one use is a release in the block it
-  // is defined in (the get's, or the turn's it leaves through).
-  Value token = getToken();
-  while (true) {
-    if (!token.hasOneUse())
-      return emitOpError("expected the token to be released once, by a "
-                         "tiledattn.ring.release (every path that takes a "
-                         "slot gives it back), but it has ")
-             << std::distance(token.use_begin(), token.use_end()) << " uses";
-    OpOperand &use = *token.use_begin();
-    Operation *user = use.getOwner();
-    if (isa<RingReleaseOp>(user)) {
-      if (user->getBlock() != token.getParentBlock())
-        return emitOpError("expected the token to be released in the block "
-                           "it is taken in (a release under a branch or in "
-                           "a loop may not run once per get)");
-      return success();
-    }
-    auto yield = dyn_cast<YieldOp>(user);
-    if (!yield)
-      return emitOpError("expected the token to go to a "
-                         "tiledattn.ring.release or out of a tiledattn.turn, "
-                         "but it goes to ")
-             << user->getName();
-    token = yield->getParentOp()->getResult(use.getOperandNumber());
+Value mlir::tiledattn::followOutOfTurns(Value value) {
+  while (value.hasOneUse()) {
+    OpOperand &use = *value.use_begin();
+    if (!isa<YieldOp>(use.getOwner()))
+      break;
+    value = use.getOwner()->getParentOp()->getResult(use.getOperandNumber());
   }
+  return value;
+}
+
+LogicalResult RingGetOp::verify() {
+  // Out of turns, the token's one use is a release in the block it is
+  // defined in (the get's, or the turn's it leaves through).
+  Value token = followOutOfTurns(getToken());
+  if (!token.hasOneUse())
+    return emitOpError("expected the token to be released once, by a "
+                       "tiledattn.ring.release (every path that takes a "
+                       "slot gives it back), but it has ")
+           << std::distance(token.use_begin(), token.use_end()) << " uses";
+  Operation *user = *token.user_begin();
+  if (!isa<RingReleaseOp>(user))
+    return emitOpError("expected the token to go to a "
+                       "tiledattn.ring.release or out of a tiledattn.turn, "
+                       "but it goes to ")
+           << user->getName();
+  if (user->getBlock() != token.getParentBlock())
+    return emitOpError("expected the token to be released in the block "
+                       "it is taken in (a release under a branch or in "
+                       "a loop may not run once per get)");
+  return success();
 }
 
 LogicalResult RingReleaseOp::verify() {

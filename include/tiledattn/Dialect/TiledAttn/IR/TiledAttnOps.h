@@ -52,6 +52,9 @@ bool isSupportedHeadDim(int64_t headDim);
 /// The tiledattn.ring.get a ring token comes from, directly or through
 /// tiledattn.turn results; null if it comes from anything else.
 RingGetOp getOfToken(Value token);
+/// `value` followed out of tiledattn.turn bodies while its one use is the
+/// turn's yield: the turn result it leaves as, or `value` itself.
+Value followOutOfTurns(Value value);
 } // namespace mlir::tiledattn
 
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_H
