@@ -28,24 +28,31 @@
 
 using namespace mlir;
 
-void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
-                                                    bool experimentalWgmma,
-                                                    bool registerBudgets) {
-  ConvertSdpaToHopperPassOptions hopper;
-  hopper.registerBudgets = registerBudgets;
-  pm.addPass(createConvertSdpaToHopperPass(hopper));
+void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(
+    OpPassManager &pm, const TiledAttnToPTXOptions &options) {
+  if (!options.hopperTileProgram) {
+    ConvertSdpaToHopperPassOptions hopper;
+    hopper.registerBudgets = options.registerBudgets;
+    pm.addPass(createConvertSdpaToHopperPass(hopper));
+  }
   pm.addPass(createTileSdpaPass());
   ConvertTiledAttnToNVGPUPassOptions conversion;
-  conversion.experimentalWgmma = experimentalWgmma;
+  conversion.experimentalWgmma = options.experimentalWgmma;
   pm.addPass(createConvertTiledAttnToNVGPUPass(conversion));
+  // Warp-specialized programs: their roles, rings and asynchronous mmas
+  // (each pass leaves kernels without its ops alone).
+  LowerRolesPassOptions roles;
+  roles.registerBudgets = options.registerBudgets;
+  pm.addPass(createLowerRolesPass(roles));
+  pm.addPass(createLowerRingsPass());
+  pm.addPass(createLowerMmaPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void mlir::tiledattn::buildTiledAttnToPTXPipeline(
     OpPassManager &pm, const TiledAttnToPTXOptions &options) {
-  buildTiledAttnToNVGPUPipeline(pm, options.experimentalWgmma,
-                                options.registerBudgets);
+  buildTiledAttnToNVGPUPipeline(pm, options);
   buildNVGPUToPTXPipeline(pm, options);
 }
 
@@ -91,10 +98,10 @@ void mlir::tiledattn::buildNVGPUToPTXPipeline(
 }
 
 void mlir::tiledattn::registerTiledAttnPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TiledAttnToPTXOptions>(
       "tiledattn-to-nvgpu-pipeline",
       "Lower tiledattn.sdpa to a gpu.module of nvgpu/nvvm/vector code",
-      [](OpPassManager &pm) { buildTiledAttnToNVGPUPipeline(pm); });
+      buildTiledAttnToNVGPUPipeline);
   PassPipelineRegistration<TiledAttnToPTXOptions>(
       "tiledattn-to-ptx-pipeline",
       "Lower tiledattn.sdpa to a gpu.binary holding PTX for the chosen chip",

@@ -6,6 +6,7 @@
 
 #include "tiledattn/Target/Bundle.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
@@ -24,27 +25,15 @@
 using namespace mlir;
 using namespace mlir::tiledattn;
 
-FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
-  SmallVector<SdpaOp> ops;
-  module.walk([&](SdpaOp op) { ops.push_back(op); });
-  if (ops.size() != 1) {
-    InFlightDiagnostic diag =
-        module.emitError("expected exactly one tiledattn.sdpa in a kernel "
-                         "bundle's input, but found ")
-        << ops.size();
-    return diag;
-  }
-  SdpaOp op = ops.front();
-  auto func = op->getParentOfType<FunctionOpInterface>();
-  if (!func)
-    return op.emitOpError("expected to be inside a function");
+/// What the manifest says of a kernel that runs `schedule` on operands
+/// typed like tiledattn.sdpa's, whose Q has type `q`.
+static KernelDescription describe(StringRef name, MemRefType q, bool causal,
+                                  ScheduleAttr s, Operation *func) {
   KernelDescription k;
-  k.name = func.getName().str();
-  Type elementType = op.getQ().getType().getElementType();
-  k.dtype = elementType.isBF16() ? "bf16" : "f16";
-  k.headDim = op.getQ().getType().getShape()[3];
-  k.causal = op.getCausal();
-  ScheduleAttr s = op.getSchedule();
+  k.name = name.str();
+  k.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
+  k.headDim = q.getShape()[3];
+  k.causal = causal;
   k.blockM = s.getBlockM();
   k.blockN = s.getBlockN();
   k.threads = s.getNumThreads();
@@ -60,6 +49,68 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   llvm::raw_string_ostream os(k.schedule);
   os << Attribute(s);
   return k;
+}
+
+/// A tile program (written by hand, or by tiledattn-tile-sdpa and edited):
+/// its function's tiledattn.schedule sets the launch, tiledattn.causal says
+/// what it computes, and it takes tiledattn.sdpa's operands.
+static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
+  auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
+  if (!schedule)
+    return func.emitOpError("is a tile program (")
+           << kKernelAttrName << ") without " << kScheduleAttrName
+           << ", which sets its launch (block_m, warps)";
+  FunctionType type = func.getFunctionType();
+  auto fail = [&](unsigned i, StringRef expected) {
+    return func.emitOpError("a tile program takes tiledattn.sdpa's operands "
+                            "(q, k, v, o, lse, scale): expected argument #")
+           << i << " to be " << expected << ", but got " << type.getInput(i);
+  };
+  if (type.getNumInputs() != 6)
+    return func.emitOpError("a tile program takes tiledattn.sdpa's operands "
+                            "(q, k, v, o, lse, scale), but it has ")
+           << type.getNumInputs() << " arguments";
+  auto q = dyn_cast<MemRefType>(type.getInput(0));
+  if (!q || q.getRank() != 4 || ShapedType::isDynamic(q.getShape()[3]) ||
+      !(q.getElementType().isBF16() || q.getElementType().isF16()))
+    return fail(0, "a 4-D memref of bf16 or f16 with a static head dim");
+  for (unsigned i : {1u, 2u, 3u})
+    if (type.getInput(i) != q)
+      return fail(i, "of q's type");
+  auto lse = dyn_cast<MemRefType>(type.getInput(4));
+  if (!lse || lse.getRank() != 3 || !lse.getElementType().isF32())
+    return fail(4, "a 3-D memref of f32");
+  if (!type.getInput(5).isF32())
+    return fail(5, "f32");
+  return describe(func.getName(), q, func->hasAttr(kCausalAttrName), schedule,
+                  func);
+}
+
+FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
+  SmallVector<SdpaOp> ops;
+  module.walk([&](SdpaOp op) { ops.push_back(op); });
+  SmallVector<func::FuncOp> programs;
+  module.walk([&](func::FuncOp f) {
+    if (f->hasAttr(kKernelAttrName))
+      programs.push_back(f);
+  });
+  if (ops.size() + programs.size() != 1) {
+    InFlightDiagnostic diag =
+        module.emitError("expected exactly one tiledattn.sdpa, or one tile "
+                         "program (a func.func marked ")
+        << kKernelAttrName << "), in a kernel bundle's input, but found "
+        << ops.size() << " sdpa ops and " << programs.size()
+        << " tile programs";
+    return diag;
+  }
+  if (!programs.empty())
+    return describeTileProgram(programs.front());
+  SdpaOp op = ops.front();
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return op.emitOpError("expected to be inside a function");
+  return describe(func.getName(), op.getQ().getType(), op.getCausal(),
+                  op.getSchedule(), func);
 }
 
 /// Reads the tensor maps the lowering attached to `func`, checking what the

@@ -22,10 +22,10 @@
 // NO-LOWERING: error: 'func.func' op mma = wgmma with producer = cp_async is lowered only with the experimental-wgmma option
 
 // RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: error: expected exactly one tiledattn.sdpa in a kernel bundle's input, but found 0
+// ZERO: error: expected exactly one tiledattn.sdpa, or one tile program (a func.func marked tiledattn.kernel), in a kernel bundle's input, but found 0 sdpa ops and 0 tile programs
 
 // RUN: not tiledattn-compile %S/Inputs/two-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=TWO
-// TWO: error: expected exactly one tiledattn.sdpa in a kernel bundle's input, but found 2
+// TWO: error: expected exactly one tiledattn.sdpa, or one tile program (a func.func marked tiledattn.kernel), in a kernel bundle's input, but found 2 sdpa ops and 0 tile programs
 
 // RUN: not tiledattn-compile %S/Inputs/nested-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NESTED
 // NESTED: nested-sdpa.mlir:5:5: error: 'tiledattn.sdpa' op expected to be directly in the body of a func.func (the function becomes the kernel), but its parent is scf.if
@@ -41,3 +41,11 @@
 
 // RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --ptxas=%S/Inputs/no-ptxas 2>&1 | FileCheck %s --check-prefix=PTXAS
 // PTXAS: tiledattn-compile: error: --ptxas: '{{.*}}no-ptxas' is not an executable ptxas (install the CUDA toolkit or pass --ptxas=PATH)
+
+// A tile program (a func.func marked tiledattn.kernel) instead of an sdpa:
+// its launch comes from its schedule, its parameters from sdpa's operands.
+// RUN: not tiledattn-compile %S/Inputs/tile-program-without-schedule.mlir -o %t 2>&1 | FileCheck %s --check-prefix=PROGRAM-SCHEDULE
+// PROGRAM-SCHEDULE: tile-program-without-schedule.mlir:2:1: error: 'func.func' op is a tile program (tiledattn.kernel) without tiledattn.schedule, which sets its launch (block_m, warps)
+
+// RUN: not tiledattn-compile %S/Inputs/tile-program-wrong-arguments.mlir -o %t 2>&1 | FileCheck %s --check-prefix=PROGRAM-ARGUMENTS
+// PROGRAM-ARGUMENTS: tile-program-wrong-arguments.mlir:3:1: error: 'func.func' op a tile program takes tiledattn.sdpa's operands (q, k, v, o, lse, scale): expected argument #4 to be a 3-D memref of f32, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>'

@@ -47,6 +47,11 @@ static cl::opt<bool> quiet("quiet", cl::desc("print nothing on success"));
 static cl::opt<bool> experimentalWgmma(
     "experimental-wgmma",
     cl::desc("lower mma = wgmma schedules (not yet checked on a GPU)"));
+static cl::opt<bool> hopperTileProgram(
+    "hopper-tile-program",
+    cl::desc(
+        "lower producer = tma schedules through tiledattn-tile-sdpa's "
+        "warp-specialized tile program instead of convert-sdpa-to-hopper"));
 static cl::opt<bool> sanitizerBuild(
     "sanitizer-build",
     cl::desc("leave out setmaxnreg, for runs under compute-sanitizer "
@@ -93,9 +98,11 @@ int main(int argc, char **argv) {
   // gpu.func before it is serialized.
   TiledAttnToPTXOptions options;
   options.chip = chip;
+  options.experimentalWgmma = experimentalWgmma;
+  options.registerBudgets = !sanitizerBuild;
+  options.hopperTileProgram = hopperTileProgram;
   PassManager toNVGPU(&context);
-  buildTiledAttnToNVGPUPipeline(toNVGPU, experimentalWgmma,
-                                /*registerBudgets=*/!sanitizerBuild);
+  buildTiledAttnToNVGPUPipeline(toNVGPU, options);
   if (failed(toNVGPU.run(*module)))
     return 1;
   if (failed(readLaunchContract(*module, *kernel)))

@@ -31,6 +31,14 @@ def ConvertTiledAttnToNVGPUPass
     tiles, `producer = cp_async`) lower to `nvvm.wgmma.mma_async` on
     shared-memory descriptors instead; this path has not been run on a GPU.
 
+    A `producer = tma` program (warp roles, rings, asynchronous mmas, as
+    `tiledattn-tile-sdpa` writes it or by hand) keeps its tile ops: its body
+    moves into the `gpu.func`, whose block size is 128 threads per
+    warpgroup of its one `tiledattn.warp_specialize` (it must agree with the
+    schedule's `warps`), for `tiledattn-lower-roles`, `tiledattn-lower-rings`
+    and `tiledattn-lower-mma`. Its schedule may not set the Hopper
+    refinements (`persistent`, ...), which would launch it differently.
+
     #### Input invariant
     Tile programs as `tiledattn-tile-sdpa` makes them: tile values are
     defined by tile ops or `scf.for` iteration arguments, and consumed by
@@ -74,6 +82,9 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     arrives on consumer 0's barrier first, so that consumer 0 starts. The
     code is convert-sdpa-to-hopper's (NVVMHelpers.h).
 
+    `register-budgets=false` leaves out the `setmaxnreg`s, for builds run
+    under compute-sanitizer (as convert-sdpa-to-hopper's option).
+
     #### Input invariant
     Role ops only in `gpu.func` kernels.
 
@@ -86,6 +97,11 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     "::mlir::gpu::GPUDialect",
     "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect"
+  ];
+  let options = [
+    Option<"registerBudgets", "register-budgets", "bool", "true",
+           "Give the roles their register budgets with setmaxnreg (off for "
+           "builds run under compute-sanitizer)">
   ];
 }
 

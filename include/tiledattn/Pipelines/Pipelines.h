@@ -40,12 +40,20 @@ struct TiledAttnToPTXOptions
       llvm::cl::desc("Give warp roles their register budgets with setmaxnreg "
                      "(off for builds run under compute-sanitizer)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> hopperTileProgram{
+      *this, "hopper-tile-program",
+      llvm::cl::desc(
+          "Lower producer = tma schedules through tiledattn-tile-sdpa's "
+          "warp-specialized tile program instead of convert-sdpa-to-hopper "
+          "(the schedule's refinements are not written yet)"),
+      llvm::cl::init(false)};
 };
 
 /// tiledattn.sdpa -> tile program -> gpu.module of nvgpu/nvvm/vector code.
+/// Our passes, from tiledattn.sdpa or a tile program to a gpu.module of
+/// nvgpu/nvvm code (the first half of tiledattn-to-ptx-pipeline).
 void buildTiledAttnToNVGPUPipeline(OpPassManager &pm,
-                                   bool experimentalWgmma = false,
-                                   bool registerBudgets = true);
+                                   const TiledAttnToPTXOptions &options);
 
 /// gpu.module of nvgpu/nvvm code -> gpu.binary holding PTX for `chip`
 /// (upstream gpu-lower-to-nvvm-pipeline, serialized as PTX text).

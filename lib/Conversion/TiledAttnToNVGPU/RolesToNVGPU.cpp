@@ -41,7 +41,8 @@ struct Consumers {
   int64_t count;
 };
 
-void lowerRoles(WarpSpecializeOp roles, Consumers &consumers) {
+void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
+                bool registerBudgets) {
   OpBuilder b(roles);
   Location loc = roles.getLoc();
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -53,8 +54,9 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers) {
   auto split = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
 
   b.setInsertionPointToStart(&split.getThenRegion().front());
-  setRegisterBudget(b, loc, roles.getProducerRegs(),
-                    NVVM::SetMaxRegisterAction::decrease);
+  if (registerBudgets)
+    setRegisterBudget(b, loc, roles.getProducerRegs(),
+                      NVVM::SetMaxRegisterAction::decrease);
   if (!roles.getProducer().empty())
     inlineBlock(roles.getProducer().front(),
                 split.getThenRegion().front().getTerminator());
@@ -63,8 +65,9 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers) {
   b.setInsertionPointToStart(&split.getElseRegion().front());
   Value consumer = arith::SubIOp::create(
       b, loc, warpgroup, arith::ConstantIndexOp::create(b, loc, 1));
-  setRegisterBudget(b, loc, roles.getConsumerRegs(),
-                    NVVM::SetMaxRegisterAction::increase);
+  if (registerBudgets)
+    setRegisterBudget(b, loc, roles.getConsumerRegs(),
+                      NVVM::SetMaxRegisterAction::increase);
   bool turns = false;
   consumerBlock.walk([&](TurnOp) { turns = true; });
   if (turns) { // Consumer 0 takes the first turn.
@@ -101,6 +104,7 @@ void lowerTurn(TurnOp turn, const Consumers &consumers) {
 class LowerRolesPass
     : public tiledattn::impl::LowerRolesPassBase<LowerRolesPass> {
 public:
+  using Base::Base;
   void runOnOperation() override {
     WalkResult walk = getOperation().walk([](WarpSpecializeOp roles) {
       if (roles->getParentOfType<gpu::GPUFuncOp>())
@@ -123,7 +127,7 @@ public:
     for (WarpSpecializeOp r : roles) {
       SmallVector<TurnOp> turns = turnsOf.lookup(r);
       Consumers consumers;
-      lowerRoles(r, consumers);
+      lowerRoles(r, consumers, registerBudgets);
       for (TurnOp turn : turns)
         lowerTurn(turn, consumers);
     }

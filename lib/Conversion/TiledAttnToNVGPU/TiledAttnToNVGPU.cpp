@@ -20,6 +20,7 @@
 
 #include "MmaSyncEmitter.h"
 #include "tiledattn/Conversion/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::tiledattn {
 #define GEN_PASS_DEF_CONVERTTILEDATTNTONVGPUPASS
@@ -137,6 +138,63 @@ LogicalResult collectLayouts(func::FuncOp func, LayoutAssignment &la) {
   return la.solve();
 }
 
+/// A producer = tma program (warp roles, rings, asynchronous mmas) keeps its
+/// ops: its body moves into a gpu.func, where tiledattn-lower-roles,
+/// tiledattn-lower-rings and tiledattn-lower-mma lower them.
+LogicalResult moveWarpSpecializedKernel(func::FuncOp func, ModuleOp module,
+                                        ScheduleAttr schedule) {
+  if (func.isExternal())
+    return func.emitOpError("is marked ")
+           << kKernelAttrName << " but has no body";
+  if (func.getFunctionType().getNumResults() != 0)
+    return func.emitOpError("a kernel function must return nothing");
+  // The launch (grid, tiles per block) follows the schedule; what the
+  // program does not do yet would be launched wrong.
+  SmallVector<StringRef> refinements = schedule.getHopperRefinements();
+  if (!refinements.empty())
+    return func.emitOpError("has a producer = tma schedule that sets ")
+           << llvm::join(refinements, ", ")
+           << ", which a tile program does not express yet (its launch "
+              "would not match the program); leave them out";
+  SmallVector<WarpSpecializeOp> roles;
+  func.walk([&](WarpSpecializeOp op) { roles.push_back(op); });
+  if (roles.size() != 1)
+    return func.emitOpError("with a producer = tma schedule expects one "
+                            "tiledattn.warp_specialize (the kernel's warp "
+                            "roles), but found ")
+           << roles.size();
+  int64_t threads = roles.front().getNumThreads();
+  if (threads != schedule.getNumThreads())
+    return roles.front().emitOpError("has ")
+           << roles.front().getConsumers() << " consumers, so the block has "
+           << threads << " threads, but the kernel's schedule says warps = "
+           << schedule.getWarps() << " (" << schedule.getNumThreads()
+           << " threads)";
+
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, func.getLoc(), func.getName());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
+                                       func.getFunctionType());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  kernel->setAttr(kScheduleAttrName, schedule);
+  kernel.getBody().front().erase();
+  kernel.getBody().takeBody(func.getBody());
+  for (Block &block : kernel.getBody()) {
+    auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+    if (!ret)
+      continue;
+    b.setInsertionPoint(ret);
+    gpu::ReturnOp::create(b, ret.getLoc());
+    ret.erase();
+  }
+  func.erase();
+  return success();
+}
+
 LogicalResult convertKernel(func::FuncOp func, ModuleOp module,
                             bool experimentalWgmma) {
   auto schedule = func->getAttrOfType<ScheduleAttr>(kScheduleAttrName);
@@ -158,11 +216,7 @@ LogicalResult convertKernel(func::FuncOp func, ModuleOp module,
         "experimental-wgmma option: it compiles and assembles but has not "
         "yet been checked on a GPU");
   } else if (schedule.getProducer() == Producer::tma) {
-    return func.emitOpError(
-        "schedule asks for producer = tma, which convert-sdpa-to-hopper "
-        "lowers straight from tiledattn.sdpa (run it before "
-        "tiledattn-tile-sdpa); convert-tiledattn-to-nvgpu lowers tile "
-        "programs of mma = mma_sync with producer = direct or cp_async");
+    return moveWarpSpecializedKernel(func, module, schedule);
   } else if (schedule.getMma() != MmaKind::mma_sync)
     return func.emitOpError("schedule asks for mma = ")
            << stringifyMmaKind(schedule.getMma())

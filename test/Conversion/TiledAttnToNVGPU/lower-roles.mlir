@@ -1,4 +1,9 @@
 // RUN: tiledattn-opt %s -split-input-file -allow-unregistered-dialect --tiledattn-lower-roles --canonicalize --cse | FileCheck %s
+// RUN: tiledattn-opt %s -split-input-file -allow-unregistered-dialect --tiledattn-lower-roles=register-budgets=0 | FileCheck %s --check-prefix=NO-BUDGETS
+
+// NO-BUDGETS-NOT: nvvm.setmaxregister
+// NO-BUDGETS: nvvm.barrier
+// NO-BUDGETS-NOT: nvvm.setmaxregister
 
 // tiledattn-lower-roles on a kernel of a producer and two consumers that
 // take turns: the warpgroup split with the register budgets, consumer 0's

@@ -4,8 +4,35 @@
 // 16-row tiles unless the case is about that.
 
 
-// expected-error @+1 {{'func.func' op schedule asks for producer = tma, which convert-sdpa-to-hopper lowers straight from tiledattn.sdpa (run it before tiledattn-tile-sdpa); convert-tiledattn-to-nvgpu lowers tile programs of mma = mma_sync with producer = direct or cp_async}}
-func.func @unsupported_producer_tma() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
+// A producer = tma program moves into a gpu.func with its warp roles, which
+// set the block's size: it needs exactly one warp_specialize, agreeing with
+// the schedule's warps.
+// expected-error @+1 {{'func.func' op with a producer = tma schedule expects one tiledattn.warp_specialize (the kernel's warp roles), but found 0}}
+func.func @tma_program_without_roles() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
+  return
+}
+
+// -----
+
+func.func @tma_program_with_other_roles() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
+  // expected-error @+1 {{'tiledattn.warp_specialize' op has 2 consumers, so the block has 384 threads, but the kernel's schedule says warps = 8 (256 threads)}}
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// The schedule's refinements would change the launch (persistent: fewer
+// blocks than tiles) of a program that does not loop over tiles.
+// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets persistent, which a tile program does not express yet (its launch would not match the program); leave them out}}
+func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
   return
 }
 

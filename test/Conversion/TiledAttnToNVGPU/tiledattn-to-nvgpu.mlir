@@ -151,3 +151,25 @@ func.func @sdpa_f16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// A producer = tma program keeps its tile ops: the body moves into a
+// gpu.func of 128 threads per warpgroup, for tiledattn-lower-roles, -rings
+// and -mma.
+// CHECK-LABEL: gpu.module @warp_specialized
+// SDPA-LABEL: gpu.module @warp_specialized
+// CHECK: gpu.func @warp_specialized(%[[X:.*]]: index) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tiledattn.schedule = #tiledattn.schedule<{{.*}}producer = tma
+// CHECK-NEXT: tiledattn.warp_specialize producer regs(24) {
+// CHECK: } consumers(1) regs(240) {
+// CHECK-NEXT: ^bb0(%{{.*}}: index):
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+// CHECK-NOT: func.func @warp_specialized
+func.func @warp_specialized(%x: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}

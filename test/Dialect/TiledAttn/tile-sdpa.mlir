@@ -8,7 +8,7 @@
 
 // CHECK-LABEL: func.func @causal_f16_d64
 // CHECK-SAME: (%[[Q:[^:]*]]: {{[^%]*}}%[[K:[^:]*]]: {{[^%]*}}%[[V:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32)
-// CHECK-SAME: attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, split_kv_loop = false>}
+// CHECK-SAME: attributes {tiledattn.causal, tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, split_kv_loop = false>}
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // Causal: the last query block (the most keys) runs first.

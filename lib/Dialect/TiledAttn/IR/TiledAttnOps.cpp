@@ -504,6 +504,42 @@ LogicalResult ScheduleAttr::verify(
   return success();
 }
 
+SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
+  SmallVector<StringRef> set;
+  auto note = [&](bool isSet, StringRef name) {
+    if (isSet)
+      set.push_back(name);
+  };
+  note(getOverlapSoftmax(), "overlap_softmax");
+  note(getCtasPerSm() != 1, "ctas_per_sm");
+  note(getPersistent(), "persistent");
+  note(getTmaStore(), "tma_store");
+  note(getQBuffers() != 1, "q_buffers");
+  note(getDynamicTiles(), "dynamic_tiles");
+  note(getTileOrder() != TileOrder::by_head, "tile_order");
+  note(getConditionalRescale(), "conditional_rescale");
+  note(getOverlapEpilogue(), "overlap_epilogue");
+  note(getDeferStore(), "defer_store");
+  note(getNarrowDiagonal(), "narrow_diagonal");
+  note(getSkipMaskedBlocks(), "skip_masked_blocks");
+  note(getUniformConsumer(), "uniform_consumer");
+  note(getPrefetchNextQ(), "prefetch_next_q");
+  note(getSplitTail(), "split_tail");
+  note(getExp2OnFma() != 0, "exp2_on_fma");
+  note(getQPerConsumer(), "q_per_consumer");
+  note(getPrefetchNextKv(), "prefetch_next_kv");
+  note(getRowSumMma(), "row_sum_mma");
+  note(getHoldPacked(), "hold_packed");
+  note(getStageOInQ(), "stage_o_in_q");
+  note(getQByAtom(), "q_by_atom");
+  note(getStoreByAtom(), "store_by_atom");
+  note(getK0ByAtom(), "k0_by_atom");
+  note(getQInRegisters(), "q_in_registers");
+  note(getUniformRing(), "uniform_ring");
+  note(getKvMulticast(), "kv_multicast");
+  return set;
+}
+
 int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                                            int64_t elementBytes) const {
   int64_t ring = getNumStages() * 2 * getBlockN() * headDim * elementBytes;

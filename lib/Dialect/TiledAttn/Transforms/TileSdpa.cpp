@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileSdpa.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,9 +48,69 @@ LogicalResult mlir::tiledattn::verifyKernelFunction(func::FuncOp func) {
   return success();
 }
 
+BlockCoordinates mlir::tiledattn::emitBlockCoordinates(OpBuilder &b,
+                                                       SdpaOp op) {
+  Location loc = op.getLoc();
+  ScheduleAttr schedule = op.getSchedule();
+  int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  BlockCoordinates at;
+  Value c1 = cst(1), c2 = cst(2);
+  Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (op.getCausal()) {
+    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    qBlock = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, blocks, c1), qBlock);
+  }
+  at.head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  at.batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  at.seqK = memref::DimOp::create(b, loc, op.getK(), c2);
+  Value headsQ = memref::DimOp::create(b, loc, op.getQ(), c1);
+  Value headsKV = memref::DimOp::create(b, loc, op.getK(), c1);
+  // Grouped-query attention: query head h reads K/V head h / (Hq / Hkv).
+  Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
+  at.headKV = arith::DivUIOp::create(b, loc, at.head, group);
+  at.row = arith::MulIOp::create(b, loc, qBlock, cst(blockM));
+  return at;
+}
+
+KeyRange mlir::tiledattn::emitKeyRange(OpBuilder &b, SdpaOp op,
+                                       const BlockCoordinates &at) {
+  Location loc = op.getLoc();
+  ScheduleAttr schedule = op.getSchedule();
+  int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // Causal (top-left): rows row .. row + block_m - 1 see keys up to the last
+  // of those rows.
+  KeyRange keys;
+  keys.end = at.seqK;
+  if (op.getCausal()) {
+    Value diag = arith::AddIOp::create(b, loc, at.row, cst(blockM));
+    keys.end = arith::MinUIOp::create(b, loc, at.seqK, diag);
+  }
+  if (!schedule.getSplitKvLoop()) {
+    keys.unmaskedEnd = cst(0);
+    return keys;
+  }
+  Value fullBlocks = arith::DivUIOp::create(b, loc, at.seqK, cst(blockN));
+  if (op.getCausal())
+    fullBlocks = arith::MinUIOp::create(
+        b, loc, fullBlocks,
+        arith::DivUIOp::create(b, loc,
+                               arith::AddIOp::create(b, loc, at.row, cst(1)),
+                               cst(blockN)));
+  keys.unmaskedEnd = arith::MulIOp::create(b, loc, fullBlocks, cst(blockN));
+  return keys;
+}
+
 namespace {
-/// Emits the tile program of `op` in place of it.
-void expandSdpa(SdpaOp op) {
+/// Emits the tile program of `op` in place of it: one warp group or a few
+/// warps (mma_sync), each on its own rows, with its K/V tiles from loads.
+void writeTileProgram(SdpaOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   ScheduleAttr schedule = op.getSchedule();
@@ -69,25 +130,9 @@ void expandSdpa(SdpaOp op) {
     return ConstantOp::create(b, loc, t, b.getF32FloatAttr(v));
   };
 
-  Value c1 = cst(1), c2 = cst(2);
-  // Grid: x = query block, y = query head, z = batch.
-  Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  if (op.getCausal()) {
-    // Causal blocks further down see more keys: launch them first, so the
-    // short ones fill in the tail instead of the long ones.
-    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-    qBlock = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, blocks, c1), qBlock);
-  }
-  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  Value seqK = memref::DimOp::create(b, loc, op.getK(), c2);
-  Value headsQ = memref::DimOp::create(b, loc, op.getQ(), c1);
-  Value headsKV = memref::DimOp::create(b, loc, op.getK(), c1);
-  // Grouped-query attention: query head h reads K/V head h / (Hq / Hkv).
-  Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
-  Value headKV = arith::DivUIOp::create(b, loc, head, group);
-  Value row = arith::MulIOp::create(b, loc, qBlock, cst(blockM));
+  BlockCoordinates at = emitBlockCoordinates(b, op);
+  Value batch = at.batch, head = at.head, headKV = at.headKV, row = at.row;
+  Value seqK = at.seqK;
 
   auto qTileType = tile({blockM, headDim}, elementType);
   auto kvTileType = tile({blockN, headDim}, elementType);
@@ -100,28 +145,7 @@ void expandSdpa(SdpaOp op) {
   Value rowMax0 = fill(rowType, -std::numeric_limits<double>::infinity());
   Value rowSum0 = fill(rowType, 0.0);
   Value zeroScores = fill(scoreType, 0.0);
-
-  // Causal (top-left): rows row .. row + block_m - 1 see keys up to the last
-  // of those rows, so the loop stops at the block's diagonal.
-  Value kvEnd = seqK;
-  if (op.getCausal()) {
-    Value diag = arith::AddIOp::create(b, loc, row, cst(blockM));
-    kvEnd = arith::MinUIOp::create(b, loc, seqK, diag);
-  }
-  // Key blocks that need no mask come first, in a loop without one: all
-  // keys inside the sequence and, when causal, at or before the block's
-  // first query row. The rest (the diagonal, the ragged end) are masked.
-  // (schedule field split_kv_loop; otherwise one loop masks every block.)
-  Value unmaskedEnd;
-  if (schedule.getSplitKvLoop()) {
-    Value fullBlocks = arith::DivUIOp::create(b, loc, seqK, cst(blockN));
-    if (op.getCausal())
-      fullBlocks = arith::MinUIOp::create(
-          b, loc, fullBlocks,
-          arith::DivUIOp::create(b, loc, arith::AddIOp::create(b, loc, row, c1),
-                                 cst(blockN)));
-    unmaskedEnd = arith::MulIOp::create(b, loc, fullBlocks, cst(blockN));
-  }
+  KeyRange keys = emitKeyRange(b, op, at);
 
   auto emitLoop = [&](Value begin, Value end, ValueRange inits, bool mask) {
     auto loop = scf::ForOp::create(b, loc, begin, end, cst(blockN), inits);
@@ -151,16 +175,15 @@ void expandSdpa(SdpaOp op) {
         ValueRange{next, softmax.getNewRowMax(), softmax.getNewRowSum()});
     return loop;
   };
+  // Key blocks that need no mask come first, in a loop without one; the
+  // rest (the diagonal, the ragged end) are masked.
   SmallVector<Value> inits{acc0, rowMax0, rowSum0};
-  Value maskedBegin;
-  if (!schedule.getSplitKvLoop()) {
-    maskedBegin = cst(0);
-  } else {
-    scf::ForOp unmasked = emitLoop(cst(0), unmaskedEnd, inits, /*mask=*/false);
+  if (schedule.getSplitKvLoop()) {
+    scf::ForOp unmasked =
+        emitLoop(cst(0), keys.unmaskedEnd, inits, /*mask=*/false);
     inits.assign(unmasked.getResults().begin(), unmasked.getResults().end());
-    maskedBegin = unmaskedEnd;
   }
-  auto loop = emitLoop(maskedBegin, kvEnd, inits, /*mask=*/true);
+  auto loop = emitLoop(keys.unmaskedEnd, keys.end, inits, /*mask=*/true);
   StoreOp::create(b, loc, loop.getResult(0), loop.getResult(1),
                   loop.getResult(2), op.getO(), batch, head, row, op.getLse());
   op.erase();
@@ -188,9 +211,19 @@ public:
       if (failed(verifyKernelFunction(func)))
         return WalkResult::interrupt();
       SdpaOp op = ops.front();
+      bool warpSpecialized = op.getSchedule().isWarpSpecialized();
+      if (warpSpecialized && failed(checkWarpSpecializedSchedule(op)))
+        return WalkResult::interrupt();
+      // What the kernel computes, for tiledattn-compile's manifest, now
+      // that the sdpa op goes.
       func->setAttr(kScheduleAttrName, op.getSchedule());
       func->setAttr(kKernelAttrName, UnitAttr::get(func.getContext()));
-      expandSdpa(op);
+      if (op.getCausal())
+        func->setAttr(kCausalAttrName, UnitAttr::get(func.getContext()));
+      if (warpSpecialized)
+        writeWarpSpecializedProgram(op);
+      else
+        writeTileProgram(op);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

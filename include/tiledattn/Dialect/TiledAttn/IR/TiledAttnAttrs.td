@@ -295,6 +295,12 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     /// Bytes of shared memory the schedule needs for a head dim and element
     /// width (Q tiles plus the K/V ring; 0 when nothing is staged).
     int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes) const;
+    /// The fields of a producer = tma schedule, beyond the basic
+    /// warp-specialized loop (tiles, stages, consumers, register budgets,
+    /// pingpong, split_kv_loop), that it sets: refinements that change the
+    /// kernel's speed, not its results. tiledattn-tile-sdpa does not write
+    /// them into the tile program yet.
+    ::llvm::SmallVector<::llvm::StringRef> getHopperRefinements() const;
   }];
 }
 

@@ -15,6 +15,9 @@ namespace mlir::tiledattn {
 /// Function attributes that mark a tile program and carry its schedule.
 constexpr llvm::StringLiteral kKernelAttrName = "tiledattn.kernel";
 constexpr llvm::StringLiteral kScheduleAttrName = "tiledattn.schedule";
+/// On a tile program whose scores are masked causally (top-left): what the
+/// kernel's manifest says it computes (the program itself does the masking).
+constexpr llvm::StringLiteral kCausalAttrName = "tiledattn.causal";
 /// Set by convert-tiledattn-to-nvgpu on each gpu.func: the dynamic shared
 /// memory it must be launched with.
 constexpr llvm::StringLiteral kDynamicSmemAttrName =

@@ -18,11 +18,22 @@ def TileSdpaPass : Pass<"tiledattn-tile-sdpa", "::mlir::ModuleOp"> {
     each iteration `mma` (S = Q·Kᵀ), `mask`, `online_softmax`, `rescale` and
     `mma` (O += P·V); then `store` the normalized output and log-sum-exp.
 
+    A `producer = tma` schedule gets the warp-specialized program instead:
+    `tiledattn.ring`s of Q, K and V slots that one producer thread fills by
+    `tiledattn.tma_load`, and in `tiledattn.warp_specialize` consumer
+    warpgroups of 64 query rows each running the same loop with
+    `tiledattn.mma_async` / `tiledattn.wait` (S from shared memory, P from
+    registers), in `tiledattn.turn`s when `pingpong`, releasing each slot
+    after the mma that read it. Its refinements (`persistent`,
+    `overlap_softmax`, `tma_store`, ...) are not written yet: the pass
+    names any the schedule sets and fails.
+
     The enclosing `func.func` becomes the kernel: it must hold exactly one
     `tiledattn.sdpa` and nothing else with side effects. The pass copies the
-    schedule onto the function as `tiledattn.schedule` and marks it
-    `tiledattn.kernel`; block indices come from `gpu.block_id`
-    (x: query block, y: query head, z: batch).
+    schedule onto the function as `tiledattn.schedule`, marks it
+    `tiledattn.kernel` and, when causal, `tiledattn.causal` (what
+    tiledattn-compile's manifest says of the program); block indices come
+    from `gpu.block_id` (x: query block, y: query head, z: batch).
 
     #### Input invariant
     Functions hold at most one `tiledattn.sdpa`, whose operands are

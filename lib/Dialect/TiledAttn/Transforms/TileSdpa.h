@@ -1,0 +1,58 @@
+//===- TileSdpa.h - The tile programs of tiledattn.sdpa ---------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Internal to tiledattn-tile-sdpa: what both tile programs (the mma_sync
+// one and the warp-specialized one) compute alike, and the writer of the
+// warp-specialized one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEDATTN_LIB_DIALECT_TILEDATTN_TRANSFORMS_TILESDPA_H
+#define TILEDATTN_LIB_DIALECT_TILEDATTN_TRANSFORMS_TILESDPA_H
+
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+
+namespace mlir::tiledattn {
+/// Where one thread block of an sdpa works: its tile of query rows and the
+/// keys those rows see.
+struct BlockCoordinates {
+  /// From the grid (x: query block, y: query head, z: batch), and the K/V
+  /// head that the query head reads (grouped-query attention).
+  Value batch, head, headKV;
+  /// The block's first query row, and the number of keys.
+  Value row, seqK;
+};
+
+/// Emits at `b`'s insertion point the values of BlockCoordinates for `op`.
+/// Causal blocks are launched last row first, so that the long ones start
+/// first and the short ones fill in the tail.
+BlockCoordinates emitBlockCoordinates(OpBuilder &b, SdpaOp op);
+
+/// The keys a block's rows see, in key positions.
+struct KeyRange {
+  /// Keys [0, end) take part: all of them, or up to the block's diagonal
+  /// when causal (top-left).
+  Value end;
+  /// Keys [0, unmaskedEnd) need no mask: whole blocks of block_n keys inside
+  /// the sequence and, when causal, at or before the block's first row.
+  /// Without split_kv_loop, 0 (every block is masked).
+  Value unmaskedEnd;
+};
+
+/// Emits at `b`'s insertion point the KeyRange of the block at `at`.
+KeyRange emitKeyRange(OpBuilder &b, SdpaOp op, const BlockCoordinates &at);
+
+/// Checks that tiledattn-tile-sdpa writes `op`'s producer = tma schedule.
+LogicalResult checkWarpSpecializedSchedule(SdpaOp op);
+
+/// Writes the warp-specialized tile program of `op` (producer = tma) in
+/// place of it: a producer warpgroup filling rings of Q, K and V slots by
+/// TMA, consumer warpgroups of 64 query rows each running the online
+/// softmax loop with asynchronous mmas, in turns when pingpong.
+void writeWarpSpecializedProgram(SdpaOp op);
+} // namespace mlir::tiledattn
+
+#endif // TILEDATTN_LIB_DIALECT_TILEDATTN_TRANSFORMS_TILESDPA_H

@@ -1,0 +1,121 @@
+// RUN: tiledattn-opt %s -split-input-file -tiledattn-tile-sdpa | FileCheck %s
+
+// For a producer = tma schedule, tiledattn-tile-sdpa writes the
+// warp-specialized program: rings of Q, K and V slots filled by one
+// producer thread with TMA, and consumer warpgroups of 64 rows each running
+// the online softmax over the K/V blocks with asynchronous mmas (in turns
+// with pingpong), releasing each slot after the mma that read it.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @pingpong_bf16_d128
+// CHECK-SAME: (%[[Q:[^:]*]]: {{[^%]*}}%[[K:[^:]*]]: {{[^%]*}}%[[V:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32)
+// CHECK-SAME: attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true>}
+// Eight warps (two consumers) release each slot.
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
+// CHECK: %[[KR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+// CHECK: %[[VR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[BY:.*]] = gpu.block_id y
+// CHECK: %[[BZ:.*]] = gpu.block_id z
+// CHECK: %[[SK:.*]] = memref.dim %[[K]]
+// CHECK: %[[HKV:.*]] = arith.divui %[[BY]], %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.muli %[[BX]], %{{.*}} : index
+// Not causal: every key; whole blocks of 128 keys need no mask.
+// CHECK: %[[FULL:.*]] = arith.divui %[[SK]], %{{.*}} : index
+// CHECK: %[[UNMASKED:.*]] = arith.muli %[[FULL]], %{{.*}} : index
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
+// CHECK: %[[UBLOCKS:.*]] = arith.divui %[[UNMASKED]], %{{.*}} : index
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK:   %[[TID:.*]] = gpu.thread_id x
+// CHECK:   scf.if
+// CHECK:     tiledattn.ring.put %[[QR]][%{{.*}}] : !tiledattn.ring<1, 128x128xbf16> {
+// CHECK:     ^bb0(%[[QSLOT:.*]]: !tiledattn.smem<128x128xbf16>):
+// CHECK:       tiledattn.tma_load %[[Q]][%[[BZ]], %[[BY]], %[[ROW]]] into %[[QSLOT]]
+// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %[[BLOCKS]] step
+// CHECK:       %[[KROW:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK:       tiledattn.ring.put %[[KR]][%[[J]]]
+// CHECK:         tiledattn.tma_load %[[K]][%[[BZ]], %[[HKV]], %[[KROW]]]
+// CHECK:       tiledattn.ring.put %[[VR]][%[[J]]]
+// CHECK:         tiledattn.tma_load %[[V]][%[[BZ]], %[[HKV]], %[[KROW]]]
+// CHECK: } consumers(2) regs(240) {
+// CHECK: ^bb0(%[[C:.*]]: index):
+// CHECK:   %[[O0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
+// CHECK:   %[[M0:.*]] = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
+// CHECK:   %[[L0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64xf32>
+// CHECK:   %[[AROW:.*]] = arith.muli %[[C]], %{{.*}} : index
+// CHECK:   %[[MYROW:.*]] = arith.addi %[[ROW]], %[[AROW]] : index
+// CHECK:   %[[QS:.*]], %[[QT:.*]] = tiledattn.ring.get %[[QR]][%{{.*}}]
+// The unmasked blocks: no tiledattn.mask.
+// CHECK:   %[[U:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[UBLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[M0]], %{{.*}} = %[[L0]])
+// CHECK:     %[[KS:.*]], %[[KT:.*]] = tiledattn.ring.get %[[KR]][%[[J]]]
+// CHECK:     %[[SF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:       %[[F:.*]] = tiledattn.mma_async %[[QS]][%[[AROW]]], %[[KS]] transpose_b
+// CHECK:       tiledattn.yield %[[F]]
+// CHECK:     %[[S:.*]] = tiledattn.wait %[[SF]]
+// CHECK:     tiledattn.ring.release %[[KR]], %[[KT]]
+// CHECK-NOT: tiledattn.mask
+// CHECK:     %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
+// CHECK:     %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
+// CHECK:     %[[VS:.*]], %[[VT:.*]] = tiledattn.ring.get %[[VR]][%[[J]]]
+// CHECK:     %[[OF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:       tiledattn.mma_async %[[P]], %[[VS]] acc(%[[ACC1]])
+// CHECK:     %[[ACC2:.*]] = tiledattn.wait %[[OF]]
+// CHECK:     tiledattn.ring.release %[[VR]], %[[VT]]
+// CHECK:     scf.yield %[[ACC2]], %[[MX]], %[[SUM]]
+// Then the ragged end, masked.
+// CHECK:   %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
+// CHECK:     tiledattn.mask %{{.*}}, %[[MYROW]], %{{.*}}, %[[SK]] : !tiledattn.tile<64x128xf32>
+// CHECK:   tiledattn.ring.release %[[QR]], %[[QT]]
+// CHECK:   tiledattn.store %[[R]]#0, %[[R]]#1, %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
+// CHECK-NOT: tiledattn.sdpa
+func.func @pingpong_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// Causal, three consumers, no pingpong and one loop that masks every block:
+// the mmas are issued without turns; the loop ends at the block's diagonal;
+// the function records that it is causal.
+
+!head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @causal_f16_d64
+// CHECK-SAME: attributes {tiledattn.causal, tiledattn.kernel
+// CHECK: tiledattn.ring releases(12) : !tiledattn.ring<1, 192x64xf16>
+// CHECK: tiledattn.ring releases(12) : !tiledattn.ring<3, 128x64xf16>
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[DIAG:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: %[[END:.*]] = arith.minui %{{.*}}, %[[DIAG]] : index
+// CHECK: %[[NONE:.*]] = arith.constant 0 : index
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[END]], %{{.*}} : index
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK: } consumers(3) regs(160) {
+// CHECK-NOT: tiledattn.turn
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]]
+// CHECK:     tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} transpose_b : !tiledattn.smem<192x64xf16>, !tiledattn.smem<128x64xf16> -> !tiledattn.future<64x128xf32>
+// CHECK:     tiledattn.mask {{.*}} causal : !tiledattn.tile<64x128xf32>
+// CHECK:     tiledattn.online_softmax {{.*}} -> !tiledattn.tile<64x128xf16>
+// CHECK:     tiledattn.mma_async %{{.*}}, %{{.*}} acc(%{{.*}}) : !tiledattn.tile<64x128xf16>, !tiledattn.smem<128x64xf16> -> !tiledattn.future<64x64xf32>
+// CHECK-NOT: scf.for
+// CHECK:   tiledattn.store
+func.func @causal_f16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 3,
+                                   warps = 16, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 3,
+                                   consumer_regs = 160, split_kv_loop = false>)
+      : !head, !head, !head, !head, !lse
+  return
+}
