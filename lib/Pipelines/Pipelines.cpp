@@ -71,6 +71,8 @@ void mlir::tiledattn::buildNVGPUToPTXPipeline(
   target.chip = options.chip;
   target.features = options.features;
   target.optLevel = options.optLevel;
+  if (!options.libdevice.empty())
+    target.linkLibs.push_back(options.libdevice);
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createArithToLLVMConversionPass());

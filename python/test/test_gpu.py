@@ -56,10 +56,11 @@ def _seed():
     torch._dynamo.reset()
 
 
-def reference(q, k, v, causal, scale):
+def reference(q, k, v, causal, scale, score_mod=None):
     """float64 output and lse, plus torch eager in the input dtype.
 
-    Takes [B, H, S, D] tensors; k/v heads are repeated for GQA.
+    Takes [B, H, S, D] tensors; k/v heads are repeated for GQA. `score_mod`,
+    if given, maps the scaled scores (a tensor) before the mask.
     """
     ratio = q.shape[1] // k.shape[1]
     if ratio > 1:
@@ -75,6 +76,8 @@ def reference(q, k, v, causal, scale):
             mask = torch.arange(sk, device=q.device)[None, :] <= i
         s64 = q[:, :, rows].double() @ k64.transpose(-1, -2) * scale
         slow = (q[:, :, rows] @ k.transpose(-1, -2)) * scale
+        if score_mod is not None:
+            s64, slow = score_mod(s64), score_mod(slow)
         if mask is not None:
             s64 = s64.masked_fill(~mask, -math.inf)
             slow = slow.masked_fill(~mask, -math.inf)

@@ -44,8 +44,11 @@ def block_under(heading: str, lang: str) -> str:
     return found[0]
 
 
-def schedule_block() -> str:
-    return block_under("Write a schedule, compile it, look at each stage", "sh")
+SHELL_SECTIONS = ["Write a schedule, compile it, look at each stage", "Edit a tile program"]
+
+
+def schedule_block(section: str = SHELL_SECTIONS[0]) -> str:
+    return block_under(section, "sh")
 
 
 def python_block() -> str:
@@ -152,9 +155,10 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_schedule_example_runs_as_written(tmp_path, build):
+@pytest.mark.parametrize("section", SHELL_SECTIONS)
+def test_schedule_example_runs_as_written(tmp_path, build, section):
     cwd = workdir(tmp_path, build)
-    lines = commands(schedule_block())
+    lines = commands(schedule_block(section))
     assert any("tiledattn-opt" in c for c, _ in lines)
     for command, comment in lines:
         words = shlex.split(command)

@@ -210,3 +210,24 @@ def test_attention_selects_by_key_length(fake_kernel_dir):
 def test_bad_length_range_names_the_field(tmp_path, fields, message):
     with pytest.raises(tiledattn.InvalidInputError, match=message):
         registry.read_bundle(bundles.make_bundle(tmp_path, **fields))
+
+
+def test_tile_ir_bundles_are_well_formed():
+    # The bundles compiled through the tile program (build/kernels-tile-ir,
+    # checked on the GPU by test_gpu_tile_ir.py) read like the shipped ones:
+    # one per file in schedules/tile_ir, TMA maps for q, k and v, a block of
+    # 128 threads per warpgroup, no spills.
+    from pathlib import Path
+
+    directory = Path(__file__).resolve().parents[2] / "build" / "kernels-tile-ir"
+    entries = registry.kernels(directory)
+    if not entries:
+        pytest.skip(f"no tile-IR bundles in {directory} (build target tiledattn-tile-ir-kernels)")
+    sources = Path(tiledattn.__file__).parent / "schedules" / "tile_ir"
+    assert sorted(e.name for e in entries) == sorted(p.stem for p in sources.glob("*.mlir"))
+    for entry in entries:
+        manifest = json.loads((entry.path / "manifest.json").read_text())
+        assert [m["operand"] for m in manifest["tensor_maps"]] == ["q", "k", "v"], entry.name
+        assert manifest["threads"] % 128 == 0 and manifest["threads"] >= 256, entry.name
+        assert manifest["resources"]["spill_stores"] == 0, entry.name
+        assert manifest["grid"]["x"] == "ceil_div(seqlen_q, block_m)", entry.name

@@ -101,6 +101,14 @@ int main(int argc, char **argv) {
   options.experimentalWgmma = experimentalWgmma;
   options.registerBudgets = !sanitizerBuild;
   options.hopperTileProgram = hopperTileProgram;
+  // The math functions of score_mod bodies (math.tanh, ...) become calls
+  // into libdevice: link the one of ptxas's toolkit, so that the bundle
+  // does not depend on CUDA_HOME being set.
+  SmallString<128> libdevice(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(ptxasPath.getValue())));
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  if (llvm::sys::fs::exists(libdevice))
+    options.libdevice = libdevice.str().str();
   PassManager toNVGPU(&context);
   buildTiledAttnToNVGPUPipeline(toNVGPU, options);
   if (failed(toNVGPU.run(*module)))

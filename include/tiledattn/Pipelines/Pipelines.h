@@ -40,6 +40,12 @@ struct TiledAttnToPTXOptions
       llvm::cl::desc("Give warp roles their register budgets with setmaxnreg "
                      "(off for builds run under compute-sanitizer)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> libdevice{
+      *this, "libdevice",
+      llvm::cl::desc("libdevice bitcode to link into the kernels, for math "
+                     "functions in score_mod bodies (default: the toolkit's "
+                     "under CUDA_HOME, if set)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> hopperTileProgram{
       *this, "hopper-tile-program",
       llvm::cl::desc(

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The tile ops on a warpgroup's wgmma accumulator registers, for
-// tiledattn-lower-mma: tiledattn.constant, mask, online_softmax (P packed
-// into an mma's A words), rescale and store, with convert-sdpa-to-hopper's
-// code (AccumulatorMath). Register tiles arrive and leave as casts of their
-// structs.
+// tiledattn-lower-mma: tiledattn.constant, mask, score_mod, online_softmax (P
+// packed into an mma's A words), rescale and store, with
+// convert-sdpa-to-hopper's code (AccumulatorMath). Register tiles arrive and
+// leave as casts of their structs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "tiledattn/Conversion/WgmmaHelpers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -62,6 +63,7 @@ public:
     loc = op->getLoc();
     return TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](MaskOp mask) { return lowerMask(mask); })
+        .Case([&](ScoreModOp mod) { return lowerScoreMod(mod); })
         .Case([&](OnlineSoftmaxOp softmax) {
           return lowerOnlineSoftmax(softmax);
         })
@@ -265,6 +267,40 @@ private:
         });
       });
     }
+    return success();
+  }
+
+  /// The body once per register: register 4i + h of a thread holds row
+  /// rowBase + 8 * (h / 2) and key colBase + 8i + h % 2 (as lowerMask).
+  LogicalResult lowerScoreMod(ScoreModOp op) {
+    auto type = cast<TileType>(op.getScores().getType());
+    FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
+    if (failed(scores))
+      return failure();
+    AccumulatorPlace p = place();
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto add = [&](Value a, Value c) -> Value {
+      return arith::AddIOp::create(b, loc, a, c);
+    };
+    Value rowBase = add(op.getRow(), add(p.warpRow, p.group));
+    Value rows[2] = {rowBase, add(rowBase, idx(8))};
+    Value colBase =
+        add(op.getCol(), arith::MulIOp::create(b, loc, p.quad, idx(2)));
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    for (auto [i, score] : llvm::enumerate(*scores)) {
+      int64_t key = 8 * (i / 4) + i % 2;
+      IRMapping map;
+      map.map(body.getArgument(0), score);
+      map.map(body.getArgument(1), rows[(i % 4) / 2]);
+      map.map(body.getArgument(2), key ? add(colBase, idx(key)) : colBase);
+      for (Operation &inner : body.without_terminator())
+        b.clone(inner, map);
+      score = map.lookup(yield.getValues().front());
+    }
+    op.getResult().replaceAllUsesWith(tileOf(type, *scores));
     return success();
   }
 

@@ -103,8 +103,8 @@ public:
                         "tiledattn-lower-mma (futures pass through turns)");
         return WalkResult::interrupt();
       }
-      if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, OnlineSoftmaxOp,
-              RescaleOp, StoreOp>(op))
+      if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, ScoreModOp,
+              OnlineSoftmaxOp, RescaleOp, StoreOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });

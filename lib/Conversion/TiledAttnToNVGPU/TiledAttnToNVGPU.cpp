@@ -116,6 +116,12 @@ LogicalResult collectLayouts(func::FuncOp func, LayoutAssignment &la) {
               la.tie(arg, operand);
           return WalkResult::advance();
         })
+        .Case([&](ScoreModOp mod) {
+          mod.emitOpError("is lowered on warpgroup accumulators "
+                          "(producer = tma programs, tiledattn-lower-mma) "
+                          "so far, not on mma_sync fragments");
+          return WalkResult::interrupt();
+        })
         .Case<ConstantOp, LoadOp, scf::YieldOp>(
             [&](Operation *) { return WalkResult::advance(); })
         .Default([&](Operation *other) {

@@ -1,6 +1,6 @@
 // RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-mma | FileCheck %s
 
-// tiledattn.mask, online_softmax, rescale, constant and store on a
+// tiledattn.mask, score_mod, online_softmax, rescale, constant and store on a
 // warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
 // 4i + h at row warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for
 // odd h)), as convert-sdpa-to-hopper emits them.
@@ -184,6 +184,55 @@ module attributes {gpu.container_module} {
           : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>,
             memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
             memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      gpu.return
+    }
+
+    // score_mod: its body once per register, on the register's score and
+    // its row and key (rows g and g + 8; keys 2 * quad + 8i + h % 2).
+    // CHECK-LABEL: gpu.func @score_mod
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %[[ROW:.*]]: index, %[[COL:.*]]: index, %[[BIAS:.*]]: f32)
+    // CHECK: %[[R0:.*]] = llvm.extractvalue %[[S]][0]
+    // CHECK: %[[R1:.*]] = llvm.extractvalue %[[S]][1]
+    // CHECK: %[[R2:.*]] = llvm.extractvalue %[[S]][2]
+    // CHECK: %[[QUAD:.*]] = arith.remui %{{.*}}, %c4
+    // CHECK: %[[ROWBASE:.*]] = arith.addi %[[ROW]], %{{.*}}
+    // CHECK: %[[ROW8:.*]] = arith.addi %[[ROWBASE]], %c8
+    // CHECK: %[[Q2:.*]] = arith.muli %[[QUAD]], %c2
+    // CHECK: %[[KEY0:.*]] = arith.addi %[[COL]], %[[Q2]]
+    // Register 0: row g, key 2 * quad.
+    // CHECK: %[[D0:.*]] = arith.subi %[[KEY0]], %[[ROWBASE]]
+    // CHECK: %[[F0:.*]] = arith.uitofp %{{.*}}
+    // CHECK: %[[M0:.*]] = arith.mulf %[[F0]], %[[BIAS]]
+    // CHECK: %[[N0:.*]] = arith.addf %[[M0]], %[[R0]]
+    // Register 1: row g, key 2 * quad + 1.
+    // CHECK: %[[KEY1:.*]] = arith.addi %[[KEY0]], %c1
+    // CHECK: arith.subi %[[KEY1]], %[[ROWBASE]]
+    // Register 2: row g + 8, key 2 * quad.
+    // CHECK: arith.subi %[[KEY0]], %[[ROW8]]
+    // Register 4: row g, key 2 * quad + 8.
+    // CHECK: %[[KEY8:.*]] = arith.addi %[[KEY0]], %c8
+    // CHECK: arith.subi %[[KEY8]], %[[ROWBASE]]
+    // Registers 29 and 31: key 2 * quad + 57, rows g and g + 8.
+    // CHECK: %[[KEY57:.*]] = arith.addi %[[KEY0]], %c57
+    // CHECK: arith.subi %[[KEY57]], %[[ROWBASE]]
+    // CHECK: %[[KEY57B:.*]] = arith.addi %[[KEY0]], %c57
+    // CHECK: arith.subi %[[KEY57B]], %[[ROW8]]
+    // CHECK: arith.mulf
+    // CHECK-NOT: arith.mulf
+    // CHECK: llvm.insertvalue %[[N0]], %{{.*}}[0]
+    // CHECK: llvm.insertvalue %{{.*}}[31]
+    gpu.func @score_mod(%s: !acc, %row: index, %col: index, %bias: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %r = tiledattn.score_mod %st[%row, %col] : !tiledattn.tile<64x64xf32> {
+      ^bb0(%x: f32, %q: index, %k: index):
+        %d = arith.subi %k, %q : index
+        %di = arith.index_castui %d : index to i64
+        %df = arith.uitofp %di : i64 to f32
+        %m = arith.mulf %df, %bias : f32
+        %y = arith.addf %m, %x : f32
+        tiledattn.yield %y : f32
+      }
+      "test.use"(%r) : (!tiledattn.tile<64x64xf32>) -> ()
       gpu.return
     }
   }

@@ -298,3 +298,16 @@ func.func @sdpa_not_expanded(%q: !head, %lse: !lse, %scale: f32) attributes {til
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+func.func @score_mod_on_mma_sync(%q: memref<?x?x?x32xf16>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %c0 = arith.constant 0 : index
+  %s = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  // expected-error @+1 {{'tiledattn.score_mod' op is lowered on warpgroup accumulators (producer = tma programs, tiledattn-lower-mma) so far, not on mma_sync fragments}}
+  %r = tiledattn.score_mod %s[%c0, %c0] : !tiledattn.tile<16x16xf32> {
+  ^bb0(%x: f32, %i: index, %j: index):
+    tiledattn.yield %x : f32
+  }
+  return
+}

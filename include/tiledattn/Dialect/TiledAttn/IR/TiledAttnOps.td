@@ -306,5 +306,6 @@ def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>,
 include "tiledattn/Dialect/TiledAttn/IR/TiledAttnRingOps.td"
 include "tiledattn/Dialect/TiledAttn/IR/TiledAttnRoleOps.td"
 include "tiledattn/Dialect/TiledAttn/IR/TiledAttnMmaOps.td"
+include "tiledattn/Dialect/TiledAttn/IR/TiledAttnScoreOps.td"
 
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_TD

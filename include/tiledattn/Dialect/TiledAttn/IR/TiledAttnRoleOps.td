@@ -59,11 +59,12 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
 }
 
 def TiledAttn_YieldOp : TiledAttn_Op<"yield", [
-    Pure, Terminator, ReturnLike, ParentOneOf<["TurnOp"]>]> {
+    Pure, Terminator, ReturnLike, ParentOneOf<["TurnOp", "ScoreModOp"]>]> {
   let summary = "The values a tiledattn region hands out";
   let description = [{
-    The `tiledattn.yield` operation ends a `tiledattn.turn` body; its
-    operands become the turn's results.
+    The `tiledattn.yield` operation ends a `tiledattn.turn` body, whose
+    results its operands become, or a `tiledattn.score_mod` body (the new
+    score).
 
     Example:
 

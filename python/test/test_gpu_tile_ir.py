@@ -1,0 +1,98 @@
+"""GPU tests of the tile-IR bundles (build/kernels-tile-ir): producer = tma
+schedules compiled through tiledattn-tile-sdpa's warp-specialized tile
+program, and tile programs edited by hand (schedules/tile_ir). Each is
+checked against float64 with FlashAttention's criterion, as the shipped
+kernels are. They skip, saying why, without a Hopper GPU or the bundles."""
+
+import math
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from test_gpu import _skip_reason, make, op_and_check, reference
+
+import tiledattn
+from tiledattn import registry
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+TILE_IR_SCHEDULES = Path(tiledattn.__file__).parent / "schedules" / "tile_ir"
+
+# What a hand-edited tile program adds to attention, as a function of the
+# scaled scores (the float64 reference applies it before the mask).
+SCORE_MODS = {
+    "softcap30_fwd_bf16_d128": lambda s: 30 * torch.tanh(s / 30),
+}
+
+
+def tile_ir_kernel_dir():
+    """Where the tile-IR bundles are built (python/CMakeLists.txt, target
+    tiledattn-tile-ir-kernels); TILEDATTN_TILE_IR_KERNEL_DIR overrides."""
+    override = os.environ.get("TILEDATTN_TILE_IR_KERNEL_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "build" / "kernels-tile-ir"
+
+
+@pytest.fixture
+def tile_ir_entries(runtime):
+    directory = tile_ir_kernel_dir()
+    entries = registry.kernels(directory)
+    if not entries:
+        pytest.skip(
+            f"no tile-IR bundles in {directory} (build target tiledattn-tile-ir-kernels; "
+            "TILEDATTN_TILE_IR_KERNEL_DIR overrides the directory)"
+        )
+    assert sorted(e.name for e in entries) == sorted(
+        p.stem for p in TILE_IR_SCHEDULES.glob("*.mlir")
+    ), f"{directory} does not hold a bundle for each file in {TILE_IR_SCHEDULES}"
+    return entries
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 1, 1, 1, 1),
+        (2, 3, 3, 113, 113),
+        (1, 4, 2, 1000, 777),
+        (2, 2, 1, 17, 300),
+        (1, 2, 2, 300, 17),
+        (1, 2, 1, 2049, 2049),
+    ],
+    ids=lambda s: "b{}h{}kv{}q{}k{}".format(*s),
+)
+def test_tile_ir_bundles_are_right(tile_ir_entries, shape):
+    # GQA, odd lengths, more keys than queries and fewer, many K/V blocks
+    # (the rings wrap several times).
+    b, hq, hkv, sq, sk = shape
+    for entry in tile_ir_entries:
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        q = make(b, hq, sq, entry.head_dim, dtype)
+        k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
+        scale = 0.3 if entry.causal else 1 / math.sqrt(entry.head_dim)
+        refs = reference(q, k, v, entry.causal, scale, score_mod=SCORE_MODS.get(entry.name))
+        what = f"tile-IR {entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
+        op_and_check(q, k, v, entry.causal, scale, entry.path, what, refs=refs)
+
+
+def test_edited_tile_program_computes_its_edit(tile_ir_entries):
+    # The softcap program must differ from plain attention by far more than
+    # its error against the softcapped reference: scale 1 puts many scaled
+    # scores past the cap (|s| up to ~50 for head dim 128).
+    entry = next(e for e in tile_ir_entries if e.name == "softcap30_fwd_bf16_d128")
+    q, k, v = (make(1, 2, 500, 128, torch.bfloat16) for _ in range(3))
+    refs = reference(q, k, v, False, 1.0, score_mod=SCORE_MODS[entry.name])
+    out, _ = op_and_check(q, k, v, False, 1.0, entry.path, "softcap30 scale 1", refs=refs)
+    plain = reference(q, k, v, False, 1.0)[0]
+    error = (out.double() - refs[0]).abs().max().item()
+    distance = (out.double() - plain).abs().max().item()
+    assert distance > 20 * error, (
+        f"softcap30: max|ours - plain attention| = {distance:.3g} is not far above "
+        f"max|ours - softcapped reference| = {error:.3g}: the edit did not take"
+    )

@@ -1,0 +1,65 @@
+// RUN: tiledattn-opt %s -split-input-file -verify-diagnostics
+
+// Every verifier error of tiledattn.score_mod.
+
+func.func @not_a_score_tile(%s: !tiledattn.tile<64xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.score_mod' op expected a rank-2 f32 score tile, but got '!tiledattn.tile<64xf32>'}}
+  %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64xf32> {
+  ^bb0(%x: f32, %q: index, %k: index):
+    tiledattn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @wrong_arguments(%s: !tiledattn.tile<64x64xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.score_mod' op expected the body's arguments to be (f32, index, index): the score, its query row and its key row, but got ('f32', 'index')}}
+  %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
+  ^bb0(%x: f32, %q: index):
+    tiledattn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @yields_two_values(%s: !tiledattn.tile<64x64xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.score_mod' op expected the body to end in a tiledattn.yield of one f32 (the new score)}}
+  %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
+  ^bb0(%x: f32, %q: index, %k: index):
+    tiledattn.yield %x, %x : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @writes_memory(%s: !tiledattn.tile<64x64xf32>, %i: index, %m: memref<?xf32>) {
+  %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
+  ^bb0(%x: f32, %q: index, %k: index):
+    // expected-error @+1 {{'memref.store' op may write memory inside a tiledattn.score_mod body, which runs once per score and may only read}}
+    memref.store %x, %m[%q] : memref<?xf32>
+    tiledattn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @touches_a_tile(%s: !tiledattn.tile<64x64xf32>, %i: index) {
+  %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
+  ^bb0(%x: f32, %q: index, %k: index):
+    // expected-error @+1 {{'tiledattn.constant' op takes or makes a tile inside a tiledattn.score_mod body, which works on one score at a time}}
+    %t = tiledattn.constant 0.0 : !tiledattn.tile<64x64xf32>
+    tiledattn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%x: f32) {
+  // expected-error @+1 {{'tiledattn.yield' op expects parent op to be one of 'tiledattn.turn, tiledattn.score_mod'}}
+  tiledattn.yield %x : f32
+}
