@@ -12,7 +12,8 @@
 #      the mutation check's GPU part (scripts/mutation_check.py gpu);
 #   7. compute-sanitizer over every kernel (scripts/device-sanitize.sh;
 #      SANITIZE=0 skips it);
-#   8. one speed line: tiledattn vs torch SDPA, median of CUDA-event timings.
+#   8. speed lines: tiledattn vs torch SDPA, and the tile-IR program's
+#      kernel vs the shipped one, medians of CUDA-event timings.
 # Logs go to build/device-round, or, when $OUT is set (the device tool,
 # which brings back at most 8 files), to $OUT/device-round-logs.tgz. Exit
 # status: 0 when pytest, the C++ caller, the mutation check and every
@@ -178,6 +179,17 @@ try:
         f"speed: B={B} H={H} S={S} D={D} bf16 non-causal: tiledattn {ours:.3f} ms "
         f"({flops / ours / 1e9:.0f} TFLOP/s), torch SDPA {ref:.3f} ms "
         f"({flops / ref / 1e9:.0f} TFLOP/s), tiledattn/torch speed {ref / ours:.2f}x"
+    )
+    # The same shape on the kernel lowered through the tile program
+    # (schedules/tile_ir, no refinements yet), beside the shipped one.
+    tile = "build/kernels-tile-ir/sdpa_fwd_bf16_d128"
+    with torch.inference_mode():
+        program = median_ms(
+            lambda: torch.ops.tiledattn.sdpa_fwd(q, k, v, False, D**-0.5, tile)
+        )
+    print(
+        f"speed: tile-IR program {tile}: {program:.3f} ms ({flops / program / 1e9:.0f} "
+        f"TFLOP/s), shipped/tile-IR speed {program / ours:.2f}x"
     )
 except Exception as error:  # the round's result is pytest's; report and go on
     print(f"speed: failed: {type(error).__name__}: {error}")
