@@ -82,8 +82,14 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
     return fail(4, "a 3-D memref of f32");
   if (!type.getInput(5).isF32())
     return fail(5, "f32");
-  return describe(func.getName(), q, func->hasAttr(kCausalAttrName), schedule,
-                  func);
+  KernelDescription k = describe(
+      func.getName(), q, func->hasAttr(kCausalAttrName), schedule, func);
+  llvm::raw_string_ostream os(k.scoreMod);
+  func.walk([&](ScoreModOp mod) {
+    mod->print(os, OpPrintingFlags().useLocalScope());
+    os << "\n";
+  });
+  return k;
 }
 
 FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
@@ -109,8 +115,13 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   if (!func)
     return op.emitOpError("expected to be inside a function");
-  return describe(func.getName(), op.getQ().getType(), op.getCausal(),
-                  op.getSchedule(), func);
+  KernelDescription k = describe(func.getName(), op.getQ().getType(),
+                                 op.getCausal(), op.getSchedule(), func);
+  if (!op.getScoreMod().empty()) {
+    llvm::raw_string_ostream os(k.scoreMod);
+    op.getScoreMod().front().print(os);
+  }
+  return k;
 }
 
 /// Reads the tensor maps the lowering attached to `func`, checking what the
@@ -377,6 +388,8 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
               {"wgmma_serialized", !report.wgmmaSerialized.empty()}}}};
   if (k.sanitizerBuild)
     manifest["sanitizer_build"] = true;
+  if (!k.scoreMod.empty())
+    manifest["score_mod"] = k.scoreMod;
   if (k.minSeqlenK)
     manifest["min_seqlen_k"] = *k.minSeqlenK;
   if (k.maxSeqlenK)

@@ -60,7 +60,8 @@ def reference(q, k, v, causal, scale, score_mod=None):
     """float64 output and lse, plus torch eager in the input dtype.
 
     Takes [B, H, S, D] tensors; k/v heads are repeated for GQA. `score_mod`,
-    if given, maps the scaled scores (a tensor) before the mask.
+    if given, maps the scaled scores before the mask, as
+    score_mod(scores, head, q_idx, kv_idx) with broadcasting index tensors.
     """
     ratio = q.shape[1] // k.shape[1]
     if ratio > 1:
@@ -77,7 +78,12 @@ def reference(q, k, v, causal, scale, score_mod=None):
         s64 = q[:, :, rows].double() @ k64.transpose(-1, -2) * scale
         slow = (q[:, :, rows] @ k.transpose(-1, -2)) * scale
         if score_mod is not None:
-            s64, slow = score_mod(s64), score_mod(slow)
+            dev = q.device
+            head = torch.arange(q.shape[1], device=dev)[None, :, None, None]
+            q_idx = torch.arange(rows.start, rows.stop, device=dev)[None, None, :, None]
+            kv_idx = torch.arange(sk, device=dev)[None, None, None, :]
+            s64 = score_mod(s64, head, q_idx, kv_idx)
+            slow = score_mod(slow, head, q_idx, kv_idx).to(slow.dtype)
         if mask is not None:
             s64 = s64.masked_fill(~mask, -math.inf)
             slow = slow.masked_fill(~mask, -math.inf)

@@ -19,10 +19,12 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_rea
 
 TILE_IR_SCHEDULES = Path(tiledattn.__file__).parent / "schedules" / "tile_ir"
 
-# What a hand-edited tile program adds to attention, as a function of the
-# scaled scores (the float64 reference applies it before the mask).
+# What a tile program or an sdpa's score_mod region adds to attention, as
+# score_mod(scaled scores, head, q_idx, kv_idx) (the float64 reference
+# applies it before the mask).
 SCORE_MODS = {
-    "softcap30_fwd_bf16_d128": lambda s: 30 * torch.tanh(s / 30),
+    "softcap30_fwd_bf16_d128": lambda s, h, q, k: 30 * torch.tanh(s / 30),
+    "alibi_fwd_f16_d64_causal": lambda s, h, q, k: s + 2.0 ** (-(h + 1) / 2) * (k - q),
 }
 
 
@@ -81,18 +83,26 @@ def test_tile_ir_bundles_are_right(tile_ir_entries, shape):
         op_and_check(q, k, v, entry.causal, scale, entry.path, what, refs=refs)
 
 
-def test_edited_tile_program_computes_its_edit(tile_ir_entries):
-    # The softcap program must differ from plain attention by far more than
-    # its error against the softcapped reference: scale 1 puts many scaled
-    # scores past the cap (|s| up to ~50 for head dim 128).
-    entry = next(e for e in tile_ir_entries if e.name == "softcap30_fwd_bf16_d128")
-    q, k, v = (make(1, 2, 500, 128, torch.bfloat16) for _ in range(3))
-    refs = reference(q, k, v, False, 1.0, score_mod=SCORE_MODS[entry.name])
-    out, _ = op_and_check(q, k, v, False, 1.0, entry.path, "softcap30 scale 1", refs=refs)
-    plain = reference(q, k, v, False, 1.0)[0]
-    error = (out.double() - refs[0]).abs().max().item()
-    distance = (out.double() - plain).abs().max().item()
-    assert distance > 20 * error, (
-        f"softcap30: max|ours - plain attention| = {distance:.3g} is not far above "
-        f"max|ours - softcapped reference| = {error:.3g}: the edit did not take"
-    )
+def test_score_mod_kernels_compute_their_edit(tile_ir_entries):
+    # Each score_mod kernel must differ from plain attention by far more
+    # than its error against its own reference, or the edit did not take.
+    # Scale 1 puts many scaled scores past the softcap (|s| up to ~50 for
+    # head dim 128); the bias grows with the distance between rows and keys.
+    for name, scale in (("softcap30_fwd_bf16_d128", 1.0), ("alibi_fwd_f16_d64_causal", 0.125)):
+        entry = next(e for e in tile_ir_entries if e.name == name)
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        q, k, v = (make(1, 2, 500, entry.head_dim, dtype) for _ in range(3))
+        refs = reference(q, k, v, entry.causal, scale, score_mod=SCORE_MODS[name])
+        out, _ = op_and_check(q, k, v, entry.causal, scale, entry.path, name, refs=refs)
+        plain = reference(q, k, v, entry.causal, scale)[0]
+        error = (out.double() - refs[0]).abs().max().item()
+        distance = (out.double() - plain).abs().max().item()
+        assert distance > 20 * error, (
+            f"{name}: max|ours - plain attention| = {distance:.3g} is not far above "
+            f"max|ours - its reference| = {error:.3g}: the edit did not take"
+        )
+
+
+def test_score_mod_kernels_are_not_picked_for_plain_attention(tile_ir_entries):
+    for entry in tile_ir_entries:
+        assert entry.is_plain_attention == (entry.name not in SCORE_MODS), entry.name

@@ -231,3 +231,24 @@ def test_tile_ir_bundles_are_well_formed():
         assert manifest["threads"] % 128 == 0 and manifest["threads"] >= 256, entry.name
         assert manifest["resources"]["spill_stores"] == 0, entry.name
         assert manifest["grid"]["x"] == "ceil_div(seqlen_q, block_m)", entry.name
+
+
+def test_score_mod_kernels_are_never_picked_for_plain_attention(fake_kernel_dir):
+    # A kernel that changes the scores (a softcap, a bias) computes
+    # something else than the attention a plain call asks for.
+    bundles.make_bundle(
+        fake_kernel_dir, "f16", 96, False, name="softcap_f16_d96", score_mod="^bb0(...)"
+    )
+    registry.refresh()
+    entry = next(e for e in registry.kernels() if e.name == "softcap_f16_d96")
+    assert entry.score_mod == "^bb0(...)" and not entry.is_plain_attention
+    assert 96 not in registry.supported_head_dims(torch.float16, False)
+    with pytest.raises(UnsupportedInputError, match=r"head_dim=96"):
+        registry.select(torch.float16, 96, False)
+
+
+def test_score_mod_must_be_text(fake_kernel_dir):
+    bundles.make_bundle(fake_kernel_dir, "f16", 96, False, name="bad_f16_d96", score_mod=3)
+    registry.refresh()
+    assert "bad_f16_d96" not in [e.name for e in registry.kernels()]
+    assert "field 'score_mod': expected a string" in registry.explain(torch.float16, 96, False)

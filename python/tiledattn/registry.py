@@ -64,6 +64,14 @@ class KernelEntry:
     manifest: dict = field(compare=False, repr=False)
     min_seqlen_k: "int | None" = None
     max_seqlen_k: "int | None" = None
+    # What the kernel does to the scores beyond attention (the manifest's
+    # "score_mod", MLIR text), or None: such a kernel is never picked for a
+    # plain attention call.
+    score_mod: "str | None" = None
+
+    @property
+    def is_plain_attention(self) -> bool:
+        return self.score_mod is None
 
     @property
     def has_length_range(self) -> bool:
@@ -168,6 +176,12 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
             f"tiledattn: {manifest_path}: fields 'min_seqlen_k', 'max_seqlen_k': "
             f"expected min <= max but found {min_seqlen_k} and {max_seqlen_k}"
         )
+    score_mod = manifest.get("score_mod")
+    if score_mod is not None and not isinstance(score_mod, str):
+        raise InvalidInputError(
+            f"tiledattn: {manifest_path}: field 'score_mod': expected a string "
+            f"(MLIR text) but found {json.dumps(score_mod)}"
+        )
     dtype = get("dtype", str, "a string")
     if dtype not in ("f16", "bf16"):
         raise InvalidInputError(
@@ -185,6 +199,7 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
         manifest=manifest,
         min_seqlen_k=min_seqlen_k,
         max_seqlen_k=max_seqlen_k,
+        score_mod=score_mod or None,
     )
 
 
@@ -248,7 +263,8 @@ def _candidates(dtype, head_dim, causal, head_dim_v, kernel_dir):
     matches = [
         e
         for e in scan.entries
-        if (e.dtype, e.head_dim, e.head_dim_v, e.causal)
+        if e.is_plain_attention
+        and (e.dtype, e.head_dim, e.head_dim_v, e.causal)
         == (dtype, head_dim, head_dim_v, bool(causal))
     ]
     # In the order select() tries them: bundles for a range of lengths
@@ -348,7 +364,10 @@ def supported_head_dims(
         {
             e.head_dim
             for e in _scan(kernel_dir).entries
-            if e.dtype == dtype and e.causal == bool(causal) and e.head_dim_v == e.head_dim
+            if e.is_plain_attention
+            and e.dtype == dtype
+            and e.causal == bool(causal)
+            and e.head_dim_v == e.head_dim
         }
     )
 

@@ -7,6 +7,9 @@
 // RUN: cmp %t.from-schedule/manifest.json %t.from-program/manifest.json
 // RUN: FileCheck %s --input-file %t.from-program/manifest.json
 // RUN: FileCheck %s --check-prefix=MAPS --input-file %t.from-program/manifest.json
+// RUN: rm -rf %t.alibi && tiledattn-compile --quiet %schedules/tile_ir/alibi_fwd_f16_d64_causal.mlir -o %t.alibi
+// RUN: FileCheck %s --check-prefix=SCORE-MOD --input-file %t.alibi/manifest.json
+// RUN: FileCheck %s --check-prefix=PLAIN --input-file %t.from-program/manifest.json
 
 // A producer = tma schedule compiled through its tile program: straight
 // from the schedule (--hopper-tile-program), or from the program that
@@ -54,3 +57,10 @@ func.func @tile_program_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !hea
 // MAPS: "operand": "k"
 // MAPS: 128
 // MAPS: "operand": "v"
+
+// An sdpa with a score_mod goes through the tile program without the flag
+// (convert-sdpa-to-hopper leaves it), and its manifest records the body, so
+// that the package never picks the kernel for plain attention.
+// SCORE-MOD: "score_mod": "^bb0(%arg6: f32, %arg7: index, %arg8: index, %arg9: index, %arg10: index):\n
+// SCORE-MOD-SAME: math.exp2
+// PLAIN-NOT: score_mod

@@ -58,6 +58,11 @@ struct KernelDescription {
   int64_t workspaceBytesPerBlock = 0;
   std::vector<TensorMapDescription> tensorMaps;
   std::string schedule; // printed #tiledattn.schedule
+  /// What the kernel does to the scores beyond attention, as MLIR text: the
+  /// sdpa's score_mod body, or a tile program's tiledattn.score_mod ops.
+  /// Empty for plain attention; the package never picks such a kernel for
+  /// a plain attention call.
+  std::string scoreMod;
   /// Built without setmaxnreg for compute-sanitizer (tiledattn-compile
   /// --sanitizer-build): correct but slow, never shipped.
   bool sanitizerBuild = false;

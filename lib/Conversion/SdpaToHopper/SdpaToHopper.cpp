@@ -240,7 +240,8 @@ public:
     ModuleOp module = getOperation();
     SmallVector<std::pair<func::FuncOp, SdpaOp>> work;
     module.walk([&](SdpaOp op) {
-      if (!op.getSchedule().isWarpSpecialized())
+      // A score_mod goes through tiledattn-tile-sdpa's tile program.
+      if (!op.getSchedule().isWarpSpecialized() || !op.getScoreMod().empty())
         return;
       if (auto func = dyn_cast<func::FuncOp>(op->getParentOp()))
         work.push_back({func, op});

@@ -14,7 +14,7 @@ func.func @not_a_score_tile(%s: !tiledattn.tile<64xf32>, %i: index) {
 // -----
 
 func.func @wrong_arguments(%s: !tiledattn.tile<64x64xf32>, %i: index) {
-  // expected-error @+1 {{'tiledattn.score_mod' op expected the body's arguments to be (f32, index, index): the score, its query row and its key row, but got ('f32', 'index')}}
+  // expected-error @+1 {{'tiledattn.score_mod' op expected the score body's arguments to be (f32, index, index): the score, its query row and its key row, but got (f32, index)}}
   %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
   ^bb0(%x: f32, %q: index):
     tiledattn.yield %x : f32
@@ -25,7 +25,7 @@ func.func @wrong_arguments(%s: !tiledattn.tile<64x64xf32>, %i: index) {
 // -----
 
 func.func @yields_two_values(%s: !tiledattn.tile<64x64xf32>, %i: index) {
-  // expected-error @+1 {{'tiledattn.score_mod' op expected the body to end in a tiledattn.yield of one f32 (the new score)}}
+  // expected-error @+1 {{'tiledattn.score_mod' op expected the score body to end in a tiledattn.yield of one f32 (the new score)}}
   %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
   ^bb0(%x: f32, %q: index, %k: index):
     tiledattn.yield %x, %x : f32, f32
@@ -38,7 +38,7 @@ func.func @yields_two_values(%s: !tiledattn.tile<64x64xf32>, %i: index) {
 func.func @writes_memory(%s: !tiledattn.tile<64x64xf32>, %i: index, %m: memref<?xf32>) {
   %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
   ^bb0(%x: f32, %q: index, %k: index):
-    // expected-error @+1 {{'memref.store' op may write memory inside a tiledattn.score_mod body, which runs once per score and may only read}}
+    // expected-error @+1 {{'memref.store' op may write memory inside a score body, which runs once per score and may only read}}
     memref.store %x, %m[%q] : memref<?xf32>
     tiledattn.yield %x : f32
   }
@@ -50,7 +50,7 @@ func.func @writes_memory(%s: !tiledattn.tile<64x64xf32>, %i: index, %m: memref<?
 func.func @touches_a_tile(%s: !tiledattn.tile<64x64xf32>, %i: index) {
   %r = tiledattn.score_mod %s[%i, %i] : !tiledattn.tile<64x64xf32> {
   ^bb0(%x: f32, %q: index, %k: index):
-    // expected-error @+1 {{'tiledattn.constant' op takes or makes a tile inside a tiledattn.score_mod body, which works on one score at a time}}
+    // expected-error @+1 {{'tiledattn.constant' op takes or makes a tile inside a score body, which works on one score at a time}}
     %t = tiledattn.constant 0.0 : !tiledattn.tile<64x64xf32>
     tiledattn.yield %x : f32
   }
@@ -60,6 +60,23 @@ func.func @touches_a_tile(%s: !tiledattn.tile<64x64xf32>, %i: index) {
 // -----
 
 func.func @yield_outside(%x: f32) {
-  // expected-error @+1 {{'tiledattn.yield' op expects parent op to be one of 'tiledattn.turn, tiledattn.score_mod'}}
+  // expected-error @+1 {{'tiledattn.yield' op expects parent op to be one of 'tiledattn.turn, tiledattn.score_mod, tiledattn.sdpa'}}
   tiledattn.yield %x : f32
+}
+
+// -----
+
+// tiledattn.sdpa's score_mod region: the scaled score, batch, head, query
+// row and key row.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @sdpa_score_mod_wrong_arguments(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected the score body's arguments to be (f32, index, index, index, index): the scaled score, batch, head, query row and key row, but got (f32, index, index)}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      score_mod {
+  ^bb0(%s: f32, %i: index, %j: index):
+    tiledattn.yield %s : f32
+  } : !head, !head, !head, !head, !lse
+  return
 }

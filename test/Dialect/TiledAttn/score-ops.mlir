@@ -26,3 +26,26 @@ func.func @alibi(%s: !tiledattn.tile<64x128xf32>, %row: index, %col: index,
   }
   return %r : !tiledattn.tile<64x128xf32>
 }
+
+// tiledattn.sdpa's score_mod region round-trips after the schedule.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK-LABEL: func.func @sdpa_softcap
+// CHECK: tiledattn.sdpa {{.*}} schedule(<{{.*}}>) score_mod {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK:   math.tanh
+// CHECK:   tiledattn.yield %{{.*}} : f32
+// CHECK: } : memref
+func.func @sdpa_softcap(%q: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %cap = arith.constant 30.0 : f32
+    %t = arith.divf %s, %cap : f32
+    %th = math.tanh %t : f32
+    %y = arith.mulf %th, %cap : f32
+    tiledattn.yield %y : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}

@@ -78,3 +78,37 @@ func.func @tma_schedule_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @score_mod_on_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has a score_mod, which tiledattn-tile-sdpa writes into the warp-specialized program (producer = tma schedules) only; the mma_sync program does not lower it yet}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    tiledattn.yield %s : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// A score_mod goes through the tile program, which does not write the
+// shipped schedules' refinements yet: the pass names them.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @score_mod_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets persistent, which tiledattn-tile-sdpa does not write into the tile program yet}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2, persistent = true>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    tiledattn.yield %s : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}

@@ -119,3 +119,52 @@ func.func @causal_f16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// A score_mod on the sdpa: after S's wait (before the mask), a
+// tiledattn.score_mod whose body scales the score and runs the sdpa's body
+// with the block's batch and head; the softmax then takes scale 1.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @with_score_mod
+// CHECK-SAME: %[[SCALE:[^:]*]]: f32)
+// CHECK: %[[BY:.*]] = gpu.block_id y
+// CHECK: %[[BZ:.*]] = gpu.block_id z
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:   scf.for
+// CHECK:     %[[S:.*]] = tiledattn.wait
+// CHECK:     %[[COL:.*]] = arith.muli
+// CHECK:     %[[MOD:.*]] = tiledattn.score_mod %[[S]][%{{.*}}, %[[COL]]] : !tiledattn.tile<64x128xf32> {
+// CHECK:     ^bb0(%[[X:.*]]: f32, %[[QI:.*]]: index, %[[KI:.*]]: index):
+// CHECK:       %[[XS:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// CHECK:       %[[D:.*]] = arith.subi %[[KI]], %[[QI]] : index
+// CHECK:       %[[BH:.*]] = arith.addi %[[BZ]], %[[BY]] : index
+// CHECK:       tiledattn.yield %{{.*}} : f32
+// CHECK:     }
+// CHECK:     tiledattn.online_softmax %[[MOD]], %{{.*}}, %{{.*}}, %[[ONE]]
+// CHECK:   scf.for
+// CHECK:     %[[S2:.*]] = tiledattn.wait
+// CHECK:     %[[MOD2:.*]] = tiledattn.score_mod %[[S2]]
+// CHECK:     tiledattn.mask %[[MOD2]]
+func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %ki: index):
+    %d = arith.subi %ki, %qi : index
+    %bh = arith.addi %b, %h : index
+    %e = arith.addi %d, %bh : index
+    %ei = arith.index_cast %e : index to i32
+    %ef = arith.sitofp %ei : i32 to f32
+    %y = arith.addf %s, %ef : f32
+    tiledattn.yield %y : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}

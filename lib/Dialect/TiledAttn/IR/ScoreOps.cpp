@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The verifier of tiledattn.score_mod.
+// The verifiers of score bodies: tiledattn.score_mod's and the score_mod
+// region of tiledattn.sdpa.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,32 +35,54 @@ static bool mayWrite(Operation *op) {
   });
 }
 
-LogicalResult ScoreModOp::verifyRegions() {
-  Block &body = getBody().front();
-  Type f32 = Float32Type::get(getContext());
-  Type index = IndexType::get(getContext());
-  if (body.getArgumentTypes() != TypeRange{f32, index, index})
-    return emitOpError("expected the body's arguments to be (f32, index, "
-                       "index): the score, its query row and its key row, "
-                       "but got (")
-           << body.getArgumentTypes() << ")";
+LogicalResult mlir::tiledattn::verifyScoreBody(Operation *op, Block &body,
+                                               TypeRange arguments,
+                                               StringRef meaning) {
+  if (body.getArgumentTypes() != arguments) {
+    std::string expected, got;
+    llvm::raw_string_ostream e(expected), g(got);
+    llvm::interleaveComma(arguments, e);
+    llvm::interleaveComma(body.getArgumentTypes(), g);
+    return op->emitOpError("expected the score body's arguments to be (")
+           << expected << "): " << meaning << ", but got (" << got << ")";
+  }
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield || yield.getValues().getTypes() != TypeRange{f32})
-    return emitOpError("expected the body to end in a tiledattn.yield of "
-                       "one f32 (the new score)");
-  WalkResult walk = body.walk([&](Operation *op) {
+  if (!yield || yield.getValues().getTypes() !=
+                    TypeRange{Float32Type::get(op->getContext())})
+    return op->emitOpError("expected the score body to end in a "
+                           "tiledattn.yield of one f32 (the new score)");
+  WalkResult walk = body.walk([&](Operation *inner) {
     auto isTile = [](Type type) { return isa<TileType>(type); };
-    if (llvm::any_of(op->getOperandTypes(), isTile) ||
-        llvm::any_of(op->getResultTypes(), isTile)) {
-      op->emitOpError("takes or makes a tile inside a tiledattn.score_mod "
-                      "body, which works on one score at a time");
+    if (llvm::any_of(inner->getOperandTypes(), isTile) ||
+        llvm::any_of(inner->getResultTypes(), isTile)) {
+      inner->emitOpError("takes or makes a tile inside a score body, which "
+                         "works on one score at a time");
       return WalkResult::interrupt();
     }
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || !mayWrite(op))
+    if (inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        !mayWrite(inner))
       return WalkResult::advance();
-    op->emitOpError("may write memory inside a tiledattn.score_mod body, "
-                    "which runs once per score and may only read");
+    inner->emitOpError("may write memory inside a score body, which runs "
+                       "once per score and may only read");
     return WalkResult::interrupt();
   });
   return failure(walk.wasInterrupted());
+}
+
+LogicalResult ScoreModOp::verifyRegions() {
+  Type f32 = Float32Type::get(getContext());
+  Type index = IndexType::get(getContext());
+  return verifyScoreBody(*this, getBody().front(), {f32, index, index},
+                         "the score, its query row and its key row");
+}
+
+LogicalResult SdpaOp::verifyRegions() {
+  if (getScoreMod().empty())
+    return success();
+  Type f32 = Float32Type::get(getContext());
+  Type index = IndexType::get(getContext());
+  return verifyScoreBody(*this, getScoreMod().front(),
+                         {f32, index, index, index, index},
+                         "the scaled score, batch, head, query row and key "
+                         "row");
 }

@@ -212,6 +212,13 @@ public:
         return WalkResult::interrupt();
       SdpaOp op = ops.front();
       bool warpSpecialized = op.getSchedule().isWarpSpecialized();
+      if (!op.getScoreMod().empty() && !warpSpecialized) {
+        op.emitOpError("has a score_mod, which tiledattn-tile-sdpa writes "
+                       "into the warp-specialized program (producer = tma "
+                       "schedules) only; the mma_sync program does not "
+                       "lower it yet");
+        return WalkResult::interrupt();
+      }
       if (warpSpecialized && failed(checkWarpSpecializedSchedule(op)))
         return WalkResult::interrupt();
       // What the kernel computes, for tiledattn-compile's manifest, now

@@ -10,7 +10,9 @@
 // warpgroup takes 64 query rows and runs the online softmax loop over the
 // K/V blocks with asynchronous warpgroup mmas, S = Q K^T from shared memory
 // and O += P V with P from registers, releasing each slot once its mma has
-// read it. With pingpong the consumers issue their mmas in turns.
+// read it. With pingpong the consumers issue their mmas in turns. The
+// sdpa's score_mod, if any, becomes a tiledattn.score_mod on the scaled
+// scores after S's wait (before the mask); the softmax then takes scale 1.
 //
 // The schedule's refinements (persistent tiles, overlapped softmax, the TMA
 // store, ...) are not written yet: the pass refuses a schedule that sets one
@@ -25,6 +27,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -157,6 +160,30 @@ private:
     return WaitOp::create(b, loc, result, future);
   }
 
+  /// The sdpa's score_mod on the scaled scores of the tile at (row, col):
+  /// a tiledattn.score_mod whose body scales the score and runs a copy of
+  /// the sdpa's body with this block's batch and head.
+  Value applyScoreMod(Value scores, Value row, Value col) {
+    auto mod = ScoreModOp::create(b, loc, scores.getType(), scores, row, col);
+    OpBuilder::InsertionGuard guard(b);
+    Block &body = mod.getBody().emplaceBlock();
+    Value score = body.addArgument(b.getF32Type(), loc);
+    Value qIdx = body.addArgument(b.getIndexType(), loc);
+    Value kvIdx = body.addArgument(b.getIndexType(), loc);
+    b.setInsertionPointToStart(&body);
+    Block &user = op.getScoreMod().front();
+    IRMapping map;
+    map.map(user.getArgument(0),
+            arith::MulFOp::create(b, loc, score, op.getScale()).getResult());
+    map.map(user.getArgument(1), at.batch);
+    map.map(user.getArgument(2), at.head);
+    map.map(user.getArgument(3), qIdx);
+    map.map(user.getArgument(4), kvIdx);
+    for (Operation &inner : user)
+      b.clone(inner, map);
+    return mod.getResult();
+  }
+
   /// The consumer warpgroup `c`: rows 64c .. 64c + 63 of the block's tile.
   void writeConsumer(Value c) {
     Type f32 = b.getF32Type();
@@ -169,6 +196,12 @@ private:
     Value acc0 = fill(accType, 0.0);
     Value rowMax0 = fill(rowType, -std::numeric_limits<double>::infinity());
     Value rowSum0 = fill(rowType, 0.0);
+    // With a score_mod the scores reach the softmax scaled already.
+    Value softmaxScale =
+        op.getScoreMod().empty()
+            ? op.getScale()
+            : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0))
+                  .getResult();
     Value slotRow = arith::MulIOp::create(b, loc, c, idx(kWarpgroupRows));
     Value row = arith::AddIOp::create(b, loc, at.row, slotRow);
     auto q = get(qRing, idx(0));
@@ -185,13 +218,14 @@ private:
       Value scores = mma(q.getSlot(), slotRow, k.getSlot(), Value(),
                          /*transposeB=*/true, scoreType);
       RingReleaseOp::create(b, loc, kRing, k.getToken());
-      if (mask) {
-        Value col = arith::MulIOp::create(b, loc, j, idx(blockN()));
+      Value col = arith::MulIOp::create(b, loc, j, idx(blockN()));
+      if (!op.getScoreMod().empty())
+        scores = applyScoreMod(scores, row, col);
+      if (mask)
         scores = MaskOp::create(b, loc, scoreType, scores, row, col, at.seqK,
                                 op.getCausal());
-      }
       auto softmax = OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
-                                             op.getScale(), elementType);
+                                             softmaxScale, elementType);
       Value rescaled =
           RescaleOp::create(b, loc, accType, acc, softmax.getRescale());
       auto v = get(vRing, j);

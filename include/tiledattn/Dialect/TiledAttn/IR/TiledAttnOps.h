@@ -25,6 +25,13 @@
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h.inc"
 
 namespace mlir::tiledattn {
+/// Checks a score body (of tiledattn.score_mod or tiledattn.sdpa's
+/// score_mod) on behalf of `op`: its arguments are `arguments` (whose
+/// `meaning` the diagnostic gives), it yields one f32, and nothing in it
+/// touches a tile or writes memory.
+LogicalResult verifyScoreBody(Operation *op, Block &body, TypeRange arguments,
+                              StringRef meaning);
+
 /// Rows of one warpgroup's wgmma (m64nNk16): the rows of its tiles.
 constexpr int64_t kWarpgroupRows = 64;
 /// Shared memory a block may use on sm_90 (227 KiB).

@@ -49,6 +49,28 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
     other strides may be anything. The `schedule` says how the computation is
     tiled; the verifier rejects one that cannot run with these operands.
 
+    An optional `score_mod` region changes each scaled score before the
+    softmax (and before the causal mask), as FlexAttention's `score_mod`:
+    its block takes `(score: f32, b: index, h: index, q_idx: index,
+    kv_idx: index)` and yields the new score with `tiledattn.yield`; it may
+    use arith and math ops and values from outside, and may not write
+    memory. A score set to -inf is masked. `tiledattn-tile-sdpa` writes it
+    into the warp-specialized program as a `tiledattn.score_mod` (so the
+    schedule must be `producer = tma` without refinements); the kernel's
+    manifest records it, and the package never picks such a kernel for a
+    plain attention call. Example (Gemma-2's softcap at 30):
+
+    ```mlir
+    tiledattn.sdpa %q, %k, %v, %scale into %o, %lse schedule(...) score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):
+      %cap = arith.constant 30.0 : f32
+      %t = arith.divf %s, %cap : f32
+      %th = math.tanh %t : f32
+      %y = arith.mulf %th, %cap : f32
+      tiledattn.yield %y : f32
+    } : ...
+    ```
+
     Example:
 
     ```mlir
@@ -74,12 +96,14 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
                        TiledAttn_HeadMemRef:$v, F32:$scale,
                        TiledAttn_HeadMemRef:$o, TiledAttn_LseMemRef:$lse,
                        UnitAttr:$causal, TiledAttn_ScheduleAttr:$schedule);
+  let regions = (region MaxSizedRegion<1>:$score_mod);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $scale `into` $o `,` $lse (`causal` $causal^)?
-    `schedule` `(` $schedule `)` attr-dict `:`
+    `schedule` `(` $schedule `)` (`score_mod` $score_mod^)? attr-dict `:`
     type($q) `,` type($k) `,` type($v) `,` type($o) `,` type($lse)
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -59,12 +59,12 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
 }
 
 def TiledAttn_YieldOp : TiledAttn_Op<"yield", [
-    Pure, Terminator, ReturnLike, ParentOneOf<["TurnOp", "ScoreModOp"]>]> {
+    Pure, Terminator, ReturnLike, ParentOneOf<["TurnOp", "ScoreModOp", "SdpaOp"]>]> {
   let summary = "The values a tiledattn region hands out";
   let description = [{
     The `tiledattn.yield` operation ends a `tiledattn.turn` body, whose
-    results its operands become, or a `tiledattn.score_mod` body (the new
-    score).
+    results its operands become, or a `tiledattn.score_mod` or
+    `tiledattn.sdpa` score_mod body (the new score).
 
     Example:
 
