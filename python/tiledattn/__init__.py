@@ -4,6 +4,7 @@
     out = tiledattn.scaled_dot_product_attention(q, k, v, is_causal=True)
     print(tiledattn.registry.explain(q.dtype, q.shape[-1], causal=True))
     kernel = tiledattn.compile("my_schedule.mlir")  # same signature
+    out = tiledattn.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + (j - i))
 
 The package is pure Python over torch.ops.tiledattn, which the runtime library
 (libtiledattn_runtime.so) registers; it is loaded when a kernel first runs.
@@ -22,6 +23,7 @@ from tiledattn.errors import (
     TiledAttnError,
     UnsupportedInputError,
 )
+from tiledattn.flex import flex_attention
 from tiledattn.registry import available_kernels
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "available_kernels",
     "bundle_info",
     "compile",
+    "flex_attention",
     "kernel_dir",
     "load_runtime",
     "registry",

@@ -92,13 +92,21 @@ class _Launch:
         self.squeeze = squeeze
 
     def run(self) -> torch.Tensor:
+        return self.run_with_lse()[0]
+
+    def run_with_lse(self) -> "tuple[torch.Tensor, torch.Tensor]":
+        """The output and the log-sum-exp of each query row (float32, the
+        output's shape without its last dimension)."""
         _ensure_runtime()
-        out, _ = torch.ops.tiledattn.sdpa_fwd(
+        out, lse = torch.ops.tiledattn.sdpa_fwd(
             self.q, self.k, self.v, self.is_causal, self.scale, self.bundle
         )
         if len(self.batch_shape) != 1:
             out = out.reshape(*self.batch_shape, *out.shape[1:])
-        return out.squeeze(-3) if self.squeeze else out
+            lse = lse.reshape(*self.batch_shape, *lse.shape[1:])
+        if self.squeeze:
+            return out.squeeze(-3), lse.squeeze(-2)
+        return out, lse
 
 
 def _prepare(
@@ -337,6 +345,13 @@ class _Empty:
             # value (a NaN or inf in an input stays out of the result).
             out = out + sum(t.flatten()[:0].sum() for t in self.inputs)
         return out.squeeze(-3) if self.squeeze else out
+
+    def run_with_lse(self) -> "tuple[torch.Tensor, torch.Tensor]":
+        # No keys: every row's sum is 0, so its lse is -inf (torch's
+        # logsumexp of nothing).
+        out = self.run()
+        lse = torch.full(out.shape[:-1], -math.inf, dtype=torch.float32, device=out.device)
+        return out, lse
 
 
 _warned: "set[str]" = set()

@@ -99,10 +99,27 @@ def _looks_like_path(text: str) -> bool:
     return "\n" not in text and "{" not in text and len(text) < 4096
 
 
+def _by_text(text: str, cache: Path) -> Path:
+    """Where a bundle compiled from `text` is also kept, under a key of the
+    text alone: a machine without the compiler (a GPU machine has no MLIR)
+    finds there what another machine compiled into the same cache."""
+    return cache / "by-text" / hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
 def _compile_mlir(text: str, source: str, cache: Path) -> Path:
-    tool = compiler_path()
-    if not tool.is_file():
-        raise CompileError(f"tiledattn.compile: {tool} does not exist")
+    portable = _by_text(text, cache)
+    try:
+        tool = compiler_path()
+        if not tool.is_file():
+            raise CompileError(f"tiledattn.compile: {tool} does not exist")
+    except CompileError as error:
+        if (portable / "manifest.json").is_file():
+            return portable
+        raise CompileError(
+            f"{error}; nor is there a bundle compiled elsewhere from this text in "
+            f"{portable} (compile it where the compiler is, into the same cache "
+            "directory, and carry the directory)"
+        ) from None
     stat = tool.stat()
     # A rebuilt compiler gets a new key, so its output is never stale.
     key = hashlib.sha256(
@@ -110,6 +127,7 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
     ).hexdigest()[:24]
     bundle = cache / key
     if (bundle / "manifest.json").is_file():
+        _keep_by_text(bundle, portable)
         return bundle
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=".compile-") as work:
@@ -141,7 +159,22 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
         except OSError:
             if not (bundle / "manifest.json").is_file():
                 raise
+    _keep_by_text(bundle, portable)
     return bundle
+
+
+def _keep_by_text(bundle: Path, portable: Path) -> None:
+    if (portable / "manifest.json").is_file():
+        return
+    portable.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=portable.parent, prefix=".copy-") as work:
+        copy = Path(work) / "bundle"
+        shutil.copytree(bundle, copy)
+        try:
+            copy.rename(portable)
+        except OSError:
+            if not (portable / "manifest.json").is_file():
+                raise
 
 
 def compile(

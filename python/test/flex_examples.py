@@ -1,0 +1,33 @@
+"""score_mod callables the flex_attention tests trace, compile and check
+(python/test/test_flex.py on the CPU, test_gpu_flex.py on the GPU), and the
+shapes the GPU tests run; scripts/flex_cache.py compiles their kernels into
+a cache the GPU round carries (the GPU machine has no compiler)."""
+
+import torch
+
+
+def softcap(score, b, h, q_idx, kv_idx):
+    return 30 * torch.tanh(score / 30)
+
+
+def alibi(score, b, h, q_idx, kv_idx):
+    return score + (kv_idx - q_idx) * 0.5 ** (h + 1)
+
+
+def causal(score, b, h, q_idx, kv_idx):
+    return torch.where(q_idx >= kv_idx, score, -float("inf"))
+
+
+def sliding_window(score, b, h, q_idx, kv_idx):
+    inside = (q_idx - kv_idx <= 256) & (q_idx >= kv_idx)
+    return torch.where(inside, score, -float("inf"))
+
+
+def methods_and_clamp(score, b, h, q_idx, kv_idx):
+    return score.tanh().clamp(min=-0.5, max=0.5) + torch.sigmoid(score) - (b - h)
+
+
+SCORE_MODS = [softcap, alibi, causal, sliding_window, methods_and_clamp]
+
+# (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim), bf16.
+GPU_SHAPES = [(2, 3, 3, 113, 113, 64), (1, 4, 2, 1000, 777, 128), (1, 2, 2, 300, 600, 256)]

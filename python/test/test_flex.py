@@ -1,0 +1,148 @@
+"""tiledattn.flex_attention on the CPU: tracing score_mod callables into tile
+IR, the errors for what cannot be expressed, and (where the compiler is
+built) compiling the traced IR to a bundle."""
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+from flex_examples import SCORE_MODS, alibi, sliding_window, softcap
+
+import tiledattn
+from tiledattn import registry
+from tiledattn.errors import UnsupportedInputError
+from tiledattn.flex import schedule_text, trace_score_mod
+
+BUILD = Path(__file__).resolve().parents[2] / "build"
+OPT = BUILD / "bin" / "tiledattn-opt"
+
+
+def test_softcap_traces_to_arith_and_math():
+    region = trace_score_mod(softcap)
+    assert region.startswith("score_mod {\n  ^bb0(%score: f32, %b: index, %h: index,")
+    assert "math.tanh" in region and "arith.divf %score" in region
+    assert region.rstrip().endswith("}")
+
+
+def test_index_arithmetic_stays_integer_until_it_meets_the_score():
+    region = trace_score_mod(alibi)
+    assert "arith.subi %kv_idx, %q_idx : index" in region
+    assert "arith.sitofp" in region and "math.powf" in region
+
+
+def test_masks_are_selects_of_minus_infinity():
+    region = trace_score_mod(sliding_window)
+    assert "arith.cmpi sle" in region and "arith.cmpi sge" in region
+    assert "arith.andi" in region and "0xFF800000" in region and "arith.select" in region
+
+
+@pytest.mark.skipif(not OPT.is_file(), reason=f"{OPT} is not built")
+@pytest.mark.parametrize("score_mod", SCORE_MODS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+def test_traced_schedules_verify_and_become_tile_programs(tmp_path, score_mod, head_dim):
+    text = schedule_text(trace_score_mod(score_mod), torch.bfloat16, head_dim, "flex")
+    path = tmp_path / "flex.mlir"
+    path.write_text(text)
+    result = subprocess.run(
+        [str(OPT), str(path), "--tiledattn-tile-sdpa"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("tiledattn.score_mod") == 2  # one per K/V loop
+
+
+@pytest.mark.skipif(
+    not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
+)
+def test_a_traced_score_mod_compiles_to_a_bundle_that_is_never_picked_for_plain_calls(
+    tmp_path, monkeypatch
+):
+    text = schedule_text(trace_score_mod(softcap), torch.float16, 128, "flex")
+    kernel = tiledattn.compile(text, cache=tmp_path)
+    manifest = json.loads((kernel.path / "manifest.json").read_text())
+    assert "math.tanh" in manifest["score_mod"]
+    assert manifest["resources"]["spill_stores"] == 0
+    assert not kernel.entry.is_plain_attention
+    # A second call with the same trace reuses the cached bundle.
+    again = tiledattn.compile(text, cache=tmp_path)
+    assert again.path == kernel.path
+    monkeypatch.setenv("TILEDATTN_KERNEL_DIR", str(tmp_path))
+    registry.refresh()
+    try:
+        assert registry.supported_head_dims(torch.float16, False) == []
+    finally:
+        monkeypatch.undo()
+        registry.refresh()
+
+
+def test_python_control_flow_is_refused_with_a_hint():
+    def branches(score, b, h, q_idx, kv_idx):
+        if score > 0:
+            return score
+        return -score
+
+    with pytest.raises(UnsupportedInputError, match=r"may not branch on its arguments"):
+        trace_score_mod(branches)
+
+
+def test_captured_tensors_are_refused_by_name():
+    slopes = torch.rand(8)
+
+    def reads_slopes(score, b, h, q_idx, kv_idx):
+        return score + slopes[h]
+
+    with pytest.raises(UnsupportedInputError, match=r"captured tensor"):
+        trace_score_mod(reads_slopes)
+
+
+@pytest.mark.parametrize(
+    "score_mod, message",
+    [
+        (lambda s, b, h, i, j: torch.erfinv(s), r"calls erfinv, which tiledattn cannot lower"),
+        (lambda s, b, h, i, j: i >= j, r"returns a comparison"),
+        (lambda s, b, h, i, j: s + (i >= j), r"comparison's result"),
+        (lambda s, b, h, i: s, r"takes 4 arguments; expected 5"),
+        (lambda s, b, h, i, j: s.softmax(0), r"calls Tensor.softmax"),
+    ],
+    ids=["erfinv", "returns-bool", "bool-as-number", "four-args", "method"],
+)
+def test_what_cannot_be_expressed_is_named(score_mod, message):
+    with pytest.raises(UnsupportedInputError, match=message):
+        trace_score_mod(score_mod)
+
+
+def test_flex_attention_refuses_a_block_mask_and_other_head_dims():
+    q = torch.empty(1, 1, 4, 64, dtype=torch.float16, device="meta")
+    with pytest.raises(UnsupportedInputError, match=r"block_mask is not supported yet"):
+        tiledattn.flex_attention(q, q, q, score_mod=softcap, block_mask=object())
+    with pytest.raises(UnsupportedInputError, match=r"expected head dim 64, 128, 256 but got 96"):
+        schedule_text(trace_score_mod(softcap), torch.float16, 96, "flex")
+    with pytest.raises(UnsupportedInputError, match=r"expected dtype float16 or bfloat16"):
+        schedule_text(trace_score_mod(softcap), torch.float32, 64, "flex")
+
+
+def test_constants_print_as_mlir_floats():
+    region = trace_score_mod(lambda s, b, h, i, j: s * 2 + 1e-3 - math.inf)
+    assert "arith.constant 2.0 : f32" in region
+    assert "arith.constant 0.001 : f32" in region
+    assert "arith.constant 0x7F800000 : f32" in region
+
+
+def test_a_machine_without_the_compiler_finds_bundles_compiled_elsewhere(tmp_path, monkeypatch):
+    # The GPU machine has no MLIR: what the build machine compiled into the
+    # same cache is found by the text alone.
+    if not (BUILD / "bin" / "tiledattn-compile").is_file():
+        pytest.skip("tiledattn-compile is not built")
+    text = schedule_text(trace_score_mod(softcap), torch.bfloat16, 64, "flex")
+    compiled = tiledattn.compile(text, cache=tmp_path)
+    monkeypatch.setenv("TILEDATTN_COMPILE", str(tmp_path / "no-compiler-here"))
+    found = tiledattn.compile(text, cache=tmp_path)
+    assert found.path != compiled.path and found.path.parent.name == "by-text"
+    assert (found.path / "kernel.cubin").read_bytes() == (
+        compiled.path / "kernel.cubin"
+    ).read_bytes()
+    other = schedule_text(trace_score_mod(alibi), torch.bfloat16, 64, "flex")
+    with pytest.raises(tiledattn.CompileError, match=r"nor is there a bundle compiled elsewhere"):
+        tiledattn.compile(other, cache=tmp_path)

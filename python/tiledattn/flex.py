@@ -1,0 +1,376 @@
+"""tiledattn.flex_attention: FlexAttention's score_mod as tile IR.
+
+The score_mod callable that torch.nn.attention.flex_attention takes,
+score_mod(score, b, h, q_idx, kv_idx) -> score, is traced with torch.fx into
+the score_mod region of a tiledattn.sdpa op (arith and math ops on one
+score), compiled by tiledattn-compile through the warp-specialized tile
+program (about a second) and cached on disk by its MLIR text
+(tiledattn.compile's cache). What cannot be expressed (Python control flow
+on the arguments, captured tensors, an operation without a lowering) raises
+UnsupportedInputError naming it.
+"""
+
+import math
+import operator
+import os
+
+import torch
+import torch.fx
+
+from tiledattn.errors import UnsupportedInputError
+
+_OP = "tiledattn.flex_attention"
+_ARGS = ("score", "b", "h", "q_idx", "kv_idx")
+
+# Schedules of the tile program (schedules/tile_ir) by head dim: producer =
+# tma without the refinements the program does not write yet.
+_SCHEDULES = {
+    64: "block_m = 192, block_n = 128, num_stages = 2, warps = 16, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 3, consumer_regs = 160, "
+    "pingpong = true",
+    128: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true",
+    256: "block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 1",
+}
+
+_FLOAT_FUNCTIONS = {  # one f32 operand -> math/arith op
+    "tanh": "math.tanh",
+    "exp": "math.exp",
+    "exp2": "math.exp2",
+    "log": "math.log",
+    "log2": "math.log2",
+    "sqrt": "math.sqrt",
+    "rsqrt": "math.rsqrt",
+    "abs": "math.absf",
+    "sin": "math.sin",
+    "cos": "math.cos",
+    "erf": "math.erf",
+}
+_ARITH = {  # binary ops: (f32 op, index op)
+    "add": ("arith.addf", "arith.addi"),
+    "sub": ("arith.subf", "arith.subi"),
+    "mul": ("arith.mulf", "arith.muli"),
+    "maximum": ("arith.maximumf", "arith.maxsi"),
+    "minimum": ("arith.minimumf", "arith.minsi"),
+}
+_COMPARE = {  # (cmpf predicate, cmpi predicate)
+    "lt": ("olt", "slt"),
+    "le": ("ole", "sle"),
+    "gt": ("ogt", "sgt"),
+    "ge": ("oge", "sge"),
+    "eq": ("oeq", "eq"),
+    "ne": ("une", "ne"),
+}
+_NAMED = {
+    operator.add: "add",
+    operator.sub: "sub",
+    operator.mul: "mul",
+    operator.truediv: "div",
+    operator.pow: "pow",
+    operator.neg: "neg",
+    operator.lt: "lt",
+    operator.le: "le",
+    operator.gt: "gt",
+    operator.ge: "ge",
+    operator.eq: "eq",
+    operator.ne: "ne",
+    operator.and_: "and",
+    operator.or_: "or",
+    operator.invert: "not",
+    torch.add: "add",
+    torch.sub: "sub",
+    torch.mul: "mul",
+    torch.div: "div",
+    torch.pow: "pow",
+    torch.neg: "neg",
+    torch.where: "where",
+    torch.maximum: "maximum",
+    torch.minimum: "minimum",
+    torch.clamp: "clamp",
+    torch.sigmoid: "sigmoid",
+    torch.lt: "lt",
+    torch.le: "le",
+    torch.gt: "gt",
+    torch.ge: "ge",
+    torch.eq: "eq",
+    torch.ne: "ne",
+    torch.logical_and: "and",
+    torch.logical_or: "or",
+    torch.logical_not: "not",
+}
+_NAMED.update({getattr(torch, name): name for name in _FLOAT_FUNCTIONS})
+
+
+def _unsupported(what: str) -> UnsupportedInputError:
+    return UnsupportedInputError(f"{_OP}: score_mod {what}", reason=f"score_mod: {what}")
+
+
+def _mlir_float(value: float) -> str:
+    if math.isnan(value):
+        return "0x7FC00000"
+    if math.isinf(value):
+        return "0x7F800000" if value > 0 else "0xFF800000"
+    return f"{value!r}" if "." in repr(value) or "e" in repr(value) else f"{value}.0"
+
+
+class _Emitter:
+    """MLIR lines of the region body; each value is (name, type) with type
+    f32, index or i1."""
+
+    def __init__(self):
+        self.lines = []
+        self.count = 0
+
+    def emit(self, text: str, type_: str) -> "tuple[str, str]":
+        name = f"%v{self.count}"
+        self.count += 1
+        self.lines.append(f"    {name} = {text}")
+        return name, type_
+
+    def constant(self, value, type_: str) -> "tuple[str, str]":
+        if type_ == "f32":
+            return self.emit(f"arith.constant {_mlir_float(float(value))} : f32", "f32")
+        if type_ == "i1":
+            return self.emit(f"arith.constant {'true' if value else 'false'}", "i1")
+        return self.emit(f"arith.constant {int(value)} : index", "index")
+
+    def to_f32(self, value: "tuple[str, str]") -> "tuple[str, str]":
+        name, type_ = value
+        if type_ == "f32":
+            return value
+        if type_ == "i1":
+            raise _unsupported("uses a comparison's result as a number; use torch.where")
+        wide, _ = self.emit(f"arith.index_cast {name} : index to i64", "i64")
+        return self.emit(f"arith.sitofp {wide} : i64 to f32", "f32")
+
+    def operand(self, value, like: str) -> "tuple[str, str]":
+        """A traced value, or a Python number typed like the other operand."""
+        if isinstance(value, tuple):
+            return value
+        if isinstance(value, bool):
+            return self.constant(value, "i1")
+        if isinstance(value, int) and like == "index":
+            return self.constant(value, "index")
+        if isinstance(value, (int, float)):
+            return self.constant(value, "f32")
+        raise _unsupported(f"uses a {type(value).__name__} ({value!r}) as an operand")
+
+    def binary(self, op: str, a, b) -> "tuple[str, str]":
+        like = next((x[1] for x in (a, b) if isinstance(x, tuple)), "f32")
+        a, b = self.operand(a, like), self.operand(b, like)
+        if op in ("div", "pow"):  # true division and powers: always f32
+            a, b = self.to_f32(a), self.to_f32(b)
+            mlir = "arith.divf" if op == "div" else "math.powf"
+            return self.emit(f"{mlir} {a[0]}, {b[0]} : f32", "f32")
+        if op in ("and", "or"):
+            if a[1] != "i1" or b[1] != "i1":
+                raise _unsupported(f"applies '{op}' to numbers; it takes comparisons")
+            return self.emit(f"arith.{op}i {a[0]}, {b[0]} : i1", "i1")
+        if "i1" in (a[1], b[1]):
+            raise _unsupported(f"applies '{op}' to a comparison's result")
+        if a[1] != b[1]:
+            a, b = self.to_f32(a), self.to_f32(b)
+        if op in _COMPARE:
+            float_pred, int_pred = _COMPARE[op]
+            if a[1] == "f32":
+                return self.emit(f"arith.cmpf {float_pred}, {a[0]}, {b[0]} : f32", "i1")
+            return self.emit(f"arith.cmpi {int_pred}, {a[0]}, {b[0]} : index", "i1")
+        float_op, int_op = _ARITH[op]
+        if a[1] == "f32":
+            return self.emit(f"{float_op} {a[0]}, {b[0]} : f32", "f32")
+        return self.emit(f"{int_op} {a[0]}, {b[0]} : index", "index")
+
+    def select(self, cond, a, b) -> "tuple[str, str]":
+        if not (isinstance(cond, tuple) and cond[1] == "i1"):
+            raise _unsupported("calls torch.where with a condition that is not a comparison")
+        like = next((x[1] for x in (a, b) if isinstance(x, tuple)), "f32")
+        a, b = self.operand(a, like), self.operand(b, like)
+        if a[1] != b[1]:
+            a, b = self.to_f32(a), self.to_f32(b)
+        return self.emit(f"arith.select {cond[0]}, {a[0]}, {b[0]} : {a[1]}", a[1])
+
+    def unary(self, op: str, a) -> "tuple[str, str]":
+        a = self.operand(a, "f32")
+        if op == "neg":
+            if a[1] == "index":
+                zero = self.constant(0, "index")
+                return self.emit(f"arith.subi {zero[0]}, {a[0]} : index", "index")
+            return self.emit(f"arith.negf {self.to_f32(a)[0]} : f32", "f32")
+        if op == "not":
+            if a[1] != "i1":
+                raise _unsupported("applies 'not' to a number")
+            true = self.constant(True, "i1")
+            return self.emit(f"arith.xori {a[0]}, {true[0]} : i1", "i1")
+        if op == "sigmoid":  # 1 / (1 + exp(-x))
+            x = self.to_f32(a)
+            neg = self.emit(f"arith.negf {x[0]} : f32", "f32")
+            e = self.emit(f"math.exp {neg[0]} : f32", "f32")
+            one = self.constant(1.0, "f32")
+            den = self.emit(f"arith.addf {one[0]}, {e[0]} : f32", "f32")
+            return self.emit(f"arith.divf {one[0]}, {den[0]} : f32", "f32")
+        return self.emit(f"{_FLOAT_FUNCTIONS[op]} {self.to_f32(a)[0]} : f32", "f32")
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    if node.op == "call_method":
+        name = node.target
+        aliases = {
+            "__add__": "add",
+            "__sub__": "sub",
+            "__mul__": "mul",
+            "__truediv__": "div",
+            "__pow__": "pow",
+        }
+        name = aliases.get(name, name)
+        if name in _FLOAT_FUNCTIONS or name in _ARITH or name in _COMPARE:
+            return name
+        if name in ("div", "pow", "neg", "sigmoid", "clamp", "where", "maximum", "minimum"):
+            return name
+        raise _unsupported(f"calls Tensor.{node.target}, which tiledattn cannot lower yet")
+    name = _NAMED.get(node.target)
+    if name is None:
+        target = getattr(node.target, "__name__", repr(node.target))
+        raise _unsupported(f"calls {target}, which tiledattn cannot lower yet")
+    return name
+
+
+def trace_score_mod(score_mod) -> str:
+    """The score_mod region of a tiledattn.sdpa op (MLIR text) for a
+    FlexAttention score_mod callable."""
+    try:
+        graph = torch.fx.symbolic_trace(score_mod).graph
+    except torch.fx.proxy.TraceError as error:
+        raise _unsupported(
+            f"could not be traced ({error}); tiledattn traces score_mod with torch.fx, "
+            "so it may not branch on its arguments (use torch.where)"
+        ) from error
+    em = _Emitter()
+    values: dict[torch.fx.Node, object] = {}
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != 5:
+        raise _unsupported(
+            f"takes {len(placeholders)} arguments; expected 5 (score, b, h, q_idx, kv_idx)"
+        )
+    result = None
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            index = placeholders.index(node)
+            values[node] = (f"%{_ARGS[index]}", "f32" if index == 0 else "index")
+            continue
+        if node.op == "get_attr":
+            raise _unsupported(
+                f"reads a captured tensor ({node.target}); tiledattn's kernels take no "
+                "extra tensors yet"
+            )
+        if node.op == "output":
+            result = values[node.args[0]] if isinstance(node.args[0], torch.fx.Node) else None
+            if result is None:
+                result = em.operand(node.args[0], "f32")
+            break
+        args = [values[a] if isinstance(a, torch.fx.Node) else a for a in node.args]
+        op = _op_name(node)
+        if node.kwargs and op != "clamp":
+            raise _unsupported(f"passes keyword arguments to {op}, which tiledattn does not read")
+        if op == "where":
+            values[node] = em.select(*args)
+        elif op == "clamp":
+            low = node.kwargs.get("min", args[1] if len(args) > 1 else None)
+            high = node.kwargs.get("max", args[2] if len(args) > 2 else None)
+            value = args[0]
+            if low is not None:
+                value = em.binary("maximum", value, low)
+            if high is not None:
+                value = em.binary("minimum", value, high)
+            values[node] = value
+        elif op in ("neg", "not", "sigmoid") or op in _FLOAT_FUNCTIONS:
+            values[node] = em.unary(op, args[0])
+        else:
+            if len(args) != 2:
+                raise _unsupported(f"calls {op} with {len(args)} arguments; expected 2")
+            values[node] = em.binary(op, *args)
+    if result[1] == "i1":
+        raise _unsupported("returns a comparison; a score_mod returns a score")
+    result = em.to_f32(result)
+    body = "\n".join(em.lines)
+    return (
+        "score_mod {\n"
+        "  ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):\n"
+        f"{body}\n"
+        f"    tiledattn.yield {result[0]} : f32\n"
+        "  }"
+    )
+
+
+def schedule_text(score_mod_region: str, dtype: torch.dtype, head_dim: int, name: str) -> str:
+    """The schedule file (MLIR) of a kernel that runs `score_mod_region`."""
+    if head_dim not in _SCHEDULES:
+        raise UnsupportedInputError(
+            f"{_OP}: expected head dim {', '.join(map(str, _SCHEDULES))} but got {head_dim}",
+            reason=f"flex_attention head dim {head_dim}",
+        )
+    element = {torch.float16: "f16", torch.bfloat16: "bf16"}.get(dtype)
+    if element is None:
+        raise UnsupportedInputError(
+            f"{_OP}: expected dtype float16 or bfloat16 but got {dtype}",
+            reason=f"flex_attention dtype {dtype}",
+        )
+    head = f"memref<?x?x?x{head_dim}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
+    lse = "memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>"
+    return (
+        f"func.func @{name}(%q: {head}, %k: {head}, %v: {head}, %o: {head},\n"
+        f"    %lse: {lse}, %scale: f32) {{\n"
+        "  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse\n"
+        f"      schedule(#tiledattn.schedule<{_SCHEDULES[head_dim]}>)\n"
+        f"      {score_mod_region} : {head}, {head}, {head}, {head}, {lse}\n"
+        "  return\n"
+        "}\n"
+    )
+
+
+def flex_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    score_mod=None,
+    block_mask=None,
+    scale: "float | None" = None,
+    enable_gqa: bool = False,
+    return_lse: bool = False,
+    *,
+    cache: "str | os.PathLike[str] | None" = None,
+):
+    """torch.nn.attention.flex_attention on tiledattn kernels.
+
+    `score_mod(score, b, h, q_idx, kv_idx)` is the callable FlexAttention
+    takes; it is traced into tile IR and compiled once per distinct trace
+    (tiledattn-compile, cached under tiledattn.compiler.cache_dir() or
+    `cache`). Inputs are [B, H, S, D] float16/bfloat16 CUDA tensors with head
+    dim 64, 128 or 256. block_mask is not supported yet (UnsupportedInputError);
+    without a score_mod this is scaled_dot_product_attention. With
+    return_lse, returns (out, lse) with lse of shape [B, H, S] in float32.
+    """
+    from tiledattn.attention import _attention, _prepare
+    from tiledattn.compiler import compile as compile_schedule
+
+    if block_mask is not None:
+        raise UnsupportedInputError(
+            f"{_OP}: block_mask is not supported yet (got {type(block_mask).__name__}); "
+            "express the mask in score_mod with torch.where(..., score, -inf)",
+            reason="flex_attention block_mask",
+        )
+    if score_mod is None:  # plain attention, on the shipped kernels
+        if not return_lse:
+            return _attention(query, key, value, None, 0.0, False, scale, enable_gqa, False)
+        launch = _prepare(query, key, value, None, 0.0, False, scale, enable_gqa, False, None)
+        return launch.run_with_lse()
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(
+                f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
+            )
+    region = trace_score_mod(score_mod)
+    text = schedule_text(region, query.dtype, query.shape[-1], "flex_score_mod")
+    kernel = compile_schedule(text, cache=cache)
+    launch = _prepare(query, key, value, None, 0.0, False, scale, enable_gqa, False, kernel.entry)
+    return launch.run_with_lse() if return_lse else launch.run()

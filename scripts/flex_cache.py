@@ -1,0 +1,39 @@
+"""Compiles the kernels of python/test/test_gpu_flex.py into a flex_attention
+cache (default build/kernels-tile-ir/flex-cache, carried with the tile-IR
+bundles; the registry ignores it), where the GPU machine, which has no
+compiler, finds them by their text:
+
+    python3 scripts/flex_cache.py [CACHE_DIR]
+
+The build runs it (python/CMakeLists.txt, target tiledattn-flex-cache)."""
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "python" / "test")]
+
+import torch  # noqa: E402
+from flex_examples import GPU_SHAPES, SCORE_MODS  # noqa: E402
+
+import tiledattn  # noqa: E402
+from tiledattn.flex import schedule_text, trace_score_mod  # noqa: E402
+
+
+def main() -> int:
+    cache = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "kernels-tile-ir" / "flex-cache"
+    head_dims = sorted({shape[-1] for shape in GPU_SHAPES})
+    for score_mod in SCORE_MODS:
+        region = trace_score_mod(score_mod)
+        for head_dim in head_dims:
+            start = time.perf_counter()
+            text = schedule_text(region, torch.bfloat16, head_dim, "flex_score_mod")
+            kernel = tiledattn.compile(text, cache=cache)
+            seconds = time.perf_counter() - start
+            print(f"{score_mod.__name__} d{head_dim}: {kernel.path} ({seconds:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
