@@ -60,8 +60,8 @@ def reference(q, k, v, causal, scale, score_mod=None):
     """float64 output and lse, plus torch eager in the input dtype.
 
     Takes [B, H, S, D] tensors; k/v heads are repeated for GQA. `score_mod`,
-    if given, maps the scaled scores before the mask, as
-    score_mod(scores, head, q_idx, kv_idx) with broadcasting index tensors.
+    if given, maps the scaled scores before the mask, as FlexAttention's
+    score_mod(scores, b, h, q_idx, kv_idx) with broadcasting index tensors.
     """
     ratio = q.shape[1] // k.shape[1]
     if ratio > 1:
@@ -79,11 +79,12 @@ def reference(q, k, v, causal, scale, score_mod=None):
         slow = (q[:, :, rows] @ k.transpose(-1, -2)) * scale
         if score_mod is not None:
             dev = q.device
+            batch = torch.arange(q.shape[0], device=dev)[:, None, None, None]
             head = torch.arange(q.shape[1], device=dev)[None, :, None, None]
             q_idx = torch.arange(rows.start, rows.stop, device=dev)[None, None, :, None]
             kv_idx = torch.arange(sk, device=dev)[None, None, None, :]
-            s64 = score_mod(s64, head, q_idx, kv_idx)
-            slow = score_mod(slow, head, q_idx, kv_idx).to(slow.dtype)
+            s64 = score_mod(s64, batch, head, q_idx, kv_idx)
+            slow = score_mod(slow, batch, head, q_idx, kv_idx).to(slow.dtype)
         if mask is not None:
             s64 = s64.masked_fill(~mask, -math.inf)
             slow = slow.masked_fill(~mask, -math.inf)

@@ -21,10 +21,6 @@ CACHE = Path(__file__).resolve().parents[2] / "build" / "kernels-tile-ir" / "fle
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
 
-def flex_reference(q, k, v, scale, score_mod):
-    return reference(q, k, v, False, scale, score_mod=lambda s, h, i, j: score_mod(s, 0, h, i, j))
-
-
 @pytest.mark.parametrize("score_mod", SCORE_MODS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("shape", GPU_SHAPES, ids=lambda s: "b{}h{}kv{}q{}k{}d{}".format(*s))
 def test_flex_attention_matches_float64(score_mod, shape):
@@ -32,7 +28,7 @@ def test_flex_attention_matches_float64(score_mod, shape):
     q = make(b, hq, sq, d, torch.bfloat16)
     k, v = (make(b, hkv, sk, d, torch.bfloat16) for _ in range(2))
     scale = 1 / math.sqrt(d)
-    ref, ref_lse, low = flex_reference(q, k, v, scale, score_mod)
+    ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=score_mod)
     out, lse = tiledattn.flex_attention(
         q,
         k,

@@ -20,11 +20,11 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_rea
 TILE_IR_SCHEDULES = Path(tiledattn.__file__).parent / "schedules" / "tile_ir"
 
 # What a tile program or an sdpa's score_mod region adds to attention, as
-# score_mod(scaled scores, head, q_idx, kv_idx) (the float64 reference
-# applies it before the mask).
+# FlexAttention's score_mod(scaled scores, b, h, q_idx, kv_idx) (the float64
+# reference applies it before the mask).
 SCORE_MODS = {
-    "softcap30_fwd_bf16_d128": lambda s, h, q, k: 30 * torch.tanh(s / 30),
-    "alibi_fwd_f16_d64_causal": lambda s, h, q, k: s + 2.0 ** (-(h + 1) / 2) * (k - q),
+    "softcap30_fwd_bf16_d128": lambda s, b, h, q, k: 30 * torch.tanh(s / 30),
+    "alibi_fwd_f16_d64_causal": lambda s, b, h, q, k: s + 2.0 ** (-(h + 1) / 2) * (k - q),
 }
 
 
