@@ -6,7 +6,8 @@
 #   3. use the carried runtime (build/runtime/libtiledattn_runtime.so or
 #      $TILEDATTN_RUNTIME_LIB), rebuilding it from lib/Runtime if it does not
 #      load here;
-#   4. run python3 -m pytest python/test and print its summary;
+#   4. run python3 -m pytest python/test and print its summary (the tests of
+#      the tile-IR kernels apart, under NEW_KERNEL_TIMEOUT);
 #   5. the C++ caller (test/Runtime), when its binary was carried;
 #   6. the wheel, when dist/*.whl was carried (scripts/wheel-check.sh), and
 #      the mutation check's GPU part (scripts/mutation_check.py gpu);
@@ -78,12 +79,24 @@ if ! python3 -c "import pytest" 2>/dev/null; then
     exit 2
   fi
 fi
-python3 -m pytest python/test -q -rs --junitxml="$LOGS/pytest.xml" >"$LOGS/pytest.log" 2>&1
+# The kernels from the tile program (tile-IR bundles, flex_attention) run
+# apart, under their own time limit: new kernels that hang must not take the
+# rest of the round with them.
+NEW_KERNEL_TESTS=(python/test/test_gpu_tile_ir.py python/test/test_gpu_flex.py)
+python3 -m pytest python/test -q -rs --junitxml="$LOGS/pytest.xml" \
+  "${NEW_KERNEL_TESTS[@]/#/--ignore=}" >"$LOGS/pytest.log" 2>&1
 pytest_rc=$?
 rc=$((pytest_rc ? 1 : 0))
 grep -E '^(FAILED|ERROR) ' "$LOGS/pytest.log" | head -n 40
 grep -E '^SKIPPED' "$LOGS/pytest.log" | head -n 5
 echo "pytest summary: $(tail -n 1 "$LOGS/pytest.log") (exit $pytest_rc; log: $LOGS/pytest.log)"
+timeout -s KILL "${NEW_KERNEL_TIMEOUT:-150}" python3 -m pytest "${NEW_KERNEL_TESTS[@]}" -q -rs \
+  --junitxml="$LOGS/pytest-tile-ir.xml" >"$LOGS/pytest-tile-ir.log" 2>&1
+tile_rc=$?
+[ $tile_rc -eq 0 ] || rc=1
+grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-tile-ir.log" | head -n 20
+[ $tile_rc -eq 137 ] && echo "tile-IR tests: killed after ${NEW_KERNEL_TIMEOUT:-150} s (a hang?)"
+echo "pytest (tile-IR, flex) summary: $(tail -n 1 "$LOGS/pytest-tile-ir.log") (exit $tile_rc; log: $LOGS/pytest-tile-ir.log)"
 
 step "C++ caller"
 # The ops through libtorch's dispatcher from a C++ program (test/Runtime),
@@ -142,7 +155,8 @@ else
 fi
 
 step "speed"
-python3 - <<'PY' 2>&1 | tee "$LOGS/speed.log"
+TILE_IR_TESTS_RC=$tile_rc python3 - <<'PY' 2>&1 | tee "$LOGS/speed.log"
+import os
 import statistics
 import sys
 
@@ -181,7 +195,10 @@ try:
         f"({flops / ref / 1e9:.0f} TFLOP/s), tiledattn/torch speed {ref / ours:.2f}x"
     )
     # The same shape on the kernel lowered through the tile program
-    # (schedules/tile_ir, no refinements yet), beside the shipped one.
+    # (schedules/tile_ir, no refinements yet), beside the shipped one; only
+    # once its tests passed (a hang would end the round).
+    if os.environ.get("TILE_IR_TESTS_RC") != "0":
+        raise RuntimeError("tile-IR program not timed: its tests did not pass")
     tile = "build/kernels-tile-ir/sdpa_fwd_bf16_d128"
     with torch.inference_mode():
         program = median_ms(

@@ -42,4 +42,7 @@ print(f"kernels: {tiledattn.kernel_dir()}, {len(tiledattn.available_kernels())} 
 assert _runtime.PACKAGE_DIR in tiledattn.load_runtime().parents
 assert tiledattn.kernel_dir() == _runtime.WHEEL_KERNEL_DIR
 EOF
-TILEDATTN_TEST_INSTALLED=1 "$venv/bin/python" -m pytest "$ROOT/python/test" -q -rs -p no:cacheprovider
+# The tile-IR kernels' tests run in the round itself, apart (a hang in a new
+# kernel must not stop this check).
+TILEDATTN_TEST_INSTALLED=1 "$venv/bin/python" -m pytest "$ROOT/python/test" -q -rs -p no:cacheprovider \
+  --ignore="$ROOT/python/test/test_gpu_tile_ir.py" --ignore="$ROOT/python/test/test_gpu_flex.py"
