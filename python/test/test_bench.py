@@ -657,3 +657,35 @@ def test_run_case_runs_one_full_balanced_cycle_by_default():
         for _ in range(1 + (r > 0))
     ]
     assert calls[len(calls) - len(expected) :] == expected
+
+
+def test_score_mod_cases_apply_it_in_the_reference_and_refuse_fused_sdpa():
+    # --score-mod: the float64 reference applies the score_mod (FlexAttention's
+    # signature, batch and head from the flattened group), fused SDPA and the
+    # eager backend report n/a, and the case's label names it.
+    from tiledattn.bench.backends import Case, Eager, Sdpa, Unsupported
+    from tiledattn.bench.cli import make_cases, parse_args
+    from tiledattn.bench.measure import attention_chunked
+    from tiledattn.bench.score_mods import alibi, softcap30
+
+    args = parse_args(["--score-mod", "alibi", "--seqlens", "64", "--head-dims", "16"])
+    cases = make_cases(args)
+    assert {c.score_mod for c in cases} == {"alibi"} and "alibi" in cases[0].label()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 40, 16, dtype=torch.float64) for _ in range(3))
+    for score_mod in (alibi, softcap30):
+        got = attention_chunked(
+            q, k, v, True, 0.5, torch.float64, torch.float64, torch.float64, score_mod
+        )
+        scores = q @ k.transpose(-1, -2) * 0.5
+        b = torch.arange(2)[:, None, None, None]
+        h = torch.arange(3)[None, :, None, None]
+        i = torch.arange(40)[:, None]
+        j = torch.arange(40)[None, :]
+        scores = score_mod(scores, b, h, i, j).masked_fill(j > i, float("-inf"))
+        want = torch.softmax(scores, dim=-1) @ v
+        assert torch.allclose(got, want, atol=1e-12), score_mod.__name__
+    case = Case("bf16", 16, False, 64, 64, 1, 2, "softcap30")
+    for backend in (Sdpa("cudnn", "CUDNN_ATTENTION"), Eager()):
+        with pytest.raises(Unsupported, match="cannot apply score_mod softcap30"):
+            backend.prepare(case, q, k, v)

@@ -54,17 +54,26 @@ class Case:
     seqlen_k: int
     batch: int
     heads: int
+    # --score-mod: a name in bench.score_mods.SCORE_MODS ("none": plain).
+    score_mod: str = "none"
 
     @property
     def torch_dtype(self):
         return DTYPES[self.dtype]
 
+    @property
+    def score_mod_fn(self):
+        from tiledattn.bench.score_mods import SCORE_MODS
+
+        return SCORE_MODS[self.score_mod]
+
     def fields(self):
         return dataclasses.asdict(self)
 
     def label(self):
+        mod = "" if self.score_mod == "none" else f" {self.score_mod}"
         return (
-            f"{self.dtype} D{self.head_dim} {'causal' if self.causal else 'full'} "
+            f"{self.dtype} D{self.head_dim} {'causal' if self.causal else 'full'}{mod} "
             f"S{self.seqlen_q} B{self.batch} H{self.heads}"
         )
 
@@ -82,9 +91,16 @@ class Backend:
     name = "?"
     slow = False
     is_tiledattn = False  # ratio column: tiledattn variants vs the rest
+    takes_score_mod = False  # can run --score-mod cases
 
     def prepare(self, case, q, k, v):
         raise NotImplementedError
+
+
+def no_score_mod(backend, case):
+    """Unsupported for a backend that cannot apply the case's score_mod."""
+    if case.score_mod != "none" and not backend.takes_score_mod:
+        raise Unsupported(f"{backend.name} cannot apply score_mod {case.score_mod}")
 
 
 class TiledAttn(Backend):
@@ -92,11 +108,14 @@ class TiledAttn(Backend):
 
     name = "tiledattn"
     is_tiledattn = True
+    takes_score_mod = True
 
     def prepare(self, case, q, k, v):
         import tiledattn
         from tiledattn.errors import TiledAttnError, UnsupportedInputError
 
+        if case.score_mod != "none":
+            return self._prepare_flex(case, q, k, v)
         try:
             entry = tiledattn.registry.select(
                 case.torch_dtype, case.head_dim, case.causal, seqlen_k=k.shape[-2]
@@ -108,6 +127,30 @@ class TiledAttn(Backend):
             return tiledattn.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
 
         return Prepared(fn, {"kernel": entry.name})
+
+    def _prepare_flex(self, case, q, k, v):
+        """tiledattn.flex_attention with the case's score_mod, compiled (or
+        found in the cache) before timing."""
+        import tiledattn
+        from tiledattn.errors import TiledAttnError
+
+        if case.causal:
+            raise Unsupported(
+                "tiledattn.flex_attention has no block_mask yet, so no causal score_mod case"
+            )
+        score_mod = case.score_mod_fn
+        start = time.perf_counter()
+        try:
+            tiledattn.flex_attention(q, k, v, score_mod=score_mod)
+        except TiledAttnError as error:
+            raise Unsupported(str(error)) from None
+        _sync(q)
+        compile_s = time.perf_counter() - start
+
+        def fn():
+            return tiledattn.flex_attention(q, k, v, score_mod=score_mod)
+
+        return Prepared(fn, {"kernel": f"flex:{case.score_mod}", "compile_s": compile_s})
 
 
 class Schedule(Backend):
@@ -135,6 +178,7 @@ class Schedule(Backend):
         return self
 
     def prepare(self, case, q, k, v):
+        no_score_mod(self, case)
         if self.kernel is None and self.error is None:
             self.compile()
         if self.error:
@@ -218,6 +262,8 @@ class Sdpa(Backend):
         return sdpa_kernel([getattr(SDPBackend, self.forced)])
 
     def prepare(self, case, q, k, v):
+        no_score_mod(self, case)
+
         def fn():
             return F.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
 
@@ -243,6 +289,7 @@ class Eager(Backend):
     slow = True
 
     def prepare(self, case, q, k, v):
+        no_score_mod(self, case)
         scale = 1.0 / math.sqrt(case.head_dim)
         mask = None
         if case.causal:
@@ -274,6 +321,7 @@ class Flex(Backend):
     """
 
     name = "flex"
+    takes_score_mod = True
 
     def prepare(self, case, q, k, v):
         try:
@@ -310,14 +358,15 @@ class Flex(Backend):
         mask_s = time.perf_counter() - start
 
         compiled = torch.compile(flex_attention, fullgraph=True, dynamic=False)
+        score_mod = case.score_mod_fn
         start = time.perf_counter()
-        compiled(q, k, v, block_mask=block_mask)  # compiles
+        compiled(q, k, v, score_mod=score_mod, block_mask=block_mask)  # compiles
         _sync(q)
         compile_s = time.perf_counter() - start
         graphs = torch._dynamo.utils.counters["stats"].get("unique_graphs", None)
 
         def fn():
-            return compiled(q, k, v, block_mask=block_mask)
+            return compiled(q, k, v, score_mod=score_mod, block_mask=block_mask)
 
         info = {"compile_s": compile_s, "block_mask_s": mask_s}
         if graphs is not None:

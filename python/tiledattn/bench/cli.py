@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tiledattn.bench import report
 from tiledattn.bench.backends import ALL_BACKENDS, DTYPES, Case
+from tiledattn.bench.score_mods import SCORE_MODS
 from tiledattn.bench.sweep import Settings
 
 # The TiledAttention paper / FlashAttention grid; B*S and H*D held fixed.
@@ -93,6 +94,13 @@ def build_parser():
     axes.add_argument("--head-dims", nargs="+", type=_list_of(int))
     axes.add_argument("--dtypes", nargs="+", type=_list_of(_dtype))
     axes.add_argument("--causal", nargs="+", type=_list_of(_bool), help="0 and/or 1")
+    axes.add_argument(
+        "--score-mod",
+        default="none",
+        choices=sorted(SCORE_MODS),
+        help="a FlexAttention score_mod for every case (bench/score_mods.py); "
+        "backends that cannot apply it report n/a",
+    )
     axes.add_argument("--batch", type=int, help="fixed B (default total-tokens // S)")
     axes.add_argument("--heads", type=int, help="fixed H (default hidden // D)")
     axes.add_argument("--total-tokens", type=int, default=DEFAULT_TOTAL_TOKENS)
@@ -186,7 +194,9 @@ def make_cases(args):
                 for seqlen in dict.fromkeys(args.seqlens):
                     batch = args.batch or max(1, args.total_tokens // seqlen)
                     heads = args.heads or max(1, args.hidden // head_dim)
-                    cases.append(Case(dtype, head_dim, causal, seqlen, seqlen, batch, heads))
+                    cases.append(
+                        Case(dtype, head_dim, causal, seqlen, seqlen, batch, heads, args.score_mod)
+                    )
     return cases
 
 
@@ -321,7 +331,7 @@ def _exit_status(rows):
     """1 (after naming them on stderr) when any row is WRONG or ERROR, else 0."""
     failed = [r for r in rows if r.get("status") in FAILING_STATUSES]
     for row in failed:
-        case = Case(**{f.name: row[f.name] for f in dataclasses.fields(Case)})
+        case = Case(**{f.name: row[f.name] for f in dataclasses.fields(Case) if f.name in row})
         print(
             f"tiledattn.bench: {row['backend']} {row['status']} on {case.label()}: "
             f"{row.get('reason', '')}",

@@ -60,12 +60,15 @@ def summarize(times_ms):
     }
 
 
-def attention_chunked(q, k, v, causal, scale, matmul_dtype, softmax_dtype, out_dtype):
+def attention_chunked(
+    q, k, v, causal, scale, matmul_dtype, softmax_dtype, out_dtype, score_mod=None
+):
     """Unfused attention over (B, H, S, D) tensors, computed in chunks.
 
     matmul_dtype float64 gives the golden reference; the input dtype with
     float32 softmax gives "eager low precision", the yardstick of the error
-    criterion. Causal is top-left aligned, as in torch's SDPA.
+    criterion. Causal is top-left aligned, as in torch's SDPA. `score_mod`
+    (FlexAttention's signature) maps the scaled scores before the mask.
     """
     batch, heads, seqlen_q, head_dim = q.shape
     seqlen_k, head_dim_v = k.shape[-2], v.shape[-1]
@@ -86,6 +89,12 @@ def attention_chunked(q, k, v, causal, scale, matmul_dtype, softmax_dtype, out_d
             r1 = min(r0 + rows, seqlen_q)
             scores = torch.matmul(qf[g0:g1, r0:r1], kf[g0:g1].transpose(-2, -1))
             scores = scores.to(softmax_dtype) * scale
+            if score_mod is not None:
+                group = torch.arange(g0, g1, device=q.device)[:, None, None]
+                rows_idx = torch.arange(r0, r1, device=q.device)[None, :, None]
+                scores = score_mod(
+                    scores, group // heads, group % heads, rows_idx, cols[None, None, :]
+                ).to(softmax_dtype)
             if causal:
                 row_ids = torch.arange(r0, r1, device=q.device)[:, None]
                 scores.masked_fill_(cols[None, :] > row_ids, float("-inf"))
@@ -102,11 +111,13 @@ class Reference:
     Computed once per case and shared by all backends, on the same inputs.
     """
 
-    def __init__(self, q, k, v, causal, scale, rtol=RTOL, atol=ATOL):
+    def __init__(self, q, k, v, causal, scale, rtol=RTOL, atol=ATOL, score_mod=None):
         self.golden = attention_chunked(
-            q, k, v, causal, scale, torch.float64, torch.float64, torch.float64
+            q, k, v, causal, scale, torch.float64, torch.float64, torch.float64, score_mod
         )
-        eager = attention_chunked(q, k, v, causal, scale, q.dtype, torch.float32, q.dtype)
+        eager = attention_chunked(
+            q, k, v, causal, scale, q.dtype, torch.float32, q.dtype, score_mod
+        )
         self.eager_err = max_abs_diff(eager, self.golden)
         del eager
         self.tol = rtol * self.eager_err + atol

@@ -178,6 +178,10 @@ def markdown_table(data):
         ),
         f"- commit {env.get('git_commit')}, {env.get('date')}",
         f"- command: `{env.get('command')}`",
+        *[
+            f"- score_mod: `{mod}` (tiledattn.bench.score_mods; fused SDPA kernels cannot apply it)"
+            for mod in sorted({r.get("score_mod", "none") for r in rows} - {"none"})
+        ],
         "",
         (
             "TFLOP/s = 4·B·H·Sq·Sk·D (×0.5 causal) / median time. "

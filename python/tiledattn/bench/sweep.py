@@ -150,6 +150,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
             1.0 / math.sqrt(case.head_dim),
             settings.rtol,
             settings.atol,
+            case.score_mod_fn,
         )
     except Exception as error:  # noqa: BLE001 -- the case cannot run: say so per backend
         for row in rows.values():
