@@ -1,7 +1,8 @@
-"""Compiles the kernels of python/test/test_gpu_flex.py into a flex_attention
-cache (default build/kernels-tile-ir/flex-cache, carried with the tile-IR
-bundles; the registry ignores it), where the GPU machine, which has no
-compiler, finds them by their text:
+"""Compiles the kernels of python/test/test_gpu_flex.py and of the harness's
+--score-mod cases into a flex_attention cache (default
+build/kernels-tile-ir/flex-cache, carried with the tile-IR bundles; the
+registry ignores it), where the GPU machine, which has no compiler, finds
+them by their text:
 
     python3 scripts/flex_cache.py [CACHE_DIR]
 
@@ -18,20 +19,32 @@ import torch  # noqa: E402
 from flex_examples import GPU_SHAPES, SCORE_MODS  # noqa: E402
 
 import tiledattn  # noqa: E402
+from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
 from tiledattn.flex import schedule_text, trace_score_mod  # noqa: E402
 
 
 def main() -> int:
-    cache = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "kernels-tile-ir" / "flex-cache"
+    cache = (
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else ROOT / "build" / "kernels-tile-ir" / "flex-cache"
+    )
     head_dims = sorted({shape[-1] for shape in GPU_SHAPES})
-    for score_mod in SCORE_MODS:
+    # The GPU tests' score_mods in bf16, and the harness's (--score-mod) in
+    # both dtypes, so that a GPU run with TILEDATTN_CACHE_DIR set to this
+    # cache finds them too.
+    work = [(f, torch.bfloat16) for f in SCORE_MODS]
+    work += [
+        (f, t) for f in BENCH_SCORE_MODS.values() if f for t in (torch.bfloat16, torch.float16)
+    ]
+    for score_mod, dtype in work:
         region = trace_score_mod(score_mod)
         for head_dim in head_dims:
             start = time.perf_counter()
-            text = schedule_text(region, torch.bfloat16, head_dim, "flex_score_mod")
+            text = schedule_text(region, dtype, head_dim, "flex_score_mod")
             kernel = tiledattn.compile(text, cache=cache)
             seconds = time.perf_counter() - start
-            print(f"{score_mod.__name__} d{head_dim}: {kernel.path} ({seconds:.1f} s)")
+            print(f"{score_mod.__name__} {dtype} d{head_dim}: {kernel.path} ({seconds:.1f} s)")
     return 0
 
 
