@@ -16,7 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "python" / "test")]
 
 import torch  # noqa: E402
-from flex_examples import GPU_SHAPES, SCORE_MODS  # noqa: E402
+from flex_examples import (  # noqa: E402
+    BLOCK_MASK_CASES,
+    GPU_SHAPES,
+    SCORE_MODS,
+    masked_score_mod,
+)
 
 import tiledattn  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
@@ -34,6 +39,7 @@ def main() -> int:
     # both dtypes, so that a GPU run with TILEDATTN_CACHE_DIR set to this
     # cache finds them too.
     work = [(f, torch.bfloat16) for f in SCORE_MODS]
+    work += [(masked_score_mod(f, m, shape), torch.bfloat16) for f, m, shape in BLOCK_MASK_CASES]
     work += [
         (f, t) for f in BENCH_SCORE_MODS.values() if f for t in (torch.bfloat16, torch.float16)
     ]

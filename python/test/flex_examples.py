@@ -31,3 +31,24 @@ SCORE_MODS = [softcap, alibi, causal, sliding_window, methods_and_clamp]
 
 # (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim), bf16.
 GPU_SHAPES = [(2, 3, 3, 113, 113, 64), (1, 4, 2, 1000, 777, 128), (1, 2, 2, 300, 600, 256)]
+
+
+def causal_mask(b, h, q_idx, kv_idx):
+    """A FlexAttention mask_mod, for block_mask cases."""
+    return q_idx >= kv_idx
+
+
+# (score_mod, mask_mod, shape) of the GPU tests with a block_mask.
+BLOCK_MASK_CASES = [(softcap, causal_mask, (1, 2, 2, 300, 300, 128))]
+
+
+def masked_score_mod(score_mod, mask_mod, shape, device="cpu"):
+    """What flex_attention traces for score_mod with a BlockMask of mask_mod."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    from tiledattn.flex import _with_mask_mod
+
+    q = torch.empty(1, 1, shape[3], shape[5])
+    k = torch.empty(1, 1, shape[4], shape[5])
+    mask = create_block_mask(mask_mod, None, None, shape[3], shape[4], device=device)
+    return _with_mask_mod(score_mod, mask, q, k)

@@ -113,10 +113,47 @@ def test_what_cannot_be_expressed_is_named(score_mod, message):
         trace_score_mod(score_mod)
 
 
-def test_flex_attention_refuses_a_block_mask_and_other_head_dims():
-    q = torch.empty(1, 1, 4, 64, dtype=torch.float16, device="meta")
-    with pytest.raises(UnsupportedInputError, match=r"block_mask is not supported yet"):
-        tiledattn.flex_attention(q, q, q, score_mod=softcap, block_mask=object())
+def test_a_block_masks_mask_mod_is_applied_per_score():
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    from tiledattn.flex import _with_mask_mod
+
+    def causal_mask(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    q = torch.empty(1, 2, 300, 64)
+    block_mask = create_block_mask(causal_mask, None, None, 300, 300, device="cpu")
+    region = trace_score_mod(_with_mask_mod(softcap, block_mask, q, q))
+    assert "math.tanh" in region and "arith.cmpi sge, %q_idx, %kv_idx" in region
+    assert "arith.select" in region and "0xFF800000" in region
+    # Without a score_mod, the mask alone.
+    region = trace_score_mod(_with_mask_mod(None, block_mask, q, q))
+    assert "math.tanh" not in region and "arith.select" in region
+
+
+def test_block_masks_that_cannot_be_honoured_are_refused():
+    from torch.nn.attention.flex_attention import BlockMask, create_block_mask
+
+    from tiledattn.flex import _with_mask_mod
+
+    q = torch.empty(1, 1, 300, 64)
+    full = create_block_mask(lambda b, h, i, j: i >= 0, None, None, 300, 300, device="cpu")
+    # Block sparsity beyond the mask_mod (here: no mask_mod, one block row
+    # empty): tiledattn would compute the dense attention, so it refuses.
+    sparse = BlockMask.from_kv_blocks(
+        torch.tensor([[[1, 0, 3]]], dtype=torch.int32),
+        torch.tensor([[[[0, 1, 2], [0, 1, 2], [0, 1, 2]]]], dtype=torch.int32),
+        seq_lengths=(300, 300),
+    )
+    with pytest.raises(UnsupportedInputError, match=r"keeps other blocks than its mask_mod"):
+        _with_mask_mod(softcap, sparse, q, q)
+    with pytest.raises(UnsupportedInputError, match=r"lengths \(100, 100\) but it was made"):
+        _with_mask_mod(softcap, full, q[:, :, :100], q[:, :, :100])
+    with pytest.raises(TypeError, match=r"expected 'block_mask' to be a torch.nn.attention"):
+        _with_mask_mod(softcap, object(), q, q)
+
+
+def test_flex_attention_refuses_other_head_dims_and_dtypes():
     with pytest.raises(UnsupportedInputError, match=r"expected head dim 64, 128, 256 but got 96"):
         schedule_text(trace_score_mod(softcap), torch.float16, 96, "flex")
     with pytest.raises(UnsupportedInputError, match=r"expected dtype float16 or bfloat16"):

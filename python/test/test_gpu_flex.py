@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from flex_examples import GPU_SHAPES, SCORE_MODS
+from flex_examples import BLOCK_MASK_CASES, GPU_SHAPES, SCORE_MODS
 from test_gpu import _skip_reason, check_lse, check_out, make, reference
 
 import tiledattn
@@ -44,3 +44,36 @@ def test_flex_attention_matches_float64(score_mod, shape):
     # Rows that see no key (a window past them) have lse -inf on both sides.
     seen = torch.isfinite(ref_lse)
     check_lse(lse[seen], ref_lse[seen], what)
+
+
+@pytest.mark.parametrize(
+    "score_mod, mask_mod, shape",
+    BLOCK_MASK_CASES,
+    ids=lambda x: getattr(x, "__name__", None) or "b{}h{}kv{}q{}k{}d{}".format(*x),
+)
+def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, shape):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    b, hq, hkv, sq, sk, d = shape
+    q = make(b, hq, sq, d, torch.bfloat16)
+    k, v = (make(b, hkv, sk, d, torch.bfloat16) for _ in range(2))
+    scale = 1 / math.sqrt(d)
+
+    def masked(s, bb, h, i, j):
+        return torch.where(mask_mod(bb, h, i, j), score_mod(s, bb, h, i, j), -math.inf)
+
+    ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=masked)
+    block_mask = create_block_mask(mask_mod, None, None, sq, sk, device="cuda")
+    out, lse = tiledattn.flex_attention(
+        q,
+        k,
+        v,
+        score_mod=score_mod,
+        block_mask=block_mask,
+        scale=scale,
+        return_lse=True,
+        cache=CACHE,
+    )
+    what = f"flex {score_mod.__name__} + block_mask {mask_mod.__name__}"
+    check_out(out, ref, low, what, dtype=q.dtype)
+    check_lse(lse, ref_lse, what)

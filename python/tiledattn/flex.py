@@ -7,7 +7,8 @@ score), compiled by tiledattn-compile through the warp-specialized tile
 program (about a second) and cached on disk by its MLIR text
 (tiledattn.compile's cache). What cannot be expressed (Python control flow
 on the arguments, captured tensors, an operation without a lowering) raises
-UnsupportedInputError naming it.
+UnsupportedInputError naming it. A BlockMask's mask_mod is traced the same
+way, as torch.where(mask_mod(...), score, -inf).
 """
 
 import math
@@ -328,6 +329,67 @@ def schedule_text(score_mod_region: str, dtype: torch.dtype, head_dim: int, name
     )
 
 
+def _with_mask_mod(score_mod, block_mask, query, key):
+    """`score_mod` with the BlockMask's mask_mod applied per score (masked
+    scores -inf). Its block sparsity is not used to skip blocks yet, so it
+    must be exactly what its mask_mod implies (checked once per BlockMask):
+    a BlockMask whose blocks drop scores that its mask_mod keeps is refused
+    rather than computed differently."""
+    try:
+        from torch.nn.attention.flex_attention import BlockMask, create_block_mask, noop_mask
+    except ImportError as error:  # pragma: no cover -- torch has it since 2.5
+        raise UnsupportedInputError(
+            f"{_OP}: no FlexAttention in this torch: {error}", "flex"
+        ) from None
+    if not isinstance(block_mask, BlockMask):
+        raise TypeError(
+            f"{_OP}: expected 'block_mask' to be a torch.nn.attention.flex_attention.BlockMask "
+            f"but got {type(block_mask).__name__}"
+        )
+    lengths = (query.shape[-2], key.shape[-2])
+    if tuple(block_mask.seq_lengths) != lengths:
+        raise UnsupportedInputError(
+            f"{_OP}: expected 'block_mask' for (query, key) lengths {lengths} but it was "
+            f"made for {tuple(block_mask.seq_lengths)}",
+            reason="flex_attention block_mask lengths",
+        )
+    mask_mod = block_mask.mask_mod
+    key_ = id(block_mask)
+    if _checked_block_masks.get(key_) is not block_mask:
+        implied = create_block_mask(
+            mask_mod,
+            block_mask.shape[0],
+            block_mask.shape[1],
+            *lengths,
+            device=block_mask.kv_num_blocks.device,
+            BLOCK_SIZE=block_mask.BLOCK_SIZE,
+        )
+        if not torch.equal(implied.to_dense(), block_mask.to_dense()):
+            raise UnsupportedInputError(
+                f"{_OP}: 'block_mask' keeps other blocks than its mask_mod "
+                f"({getattr(mask_mod, '__name__', mask_mod)}) implies; tiledattn applies "
+                "the mask_mod per score and does not read the block sparsity yet",
+                reason="flex_attention block_mask sparsity",
+            )
+        if len(_checked_block_masks) >= 64:  # a few per model; drop the oldest
+            del _checked_block_masks[next(iter(_checked_block_masks))]
+        _checked_block_masks[key_] = block_mask
+    if mask_mod is noop_mask:
+        return score_mod
+    inner = score_mod
+
+    def masked(score, b, h, q_idx, kv_idx):
+        kept = inner(score, b, h, q_idx, kv_idx) if inner is not None else score
+        return torch.where(mask_mod(b, h, q_idx, kv_idx), kept, -float("inf"))
+
+    return masked
+
+
+# BlockMasks whose sparsity matched their mask_mod, by id (kept alive here,
+# so an id is never reused while cached); a few per model.
+_checked_block_masks: "dict[int, object]" = {}
+
+
 def flex_attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -346,19 +408,17 @@ def flex_attention(
     takes; it is traced into tile IR and compiled once per distinct trace
     (tiledattn-compile, cached under tiledattn.compiler.cache_dir() or
     `cache`). Inputs are [B, H, S, D] float16/bfloat16 CUDA tensors with head
-    dim 64, 128 or 256. block_mask is not supported yet (UnsupportedInputError);
-    without a score_mod this is scaled_dot_product_attention. With
+    dim 64, 128 or 256. A block_mask's mask_mod is applied per score (its
+    block sparsity must be what the mask_mod implies; blocks are not skipped
+    yet, so a sparse mask costs as much as a dense one). Without a score_mod
+    or block_mask this is scaled_dot_product_attention. With
     return_lse, returns (out, lse) with lse of shape [B, H, S] in float32.
     """
     from tiledattn.attention import _attention, _prepare
     from tiledattn.compiler import compile as compile_schedule
 
     if block_mask is not None:
-        raise UnsupportedInputError(
-            f"{_OP}: block_mask is not supported yet (got {type(block_mask).__name__}); "
-            "express the mask in score_mod with torch.where(..., score, -inf)",
-            reason="flex_attention block_mask",
-        )
+        score_mod = _with_mask_mod(score_mod, block_mask, query, key)
     if score_mod is None:  # plain attention, on the shipped kernels
         if not return_lse:
             return _attention(query, key, value, None, 0.0, False, scale, enable_gqa, False)
