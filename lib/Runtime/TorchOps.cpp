@@ -246,20 +246,29 @@ at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind,
 /// Registered for CPU too, where it fails at the device check with a message
 /// in our voice rather than the dispatcher's "could not run".
 std::tuple<at::Tensor, at::Tensor>
-sdpaFwdCUDA(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
             bool isCausal, double scale, c10::string_view bundleDir) {
   for (const NamedTensor &t :
-       {NamedTensor{"q", q}, NamedTensor{"k", k}, NamedTensor{"v", v}}) {
+       {NamedTensor{"q", query}, NamedTensor{"k", k}, NamedTensor{"v", v}}) {
     checkRank(t);
-    checkDevice(t, q);
+    checkDevice(t, query);
   }
   // Everything below runs on q's device, which need not be the current one
   // (tensors on cuda:1 while cuda:0 is current): the guard makes it current
   // (and its primary context) before anything allocates, loads or launches.
-  c10::cuda::CUDAGuard guard(q.device());
+  c10::cuda::CUDAGuard guard(query.device());
   std::string dir(bundleDir);
   std::shared_ptr<const Bundle> bundle = getBundle(dir);
-  checkInputs(*bundle, q, k, v, isCausal, scale);
+  checkInputs(*bundle, query, k, v, isCausal, scale);
+  // The Hopper kernels shift each row by its largest raw score and mask
+  // with -inf before scaling, which holds for scale >= 0 only. A negative
+  // scale gives the same scores as -scale on -q (negation is exact).
+  at::Tensor q = query;
+  if (scale < 0) {
+    q = query.neg();
+    scale = -scale;
+    checkInputs(*bundle, q, k, v, isCausal, scale);
+  }
   const KernelSpec &spec = bundle->spec;
   int64_t batch = q.size(0), headsQ = q.size(1), seqlenQ = q.size(2);
   at::Tensor out = emptyOutput(spec, q);

@@ -175,7 +175,8 @@ def run_and_check(q, k, v, causal, gqa=False, scale=None, refs=None, what=None):
     broadcast), checked against float64 with its output poisoned."""
     what = what or f"q{tuple(q.shape)} k{tuple(k.shape)} causal={causal}"
     before = snapshot(q, k, v)
-    ref, _, low = refs or reference(q, k, v, causal, scale or 1 / math.sqrt(q.shape[-1]))
+    default = 1 / math.sqrt(q.shape[-1])
+    ref, _, low = refs or reference(q, k, v, causal, default if scale is None else scale)
     spans = poison_outputs(ref.numel() // ref.shape[-1], v.shape[-1], q.dtype)
     out = sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=gqa)
     torch.cuda.synchronize()
@@ -562,6 +563,23 @@ def test_every_bundle_is_right_at_any_length(runtime, shape):
         scale = 1 / math.sqrt(entry.head_dim)
         what = f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
         op_and_check(q, k, v, entry.causal, scale, entry.path, what)
+
+
+@pytest.mark.parametrize("scale", [-0.3, -0.05, 0.0], ids=["minus0.3", "minus0.05", "zero"])
+def test_every_bundle_takes_any_finite_scale(runtime, scale):
+    # torch's SDPA takes any finite scale. A negative one turns the row
+    # maximum into the minimum and the -inf of masked keys into +inf, so
+    # the op runs it as -scale on -q; 0 makes every key weigh the same.
+    # 300 keys: a partly masked last block, and causal diagonals.
+    for entry in registry.kernels():
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        q, k, v = (make(1, 2, 300, entry.head_dim, dtype) for _ in range(3))
+        q = q * 8  # wide score ranges: overflow if the shift were wrong
+        what = f"{entry.name} scale={scale}"
+        op_and_check(q, k, v, entry.causal, scale, entry.path, what)
+    q, k, v = (make(2, 4, 300, 128, torch.bfloat16) for _ in range(3))
+    for causal in (False, True):
+        run_and_check(q, k, v, causal, scale=scale, refs=reference(q, k, v, causal, scale))
 
 
 # Heads that broadcast: torch's SDPA broadcasts a single key/value head (or a
