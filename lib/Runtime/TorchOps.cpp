@@ -260,6 +260,13 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
   std::string dir(bundleDir);
   std::shared_ptr<const Bundle> bundle = getBundle(dir);
   checkInputs(*bundle, query, k, v, isCausal, scale);
+  const KernelSpec &spec = bundle->spec;
+  int64_t batch = query.size(0), headsQ = query.size(1),
+          seqlenQ = query.size(2);
+  // The results first: a caller's allocator sees them as for any scale.
+  at::Tensor out = emptyOutput(spec, query);
+  at::Tensor lse =
+      at::empty({batch, headsQ, seqlenQ}, query.options().dtype(at::kFloat));
   // The Hopper kernels shift each row by its largest raw score and mask
   // with -inf before scaling, which holds for scale >= 0 only. A negative
   // scale gives the same scores as -scale on -q (negation is exact).
@@ -269,11 +276,6 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
     scale = -scale;
     checkInputs(*bundle, q, k, v, isCausal, scale);
   }
-  const KernelSpec &spec = bundle->spec;
-  int64_t batch = q.size(0), headsQ = q.size(1), seqlenQ = q.size(2);
-  at::Tensor out = emptyOutput(spec, q);
-  at::Tensor lse =
-      at::empty({batch, headsQ, seqlenQ}, q.options().dtype(at::kFloat));
   // Checked before the driver is touched, like everything above.
   std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v, out);
 
