@@ -267,13 +267,19 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
   at::Tensor out = emptyOutput(spec, query);
   at::Tensor lse =
       at::empty({batch, headsQ, seqlenQ}, query.options().dtype(at::kFloat));
-  // The Hopper kernels shift each row by its largest raw score and mask
-  // with -inf before scaling, which holds for scale >= 0 only. A negative
-  // scale gives the same scores as -scale on -q (negation is exact).
+  // The kernels mask with -inf before scaling and shift each row by its
+  // largest score, which holds for scale > 0 only. A negative scale gives
+  // the same scores as -scale on -q (negation is exact); scale 0 makes every
+  // score 0 (where -inf * 0 would be NaN), as q * 0 with scale 1 does (a NaN
+  // or inf in q stays NaN, as in torch's SDPA).
   at::Tensor q = query;
   if (scale < 0) {
     q = query.neg();
     scale = -scale;
+    checkInputs(*bundle, q, k, v, isCausal, scale);
+  } else if (scale == 0) {
+    q = query.mul(0);
+    scale = 1.0;
     checkInputs(*bundle, q, k, v, isCausal, scale);
   }
   // Checked before the driver is touched, like everything above.
