@@ -144,6 +144,22 @@ LogicalResult collectLayouts(func::FuncOp func, LayoutAssignment &la) {
   return la.solve();
 }
 
+/// A gpu.func named and typed like `func`, in a gpu.module of its own at the
+/// end of `module`: a kernel of `threads` threads running `schedule`.
+gpu::GPUFuncOp createKernel(OpBuilder &b, ModuleOp module, func::FuncOp func,
+                            int64_t threads, ScheduleAttr schedule) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, func.getLoc(), func.getName());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
+                                       func.getFunctionType());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  kernel->setAttr(kScheduleAttrName, schedule);
+  return kernel;
+}
+
 /// A producer = tma program (warp roles, rings, asynchronous mmas) keeps its
 /// ops: its body moves into a gpu.func, where tiledattn-lower-roles,
 /// tiledattn-lower-rings and tiledattn-lower-mma lower them.
@@ -178,15 +194,7 @@ LogicalResult moveWarpSpecializedKernel(func::FuncOp func, ModuleOp module,
            << " threads)";
 
   OpBuilder b(module.getContext());
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(b, func.getLoc(), func.getName());
-  b.setInsertionPointToStart(gpuModule.getBody());
-  auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
-                                       func.getFunctionType());
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  kernel->setAttr(kScheduleAttrName, schedule);
+  gpu::GPUFuncOp kernel = createKernel(b, module, func, threads, schedule);
   kernel.getBody().front().erase();
   kernel.getBody().takeBody(func.getBody());
   for (Block &block : kernel.getBody()) {
@@ -253,15 +261,9 @@ LogicalResult convertKernel(func::FuncOp func, ModuleOp module,
     return failure();
 
   OpBuilder b(module.getContext());
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(b, func.getLoc(), func.getName());
-  b.setInsertionPointToStart(gpuModule.getBody());
-  auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
-                                       func.getFunctionType());
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(schedule.getNumThreads()), 1, 1}));
-  kernel->setAttr(kScheduleAttrName, schedule);
+  gpu::GPUFuncOp kernel =
+      createKernel(b, module, func, schedule.getNumThreads(), schedule);
+  auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
 
   MmaSyncEmitter emitter(b, schedule, la);
   if (failed(emitter.emitFunction(func, kernel))) {
