@@ -168,3 +168,75 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
   } : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// overlap_softmax: block 0's S and softmax alone (masked only when block 0
+// is the diagonal or the ragged end), then per block j one turn issuing
+// S_j = Q K_j^T and O += P_{j-1} V_{j-1}; S_j is waited for and its softmax
+// runs while the P.V still runs, then O is waited for and rescaled. The
+// last block's P.V follows the loops.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @overlapped
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
+// CHECK: %[[KR:.*]] = tiledattn.ring releases(8)
+// CHECK: %[[VR:.*]] = tiledattn.ring releases(8)
+// CHECK: arith.ceildivui
+// CHECK: %[[UNMASKED:.*]] = arith.divui
+// CHECK-NEXT: tiledattn.warp_specialize
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[O0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
+// CHECK:   %[[QSLOT:.*]], %[[QTOKEN:.*]] = tiledattn.ring.get %[[QR]]
+// CHECK:   %[[K0:.*]], %[[K0TOKEN:.*]] = tiledattn.ring.get %[[KR]]
+// CHECK:   %[[S0F:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:     tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K0]] transpose_b
+// CHECK:   %[[S0:.*]] = tiledattn.wait %[[S0F]]
+// CHECK:   tiledattn.ring.release %[[KR]], %[[K0TOKEN]]
+// CHECK:   %[[FIRSTMASKED:.*]] = arith.cmpi eq, %[[UNMASKED]], %{{.*}} : index
+// CHECK:   %[[S0M:.*]] = scf.if %[[FIRSTMASKED]] -> (!tiledattn.tile<64x128xf32>) {
+// CHECK:     tiledattn.mask %[[S0]]
+// CHECK:   } else {
+// CHECK:     scf.yield %[[S0]]
+// CHECK:   %[[P0:.*]], %[[M1:.*]], %[[L1:.*]], %{{.*}} = tiledattn.online_softmax %[[S0M]]
+// CHECK:   %[[BEGIN:.*]] = arith.maxui %[[UNMASKED]], %[[ONE:.*]] : index
+// CHECK:   %[[U:.*]]:4 = scf.for %[[J:.*]] = %[[ONE]] to %[[BEGIN]] step %{{.*}} iter_args(%[[O:.*]] = %[[O0]], %[[M:.*]] = %[[M1]], %[[L:.*]] = %[[L1]], %[[P:.*]] = %[[P0]])
+// CHECK:     %[[PREV:.*]] = arith.subi %[[J]]
+// CHECK:     %[[K:.*]], %[[KTOKEN:.*]] = tiledattn.ring.get %[[KR]][%[[J]]]
+// CHECK:     %[[V:.*]], %[[VTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[PREV]]]
+// CHECK:     %[[F:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.future<64x128xf32> {
+// CHECK:       %[[SF:.*]] = tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K]] transpose_b
+// CHECK:       %[[OF:.*]] = tiledattn.mma_async %[[P]], %[[V]] acc(%[[O]])
+// CHECK:       tiledattn.yield %[[SF]], %[[OF]]
+// CHECK:     %[[S:.*]] = tiledattn.wait %[[F]]#0
+// CHECK:     tiledattn.ring.release %[[KR]], %[[KTOKEN]]
+// CHECK-NOT: tiledattn.mask
+// CHECK:     %[[PN:.*]], %[[MN:.*]], %[[LN:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], %[[M]], %[[L]]
+// CHECK:     %[[OW:.*]] = tiledattn.wait %[[F]]#1
+// CHECK:     tiledattn.ring.release %[[VR]], %[[VTOKEN]]
+// CHECK:     %[[OR:.*]] = tiledattn.rescale %[[OW]], %[[ALPHA]]
+// CHECK:     scf.yield %[[OR]], %[[MN]], %[[LN]], %[[PN]]
+// CHECK:   %[[D:.*]]:4 = scf.for %{{.*}} = %[[BEGIN]] to %[[BLOCKS:[^ ]*]] step %{{.*}} iter_args({{.*}} = %[[U]]#0, {{.*}} = %[[U]]#1, {{.*}} = %[[U]]#2, {{.*}} = %[[U]]#3)
+// CHECK:     tiledattn.turn
+// CHECK:     tiledattn.wait
+// CHECK:     tiledattn.mask
+// CHECK:     tiledattn.online_softmax
+// CHECK:   %[[LAST:.*]] = arith.subi %[[BLOCKS]]
+// CHECK:   %[[VL:.*]], %[[VLTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[LAST]]]
+// CHECK:   %[[OLF:.*]] = tiledattn.turn
+// CHECK:     tiledattn.mma_async %[[D]]#3, %[[VL]] acc(%[[D]]#0)
+// CHECK:   %[[OL:.*]] = tiledattn.wait %[[OLF]]
+// CHECK:   tiledattn.ring.release %[[VR]], %[[VLTOKEN]]
+// CHECK:   tiledattn.ring.release %[[QR]], %[[QTOKEN]]
+// CHECK:   tiledattn.store %[[OL]], %[[D]]#1, %[[D]]#2
+func.func @overlapped(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -510,7 +510,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
     if (isSet)
       set.push_back(name);
   };
-  note(getOverlapSoftmax(), "overlap_softmax");
   note(getCtasPerSm() != 1, "ctas_per_sm");
   note(getPersistent(), "persistent");
   note(getTmaStore(), "tma_store");

@@ -14,9 +14,11 @@
 // sdpa's score_mod, if any, becomes a tiledattn.score_mod on the scaled
 // scores after S's wait (before the mask); the softmax then takes scale 1.
 //
-// The schedule's refinements (persistent tiles, overlapped softmax, the TMA
-// store, ...) are not written yet: the pass refuses a schedule that sets one
-// (ScheduleAttr::getHopperRefinements), naming it.
+// With overlap_softmax each consumer issues S of block j with P.V of block
+// j - 1 and runs block j's softmax while the P.V runs. The schedule's other
+// refinements (persistent tiles, the TMA store, ...) are not written yet: the
+// pass refuses a schedule that sets one (ScheduleAttr::getHopperRefinements),
+// naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,25 +140,38 @@ private:
     put(vRing, j, op.getV(), at.headKV, row);
   }
 
+  /// Issues the mmas `issue` makes, on their own or, with pingpong, inside
+  /// one turn; returns their futures.
+  SmallVector<Value> issueInTurn(function_ref<SmallVector<Value>()> issue) {
+    if (!schedule.getPingpong())
+      return issue();
+    auto turn = TurnOp::create(b, loc, TypeRange{});
+    OpBuilder::InsertionGuard guard(b);
+    Block &body = turn.getBody().emplaceBlock();
+    b.setInsertionPointToStart(&body);
+    SmallVector<Value> futures = issue();
+    YieldOp::create(b, loc, futures);
+    // The turn's results are the futures: rebuild it with their types.
+    b.setInsertionPoint(turn);
+    auto typed = TurnOp::create(b, loc, ValueRange(futures).getTypes());
+    typed.getBody().takeBody(turn.getBody());
+    turn.erase();
+    return SmallVector<Value>(typed.getResults());
+  }
+
+  Value mmaAsync(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
+                 TileType result) {
+    return MmaAsyncOp::create(b, loc, FutureType::get(b.getContext(), result),
+                              a, aRow, bSlot, acc, transposeB)
+        .getResult();
+  }
+
   /// `mma_async` on its own or, with pingpong, inside a turn; then its wait.
   Value mma(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
             TileType result) {
-    auto futureType = FutureType::get(b.getContext(), result);
-    auto issue = [&] {
-      return MmaAsyncOp::create(b, loc, futureType, a, aRow, bSlot, acc,
-                                transposeB)
-          .getResult();
-    };
-    Value future;
-    if (!schedule.getPingpong()) {
-      future = issue();
-    } else {
-      auto turn = TurnOp::create(b, loc, TypeRange{futureType});
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&turn.getBody().emplaceBlock());
-      YieldOp::create(b, loc, ValueRange{issue()});
-      future = turn.getResult(0);
-    }
+    Value future = issueInTurn([&]() -> SmallVector<Value> {
+      return {mmaAsync(a, aRow, bSlot, acc, transposeB, result)};
+    })[0];
     return WaitOp::create(b, loc, result, future);
   }
 
@@ -184,72 +199,178 @@ private:
     return mod.getResult();
   }
 
+  /// What a consumer's blocks share: its rows, its Q slot, tile types.
+  struct Consumer {
+    TileType accType, scoreType;
+    /// Its first row in the Q slot, and in the sequence.
+    Value slotRow, row;
+    Value qSlot, qToken;
+    /// The online softmax's scale: 1 when a score_mod scaled the scores.
+    Value softmaxScale;
+  };
+
+  /// The scores of K/V block `j` once waited for, with the score_mod and
+  /// (if `mask`) the mask applied.
+  Value modAndMask(const Consumer &c, Value scores, Value j, bool mask) {
+    if (op.getScoreMod().empty() && !mask)
+      return scores;
+    Value col = arith::MulIOp::create(b, loc, j, idx(blockN()));
+    if (!op.getScoreMod().empty())
+      scores = applyScoreMod(scores, c.row, col);
+    if (mask)
+      scores = MaskOp::create(b, loc, c.scoreType, scores, c.row, col, at.seqK,
+                              op.getCausal());
+    return scores;
+  }
+
+  OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
+                          Value rowSum) {
+    return OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
+                                   c.softmaxScale, elementType);
+  }
+
+  /// The loops over K/V blocks: those that need no mask first, then the
+  /// rest (the diagonal, the ragged end), as in the mma_sync program. The
+  /// first loop starts at block `first`, after any written before them.
+  /// `body(j, state, mask)` returns the next iteration's state.
+  SmallVector<Value> emitBlockLoops(
+      int64_t first, ValueRange inits,
+      function_ref<SmallVector<Value>(Value, ValueRange, bool)> body) {
+    auto emitLoop = [&](Value begin, Value end, ValueRange state, bool mask) {
+      auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), state);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(
+          b, loc, body(loop.getInductionVar(), loop.getRegionIterArgs(), mask));
+      return SmallVector<Value>(loop.getResults());
+    };
+    SmallVector<Value> state(inits);
+    Value begin = idx(first), maskedBegin = begin;
+    if (schedule.getSplitKvLoop()) {
+      maskedBegin = first == 0
+                        ? unmaskedBlocks
+                        : arith::MaxUIOp::create(b, loc, unmaskedBlocks, begin)
+                              .getResult();
+      state = emitLoop(begin, maskedBegin, state, /*mask=*/false);
+    }
+    return emitLoop(maskedBegin, blocks, state, /*mask=*/true);
+  }
+
   /// The consumer warpgroup `c`: rows 64c .. 64c + 63 of the block's tile.
-  void writeConsumer(Value c) {
+  void writeConsumer(Value consumer) {
     Type f32 = b.getF32Type();
-    TileType accType = tile({kWarpgroupRows, headDim}, f32);
-    TileType scoreType = tile({kWarpgroupRows, blockN()}, f32);
+    Consumer c;
+    c.accType = tile({kWarpgroupRows, headDim}, f32);
+    c.scoreType = tile({kWarpgroupRows, blockN()}, f32);
     TileType rowType = tile({kWarpgroupRows}, f32);
     auto fill = [&](TileType t, double v) -> Value {
       return ConstantOp::create(b, loc, t, b.getF32FloatAttr(v));
     };
-    Value acc0 = fill(accType, 0.0);
+    Value acc0 = fill(c.accType, 0.0);
     Value rowMax0 = fill(rowType, -std::numeric_limits<double>::infinity());
     Value rowSum0 = fill(rowType, 0.0);
     // With a score_mod the scores reach the softmax scaled already.
-    Value softmaxScale =
+    c.softmaxScale =
         op.getScoreMod().empty()
             ? op.getScale()
             : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0))
                   .getResult();
-    Value slotRow = arith::MulIOp::create(b, loc, c, idx(kWarpgroupRows));
-    Value row = arith::AddIOp::create(b, loc, at.row, slotRow);
+    c.slotRow = arith::MulIOp::create(b, loc, consumer, idx(kWarpgroupRows));
+    c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
     auto q = get(qRing, idx(0));
+    c.qSlot = q.getSlot();
+    c.qToken = q.getToken();
+    SmallVector<Value> out =
+        schedule.getOverlapSoftmax()
+            ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
+            : writeBlocks(c, {acc0, rowMax0, rowSum0});
+    RingReleaseOp::create(b, loc, qRing, c.qToken);
+    StoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
+                    at.head, c.row, op.getLse());
+  }
 
-    auto emitLoop = [&](Value begin, Value end, ValueRange inits, bool mask) {
-      auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), inits);
+  /// Block by block in order: S = Q K_j^T, its softmax, O += P V_j, each
+  /// mma waited for before the next step. Returns O, row max and row sum.
+  SmallVector<Value> writeBlocks(const Consumer &c, ValueRange inits) {
+    return emitBlockLoops(
+        0, inits,
+        [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
+          auto k = get(kRing, j);
+          Value scores = mma(c.qSlot, c.slotRow, k.getSlot(), Value(),
+                             /*transposeB=*/true, c.scoreType);
+          RingReleaseOp::create(b, loc, kRing, k.getToken());
+          scores = modAndMask(c, scores, j, mask);
+          auto sm = softmax(c, scores, state[1], state[2]);
+          Value rescaled =
+              RescaleOp::create(b, loc, c.accType, state[0], sm.getRescale());
+          auto v = get(vRing, j);
+          Value next = mma(sm.getProbs(), Value(), v.getSlot(), rescaled,
+                           /*transposeB=*/false, c.accType);
+          RingReleaseOp::create(b, loc, vRing, v.getToken());
+          return {next, sm.getNewRowMax(), sm.getNewRowSum()};
+        });
+  }
+
+  /// overlap_softmax, FlashAttention-3's intra-warpgroup overlap: block 0's
+  /// S and softmax alone, then per block j, S_j = Q K_j^T and O += P_{j-1}
+  /// V_{j-1} issued together, S_j waited for and its softmax run while the
+  /// P.V still runs; then the last block's P.V. Returns O, row max, sum.
+  SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
+                                           ValueRange inits) {
+    auto k0 = get(kRing, idx(0));
+    Value scores = mma(c.qSlot, c.slotRow, k0.getSlot(), Value(),
+                       /*transposeB=*/true, c.scoreType);
+    RingReleaseOp::create(b, loc, kRing, k0.getToken());
+    // Block 0 is masked only when it is the diagonal or the ragged end.
+    bool maskAlways = !schedule.getSplitKvLoop();
+    if (maskAlways) {
+      scores = modAndMask(c, scores, idx(0), /*mask=*/true);
+    } else {
+      scores = modAndMask(c, scores, idx(0), /*mask=*/false);
+      Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           unmaskedBlocks, idx(0));
+      auto ifMasked = scf::IfOp::create(b, loc, c.scoreType, masked,
+                                        /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value j = loop.getInductionVar();
-      Value acc = loop.getRegionIterArg(0);
-      Value rowMax = loop.getRegionIterArg(1);
-      Value rowSum = loop.getRegionIterArg(2);
-      auto k = get(kRing, j);
-      Value scores = mma(q.getSlot(), slotRow, k.getSlot(), Value(),
-                         /*transposeB=*/true, scoreType);
-      RingReleaseOp::create(b, loc, kRing, k.getToken());
-      Value col = arith::MulIOp::create(b, loc, j, idx(blockN()));
-      if (!op.getScoreMod().empty())
-        scores = applyScoreMod(scores, row, col);
-      if (mask)
-        scores = MaskOp::create(b, loc, scoreType, scores, row, col, at.seqK,
-                                op.getCausal());
-      auto softmax = OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
-                                             softmaxScale, elementType);
-      Value rescaled =
-          RescaleOp::create(b, loc, accType, acc, softmax.getRescale());
-      auto v = get(vRing, j);
-      Value next = mma(softmax.getProbs(), Value(), v.getSlot(), rescaled,
-                       /*transposeB=*/false, accType);
-      RingReleaseOp::create(b, loc, vRing, v.getToken());
-      scf::YieldOp::create(
-          b, loc,
-          ValueRange{next, softmax.getNewRowMax(), softmax.getNewRowSum()});
-      return loop;
-    };
-    // Blocks that need no mask first, then the rest (the diagonal, the
-    // ragged end), as in the mma_sync program.
-    SmallVector<Value> inits{acc0, rowMax0, rowSum0};
-    if (schedule.getSplitKvLoop()) {
-      scf::ForOp unmasked =
-          emitLoop(idx(0), unmaskedBlocks, inits, /*mask=*/false);
-      inits.assign(unmasked.getResults().begin(), unmasked.getResults().end());
+      b.setInsertionPointToStart(&ifMasked.getThenRegion().front());
+      scf::YieldOp::create(b, loc,
+                           MaskOp::create(b, loc, c.scoreType, scores, c.row,
+                                          idx(0), at.seqK, op.getCausal())
+                               .getResult());
+      b.setInsertionPointToStart(&ifMasked.getElseRegion().front());
+      scf::YieldOp::create(b, loc, scores);
+      scores = ifMasked.getResult(0);
     }
-    scf::ForOp loop = emitLoop(unmaskedBlocks, blocks, inits, /*mask=*/true);
-    RingReleaseOp::create(b, loc, qRing, q.getToken());
-    StoreOp::create(b, loc, loop.getResult(0), loop.getResult(1),
-                    loop.getResult(2), op.getO(), at.batch, at.head, row,
-                    op.getLse());
+    auto first = softmax(c, scores, inits[1], inits[2]);
+    SmallVector<Value> state{inits[0], first.getNewRowMax(),
+                             first.getNewRowSum(), first.getProbs()};
+    state = emitBlockLoops(
+        1, state,
+        [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
+          Value previous = arith::SubIOp::create(b, loc, j, idx(1));
+          auto k = get(kRing, j);
+          auto v = get(vRing, previous);
+          SmallVector<Value> futures = issueInTurn([&]() -> SmallVector<Value> {
+            return {mmaAsync(c.qSlot, c.slotRow, k.getSlot(), Value(),
+                             /*transposeB=*/true, c.scoreType),
+                    mmaAsync(state[3], Value(), v.getSlot(), state[0],
+                             /*transposeB=*/false, c.accType)};
+          });
+          Value scores = WaitOp::create(b, loc, c.scoreType, futures[0]);
+          RingReleaseOp::create(b, loc, kRing, k.getToken());
+          scores = modAndMask(c, scores, j, mask);
+          auto sm = softmax(c, scores, state[1], state[2]);
+          Value acc = WaitOp::create(b, loc, c.accType, futures[1]);
+          RingReleaseOp::create(b, loc, vRing, v.getToken());
+          acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());
+          return {acc, sm.getNewRowMax(), sm.getNewRowSum(), sm.getProbs()};
+        });
+    Value last = arith::SubIOp::create(b, loc, blocks, idx(1));
+    auto v = get(vRing, last);
+    Value acc = mma(state[3], Value(), v.getSlot(), state[0],
+                    /*transposeB=*/false, c.accType);
+    RingReleaseOp::create(b, loc, vRing, v.getToken());
+    return {acc, state[1], state[2]};
   }
 };
 } // namespace

@@ -16,7 +16,8 @@ func.func @alibi_fwd_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
       schedule(#tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2,
                                    warps = 16, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 3,
-                                   consumer_regs = 160, pingpong = true>)
+                                   consumer_regs = 160, pingpong = true,
+                                   overlap_softmax = true>)
       score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):
     %c1 = arith.constant 1 : index

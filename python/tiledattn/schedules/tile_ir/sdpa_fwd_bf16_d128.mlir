@@ -1,5 +1,6 @@
-// A producer = tma schedule without the refinements the tile program does
-// not write yet, compiled through tiledattn-tile-sdpa's warp-specialized
+// A producer = tma schedule with the one refinement the tile program writes
+// so far (overlap_softmax: S of block j issued with P.V of block j - 1, the
+// softmax under the P.V) and none of the others, compiled through tiledattn-tile-sdpa's warp-specialized
 // program (not convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128.mlir -o sdpa_fwd_bf16_d128
 // See the program with tiledattn-opt sdpa_fwd_bf16_d128.mlir --tiledattn-tile-sdpa.
@@ -14,7 +15,8 @@ func.func @sdpa_fwd_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
-                                   pingpong = true>)
+                                   pingpong = true,
+                                   overlap_softmax = true>)
       : !head, !head, !head, !head, !lse
   return
 }

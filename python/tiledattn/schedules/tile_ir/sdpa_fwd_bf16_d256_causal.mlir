@@ -1,5 +1,6 @@
-// A producer = tma schedule without the refinements the tile program does
-// not write yet, compiled through tiledattn-tile-sdpa's warp-specialized
+// A producer = tma schedule with the one refinement the tile program writes
+// so far (overlap_softmax: S of block j issued with P.V of block j - 1, the
+// softmax under the P.V) and none of the others, compiled through tiledattn-tile-sdpa's warp-specialized
 // program (not convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d256_causal.mlir -o sdpa_fwd_bf16_d256_causal
 // See the program with tiledattn-opt sdpa_fwd_bf16_d256_causal.mlir --tiledattn-tile-sdpa.
@@ -13,7 +14,8 @@ func.func @sdpa_fwd_bf16_d256_causal(%q: !head, %k: !head, %v: !head, %o: !head,
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2,
                                    warps = 8, mma = wgmma, producer = tma,
-                                   swizzle = 128, consumer_warpgroups = 1>)
+                                   swizzle = 128, consumer_warpgroups = 1,
+                                   overlap_softmax = true>)
       : !head, !head, !head, !head, !lse
   return
 }
