@@ -6,8 +6,12 @@ them by their text:
 
     python3 scripts/flex_cache.py [CACHE_DIR]
 
-The build runs it (python/CMakeLists.txt, target tiledattn-flex-cache)."""
+The build runs it (python/CMakeLists.txt, target tiledattn-flex-cache). It
+starts from an empty cache and keeps only the bundles under their text's key
+(by-text/), the ones a machine without the compiler looks up, so that the
+carry holds each kernel once and nothing stale."""
 
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -34,6 +38,7 @@ def main() -> int:
         if len(sys.argv) > 1
         else ROOT / "build" / "kernels-tile-ir" / "flex-cache"
     )
+    shutil.rmtree(cache, ignore_errors=True)
     head_dims = sorted({shape[-1] for shape in GPU_SHAPES})
     # The GPU tests' score_mods in bf16, and the harness's (--score-mod) in
     # both dtypes, so that a GPU run with TILEDATTN_CACHE_DIR set to this
@@ -51,6 +56,11 @@ def main() -> int:
             kernel = tiledattn.compile(text, cache=cache)
             seconds = time.perf_counter() - start
             print(f"{score_mod.__name__} {dtype} d{head_dim}: {kernel.path} ({seconds:.1f} s)")
+    # The compiler's own keys name this machine's compiler binary: no use
+    # elsewhere, and a second copy of every bundle.
+    for entry in cache.iterdir():
+        if entry.name != "by-text":
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
     return 0
 
 

@@ -82,6 +82,7 @@ void mlir::tiledattn::buildNVGPUToPTXPipeline(
 
   OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
   gpuModule.addPass(createStripDebugInfoPass());
+  gpuModule.addPass(createApproximateMathPass()); // ours: tanh.approx
   gpuModule.addPass(createConvertGpuOpsToNVVMOps());
   gpuModule.addPass(LLVM::createNVVMOptimizeForTargetPass());
   gpuModule.addPass(createCanonicalizerPass());

@@ -24,15 +24,20 @@ _OP = "tiledattn.flex_attention"
 _ARGS = ("score", "b", "h", "q_idx", "kv_idx")
 
 # Schedules of the tile program (schedules/tile_ir) by head dim: producer =
-# tma without the refinements the program does not write yet.
+# tma with overlap_softmax, the one refinement the program writes so far.
 _SCHEDULES = {
-    64: "block_m = 192, block_n = 128, num_stages = 2, warps = 16, mma = wgmma, "
-    "producer = tma, swizzle = 128, consumer_warpgroups = 3, consumer_regs = 160, "
-    "pingpong = true",
+    # Two consumers of 64 rows at every head dim: the shipped D = 64 tiles
+    # (three consumers of 160 registers) and D = 256 tiles (block_n = 80)
+    # spilled on some score_mods (softcap, ALiBi) once the softmax overlaps.
+    64: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
+    "overlap_softmax = true",
     128: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
-    "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true",
-    256: "block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, "
-    "producer = tma, swizzle = 128, consumer_warpgroups = 1",
+    "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
+    "overlap_softmax = true",
+    256: "block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
+    "overlap_softmax = true",
 }
 
 _FLOAT_FUNCTIONS = {  # one f32 operand -> math/arith op
@@ -48,6 +53,11 @@ _FLOAT_FUNCTIONS = {  # one f32 operand -> math/arith op
     "cos": "math.cos",
     "erf": "math.erf",
 }
+# Functions run on the GPU's approximate instruction (fastmath<afn>,
+# tiledattn-approximate-math): tanh as tanh.approx.f32, relative error about
+# 2^-11, far below bf16's rounding of P; FlashAttention's softcap does the
+# same. libdevice's exact tanh costs the softcap kernel a third of its speed.
+_APPROXIMATE = {"tanh"}
 _ARITH = {  # binary ops: (f32 op, index op)
     "add": ("arith.addf", "arith.addi"),
     "sub": ("arith.subf", "arith.subi"),
@@ -210,7 +220,8 @@ class _Emitter:
             one = self.constant(1.0, "f32")
             den = self.emit(f"arith.addf {one[0]}, {e[0]} : f32", "f32")
             return self.emit(f"arith.divf {one[0]}, {den[0]} : f32", "f32")
-        return self.emit(f"{_FLOAT_FUNCTIONS[op]} {self.to_f32(a)[0]} : f32", "f32")
+        flags = " fastmath<afn>" if op in _APPROXIMATE else ""
+        return self.emit(f"{_FLOAT_FUNCTIONS[op]} {self.to_f32(a)[0]}{flags} : f32", "f32")
 
 
 def _op_name(node: torch.fx.Node) -> str:
@@ -413,6 +424,8 @@ def flex_attention(
     yet, so a sparse mask costs as much as a dense one). Without a score_mod
     or block_mask this is scaled_dot_product_attention. With
     return_lse, returns (out, lse) with lse of shape [B, H, S] in float32.
+    torch.tanh in a score_mod runs as the GPU's tanh.approx.f32 (relative
+    error about 2^-11, as in FlashAttention's softcap).
     """
     from tiledattn.attention import _attention, _prepare
     from tiledattn.compiler import compile as compile_schedule

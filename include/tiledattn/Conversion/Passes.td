@@ -273,4 +273,27 @@ def MarkTensorMapParamsPass
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def ApproximateMathPass
+    : Pass<"tiledattn-approximate-math", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower math ops marked fastmath<afn> to the GPU's approximate "
+                "instructions";
+  let description = [{
+    `fastmath<afn>` on a math op says an approximation is good enough. The
+    upstream lowering (convert-gpu-to-nvvm) honours it where libdevice has a
+    fast function (`__nv_fast_expf`, ...), but `math.tanh` always becomes
+    `__nv_tanhf`: an exponential, a reciprocal and selects per element. This
+    pass, run before it, turns an f32 `math.tanh` with `afn` into
+    `llvm.intr.tanh` with `afn`, which the NVPTX backend emits as one
+    `tanh.approx.f32` (maximum relative error about 2^-11; FlashAttention's
+    softcap uses the same instruction). Without `afn` nothing changes.
+
+    ```mlir
+    %t = math.tanh %x fastmath<afn> : f32
+    // becomes
+    %t = llvm.intr.tanh(%x) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TILEDATTN_CONVERSION_PASSES_TD
