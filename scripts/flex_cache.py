@@ -39,7 +39,7 @@ def main() -> int:
         else ROOT / "build" / "kernels-tile-ir" / "flex-cache"
     )
     shutil.rmtree(cache, ignore_errors=True)
-    head_dims = sorted({shape[-1] for shape in GPU_SHAPES})
+    head_dims = sorted({shape[-2:] for shape in GPU_SHAPES})
     # The GPU tests' score_mods in bf16, and the harness's (--score-mod) in
     # both dtypes, so that a GPU run with TILEDATTN_CACHE_DIR set to this
     # cache finds them too.
@@ -50,12 +50,15 @@ def main() -> int:
     ]
     for score_mod, dtype in work:
         region = trace_score_mod(score_mod)
-        for head_dim in head_dims:
+        for head_dim, head_dim_v in head_dims:
             start = time.perf_counter()
-            text = schedule_text(region, dtype, head_dim, "flex_score_mod")
+            text = schedule_text(region, dtype, head_dim, "flex_score_mod", head_dim_v)
             kernel = tiledattn.compile(text, cache=cache)
             seconds = time.perf_counter() - start
-            print(f"{score_mod.__name__} {dtype} d{head_dim}: {kernel.path} ({seconds:.1f} s)")
+            print(
+                f"{score_mod.__name__} {dtype} d{head_dim} dv{head_dim_v}: {kernel.path} "
+                f"({seconds:.1f} s)"
+            )
     # The compiler's own keys name this machine's compiler binary: no use
     # elsewhere, and a second copy of every bundle.
     for entry in cache.iterdir():

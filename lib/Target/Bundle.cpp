@@ -26,13 +26,15 @@ using namespace mlir;
 using namespace mlir::tiledattn;
 
 /// What the manifest says of a kernel that runs `schedule` on operands
-/// typed like tiledattn.sdpa's, whose Q has type `q`.
-static KernelDescription describe(StringRef name, MemRefType q, bool causal,
-                                  ScheduleAttr s, Operation *func) {
+/// typed like tiledattn.sdpa's, whose Q and V have types `q` and `v`.
+static KernelDescription describe(StringRef name, MemRefType q, MemRefType v,
+                                  bool causal, ScheduleAttr s,
+                                  Operation *func) {
   KernelDescription k;
   k.name = name.str();
   k.dtype = q.getElementType().isBF16() ? "bf16" : "f16";
   k.headDim = q.getShape()[3];
+  k.headDimV = v.getShape()[3];
   k.causal = causal;
   k.blockM = s.getBlockM();
   k.blockN = s.getBlockN();
@@ -74,16 +76,22 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
   if (!q || q.getRank() != 4 || ShapedType::isDynamic(q.getShape()[3]) ||
       !(q.getElementType().isBF16() || q.getElementType().isF16()))
     return fail(0, "a 4-D memref of bf16 or f16 with a static head dim");
-  for (unsigned i : {1u, 2u, 3u})
-    if (type.getInput(i) != q)
-      return fail(i, "of q's type");
+  if (type.getInput(1) != q)
+    return fail(1, "of q's type");
+  // V and O may have a head dim of their own.
+  auto v = dyn_cast<MemRefType>(type.getInput(2));
+  if (!v || v.getRank() != 4 || ShapedType::isDynamic(v.getShape()[3]) ||
+      v.getElementType() != q.getElementType())
+    return fail(2, "a 4-D memref of q's element type with a static head dim");
+  if (type.getInput(3) != v)
+    return fail(3, "of v's type");
   auto lse = dyn_cast<MemRefType>(type.getInput(4));
   if (!lse || lse.getRank() != 3 || !lse.getElementType().isF32())
     return fail(4, "a 3-D memref of f32");
   if (!type.getInput(5).isF32())
     return fail(5, "f32");
   KernelDescription k = describe(
-      func.getName(), q, func->hasAttr(kCausalAttrName), schedule, func);
+      func.getName(), q, v, func->hasAttr(kCausalAttrName), schedule, func);
   llvm::raw_string_ostream os(k.scoreMod);
   func.walk([&](ScoreModOp mod) {
     mod->print(os, OpPrintingFlags().useLocalScope());
@@ -115,8 +123,9 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   if (!func)
     return op.emitOpError("expected to be inside a function");
-  KernelDescription k = describe(func.getName(), op.getQ().getType(),
-                                 op.getCausal(), op.getSchedule(), func);
+  KernelDescription k =
+      describe(func.getName(), op.getQ().getType(), op.getV().getType(),
+               op.getCausal(), op.getSchedule(), func);
   if (!op.getScoreMod().empty()) {
     llvm::raw_string_ostream os(k.scoreMod);
     op.getScoreMod().front().print(os);
@@ -362,7 +371,7 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
       {"target", chip},
       {"dtype", k.dtype},
       {"head_dim", k.headDim},
-      {"head_dim_v", k.headDim},
+      {"head_dim_v", k.headDimV},
       {"causal", k.causal},
       {"mask", k.causal ? "causal_top_left" : "none"},
       {"block_m", k.blockM},

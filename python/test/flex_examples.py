@@ -30,7 +30,14 @@ def methods_and_clamp(score, b, h, q_idx, kv_idx):
 SCORE_MODS = [softcap, alibi, causal, sliding_window, methods_and_clamp]
 
 # (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim), bf16.
-GPU_SHAPES = [(2, 3, 3, 113, 113, 64), (1, 4, 2, 1000, 777, 128), (1, 2, 2, 300, 600, 256)]
+# (batch, query heads, key/value heads, query length, key length, head dim,
+# value head dim): GQA, odd lengths, every head dim, DeepSeek's 192 / 128.
+GPU_SHAPES = [
+    (2, 3, 3, 113, 113, 64, 64),
+    (1, 4, 2, 1000, 777, 128, 128),
+    (1, 2, 2, 300, 600, 256, 256),
+    (1, 4, 1, 257, 300, 192, 128),
+]
 
 
 def causal_mask(b, h, q_idx, kv_idx):
@@ -39,7 +46,7 @@ def causal_mask(b, h, q_idx, kv_idx):
 
 
 # (score_mod, mask_mod, shape) of the GPU tests with a block_mask.
-BLOCK_MASK_CASES = [(softcap, causal_mask, (1, 2, 2, 300, 300, 128))]
+BLOCK_MASK_CASES = [(softcap, causal_mask, (1, 2, 2, 300, 300, 128, 128))]
 
 
 def masked_score_mod(score_mod, mask_mod, shape, device="cpu"):

@@ -43,7 +43,7 @@ def test_masks_are_selects_of_minus_infinity():
 
 @pytest.mark.skipif(not OPT.is_file(), reason=f"{OPT} is not built")
 @pytest.mark.parametrize("score_mod", SCORE_MODS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("head_dim", [64, 128, 256])
+@pytest.mark.parametrize("head_dim", [64, 128, 192, 256])
 def test_traced_schedules_verify_and_become_tile_programs(tmp_path, score_mod, head_dim):
     text = schedule_text(trace_score_mod(score_mod), torch.bfloat16, head_dim, "flex")
     path = tmp_path / "flex.mlir"
@@ -80,6 +80,18 @@ def test_a_traced_score_mod_compiles_to_a_bundle_that_is_never_picked_for_plain_
     finally:
         monkeypatch.undo()
         registry.refresh()
+
+
+@pytest.mark.skipif(
+    not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
+)
+def test_a_value_head_dim_of_its_own_compiles(tmp_path):
+    # DeepSeek's head dims: queries and keys 192, values 128.
+    text = schedule_text(trace_score_mod(softcap), torch.bfloat16, 192, "flex", head_dim_v=128)
+    kernel = tiledattn.compile(text, cache=tmp_path)
+    assert (kernel.entry.head_dim, kernel.entry.head_dim_v) == (192, 128)
+    manifest = json.loads((kernel.path / "manifest.json").read_text())
+    assert manifest["resources"]["spill_stores"] == 0
 
 
 def test_python_control_flow_is_refused_with_a_hint():
@@ -159,8 +171,14 @@ def test_block_masks_that_cannot_be_honoured_are_refused():
 
 
 def test_flex_attention_refuses_other_head_dims_and_dtypes():
-    with pytest.raises(UnsupportedInputError, match=r"expected head dim 64, 128, 256 but got 96"):
+    with pytest.raises(
+        UnsupportedInputError, match=r"expected head dim 64, 128, 192, 256 but got 96"
+    ):
         schedule_text(trace_score_mod(softcap), torch.float16, 96, "flex")
+    with pytest.raises(
+        UnsupportedInputError, match="expected value head dim 64, 128, 192, 256 but got 80"
+    ):
+        schedule_text(trace_score_mod(softcap), torch.float16, 128, "flex", head_dim_v=80)
     with pytest.raises(UnsupportedInputError, match=r"expected dtype float16 or bfloat16"):
         schedule_text(trace_score_mod(softcap), torch.float32, 64, "flex")
 

@@ -22,11 +22,11 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_rea
 
 
 @pytest.mark.parametrize("score_mod", SCORE_MODS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("shape", GPU_SHAPES, ids=lambda s: "b{}h{}kv{}q{}k{}d{}".format(*s))
+@pytest.mark.parametrize("shape", GPU_SHAPES, ids=lambda s: "b{}h{}kv{}q{}k{}d{}dv{}".format(*s))
 def test_flex_attention_matches_float64(score_mod, shape):
-    b, hq, hkv, sq, sk, d = shape
+    b, hq, hkv, sq, sk, d, dv = shape
     q = make(b, hq, sq, d, torch.bfloat16)
-    k, v = (make(b, hkv, sk, d, torch.bfloat16) for _ in range(2))
+    k, v = make(b, hkv, sk, d, torch.bfloat16), make(b, hkv, sk, dv, torch.bfloat16)
     scale = 1 / math.sqrt(d)
     ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=score_mod)
     out, lse = tiledattn.flex_attention(
@@ -54,9 +54,9 @@ def test_flex_attention_matches_float64(score_mod, shape):
 def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, shape):
     from torch.nn.attention.flex_attention import create_block_mask
 
-    b, hq, hkv, sq, sk, d = shape
+    b, hq, hkv, sq, sk, d, dv = shape
     q = make(b, hq, sq, d, torch.bfloat16)
-    k, v = (make(b, hkv, sk, d, torch.bfloat16) for _ in range(2))
+    k, v = make(b, hkv, sk, d, torch.bfloat16), make(b, hkv, sk, dv, torch.bfloat16)
     scale = 1 / math.sqrt(d)
 
     def masked(s, bb, h, i, j):

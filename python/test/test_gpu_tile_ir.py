@@ -76,7 +76,8 @@ def test_tile_ir_bundles_are_right(tile_ir_entries, shape):
     for entry in tile_ir_entries:
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
         q = make(b, hq, sq, entry.head_dim, dtype)
-        k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
+        k = make(b, hkv, sk, entry.head_dim, dtype)
+        v = make(b, hkv, sk, entry.head_dim_v, dtype)
         scale = 0.3 if entry.causal else 1 / math.sqrt(entry.head_dim)
         refs = reference(q, k, v, entry.causal, scale, score_mod=SCORE_MODS.get(entry.name))
         what = f"tile-IR {entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"

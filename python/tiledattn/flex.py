@@ -35,6 +35,9 @@ _SCHEDULES = {
     128: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
     "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
     "overlap_softmax = true",
+    192: "block_m = 128, block_n = 112, num_stages = 2, warps = 12, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
+    "overlap_softmax = true",
     256: "block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, "
     "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
     "overlap_softmax = true",
@@ -314,27 +317,40 @@ def trace_score_mod(score_mod) -> str:
     )
 
 
-def schedule_text(score_mod_region: str, dtype: torch.dtype, head_dim: int, name: str) -> str:
-    """The schedule file (MLIR) of a kernel that runs `score_mod_region`."""
-    if head_dim not in _SCHEDULES:
-        raise UnsupportedInputError(
-            f"{_OP}: expected head dim {', '.join(map(str, _SCHEDULES))} but got {head_dim}",
-            reason=f"flex_attention head dim {head_dim}",
-        )
+def schedule_text(
+    score_mod_region: str,
+    dtype: torch.dtype,
+    head_dim: int,
+    name: str,
+    head_dim_v: "int | None" = None,
+) -> str:
+    """The schedule file (MLIR) of a kernel that runs `score_mod_region`, for
+    query/key head dim `head_dim` and value head dim `head_dim_v` (default
+    the same; DeepSeek's 192 and 128, say)."""
+    head_dim_v = head_dim if head_dim_v is None else head_dim_v
+    for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
+        if dim not in _SCHEDULES:
+            raise UnsupportedInputError(
+                f"{_OP}: expected {what} {', '.join(map(str, _SCHEDULES))} but got {dim}",
+                reason=f"flex_attention {what} {dim}",
+            )
     element = {torch.float16: "f16", torch.bfloat16: "bf16"}.get(dtype)
     if element is None:
         raise UnsupportedInputError(
             f"{_OP}: expected dtype float16 or bfloat16 but got {dtype}",
             reason=f"flex_attention dtype {dtype}",
         )
-    head = f"memref<?x?x?x{head_dim}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
+    qk = f"memref<?x?x?x{head_dim}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
+    vo = f"memref<?x?x?x{head_dim_v}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
     lse = "memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>"
+    # The wider head's tiles: they fit both.
+    schedule = _SCHEDULES[max(head_dim, head_dim_v)]
     return (
-        f"func.func @{name}(%q: {head}, %k: {head}, %v: {head}, %o: {head},\n"
+        f"func.func @{name}(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo},\n"
         f"    %lse: {lse}, %scale: f32) {{\n"
         "  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse\n"
-        f"      schedule(#tiledattn.schedule<{_SCHEDULES[head_dim]}>)\n"
-        f"      {score_mod_region} : {head}, {head}, {head}, {head}, {lse}\n"
+        f"      schedule(#tiledattn.schedule<{schedule}>)\n"
+        f"      {score_mod_region} : {qk}, {qk}, {vo}, {vo}, {lse}\n"
         "  return\n"
         "}\n"
     )
@@ -419,7 +435,7 @@ def flex_attention(
     takes; it is traced into tile IR and compiled once per distinct trace
     (tiledattn-compile, cached under tiledattn.compiler.cache_dir() or
     `cache`). Inputs are [B, H, S, D] float16/bfloat16 CUDA tensors with head
-    dim 64, 128 or 256. A block_mask's mask_mod is applied per score (its
+    dim 64, 128, 192 or 256 (value's may differ: 192 and 128, say). A block_mask's mask_mod is applied per score (its
     block sparsity must be what the mask_mod implies; blocks are not skipped
     yet, so a sparse mask costs as much as a dense one). Without a score_mod
     or block_mask this is scaled_dot_product_attention. With
@@ -443,7 +459,9 @@ def flex_attention(
                 f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
             )
     region = trace_score_mod(score_mod)
-    text = schedule_text(region, query.dtype, query.shape[-1], "flex_score_mod")
+    text = schedule_text(
+        region, query.dtype, query.shape[-1], "flex_score_mod", head_dim_v=value.shape[-1]
+    )
     kernel = compile_schedule(text, cache=cache)
     launch = _prepare(query, key, value, None, 0.0, False, scale, enable_gqa, False, kernel.entry)
     return launch.run_with_lse() if return_lse else launch.run()

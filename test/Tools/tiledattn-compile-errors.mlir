@@ -49,3 +49,9 @@
 
 // RUN: not tiledattn-compile %S/Inputs/tile-program-wrong-arguments.mlir -o %t 2>&1 | FileCheck %s --check-prefix=PROGRAM-ARGUMENTS
 // PROGRAM-ARGUMENTS: tile-program-wrong-arguments.mlir:3:1: error: 'func.func' op a tile program takes tiledattn.sdpa's operands (q, k, v, o, lse, scale): expected argument #4 to be a 3-D memref of f32, but got 'memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>'
+
+// RUN: not tiledattn-compile %S/Inputs/tile-program-o-not-v.mlir -o %t 2>&1 | FileCheck %s --check-prefix=PROGRAM-O
+// PROGRAM-O: tile-program-o-not-v.mlir:5:1: error: 'func.func' op a tile program takes tiledattn.sdpa's operands (q, k, v, o, lse, scale): expected argument #3 to be of v's type, but got 'memref<?x?x?x192xbf16, strided<[?, ?, ?, 1], offset: ?>>'
+
+// RUN: not tiledattn-compile %S/Inputs/tile-program-v-element-type.mlir -o %t 2>&1 | FileCheck %s --check-prefix=PROGRAM-V
+// PROGRAM-V: tile-program-v-element-type.mlir:5:1: error: 'func.func' op a tile program takes tiledattn.sdpa's operands (q, k, v, o, lse, scale): expected argument #2 to be a 4-D memref of q's element type with a static head dim, but got 'memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>'

@@ -37,7 +37,8 @@ struct TensorMapDescription {
 struct KernelDescription {
   std::string name;
   std::string dtype; // "f16" | "bf16"
-  int64_t headDim = 0;
+  /// Of q and k, and of v and o.
+  int64_t headDim = 0, headDimV = 0;
   bool causal = false;
   int64_t blockM = 0, blockN = 0, threads = 0;
   /// Persistent kernels launch ctasPerSm blocks per multiprocessor (at most

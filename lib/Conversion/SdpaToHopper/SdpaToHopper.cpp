@@ -240,8 +240,9 @@ public:
     ModuleOp module = getOperation();
     SmallVector<std::pair<func::FuncOp, SdpaOp>> work;
     module.walk([&](SdpaOp op) {
-      // A score_mod goes through tiledattn-tile-sdpa's tile program.
-      if (!op.getSchedule().isWarpSpecialized() || !op.getScoreMod().empty())
+      // A score_mod, head dim 192 or a value head dim of its own goes
+      // through tiledattn-tile-sdpa's tile program.
+      if (!isLoweredByHopperEmitter(op))
         return;
       if (auto func = dyn_cast<func::FuncOp>(op->getParentOp()))
         work.push_back({func, op});

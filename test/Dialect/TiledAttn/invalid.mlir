@@ -331,8 +331,8 @@ func.func @sdpa_k_element_type_mismatch(%q: !head, %k: memref<?x?x?x64xbf16>, %l
 
 !head = memref<?x?x?x64xf16>
 !lse = memref<?x?x?xf32>
-func.func @sdpa_v_head_dim_mismatch(%q: !head, %v: memref<?x?x?x128xf16>, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected v head dim (dimension 3) 64 (the head dim of q), but got 128}}
+func.func @sdpa_o_head_dim_not_v(%q: !head, %v: memref<?x?x?x128xf16>, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected o head dim (dimension 3) 128 (the head dim of v), but got 64}}
   tiledattn.sdpa %q, %q, %v, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, memref<?x?x?x128xf16>, !head, !lse
@@ -343,8 +343,45 @@ func.func @sdpa_v_head_dim_mismatch(%q: !head, %v: memref<?x?x?x128xf16>, %lse: 
 
 !head = memref<?x?x?x64xf16>
 !lse = memref<?x?x?xf32>
+func.func @sdpa_k_head_dim_not_q(%q: !head, %k: memref<?x?x?x128xf16>, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected k head dim (dimension 3) 64 (the head dim of q), but got 128}}
+  tiledattn.sdpa %q, %k, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, memref<?x?x?x128xf16>, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!vo = memref<?x?x?x128xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_mma_sync_value_head_dim(%q: !head, %v: !vo, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected the value head dim to equal the head dim 64 (a value head dim of its own needs producer = tma), but got 128}}
+  tiledattn.sdpa %q, %q, %v, %scale into %v, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, !vo, !vo, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_v_dynamic_head_dim(%q: !head, %v: memref<?x?x?x?xf16>, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected a static value head dim (dimension 3 of v)}}
+  tiledattn.sdpa %q, %q, %v, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      : !head, !head, memref<?x?x?x?xf16>, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
 func.func @sdpa_o_dynamic_head_dim(%q: !head, %o: memref<?x?x?x?xf16>, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected o head dim (dimension 3) 64 (the head dim of q), but got ?}}
+  // expected-error @+1 {{expected o head dim (dimension 3) 64 (the head dim of v), but got ?}}
   tiledattn.sdpa %q, %q, %q, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, memref<?x?x?x?xf16>, !lse
@@ -369,7 +406,7 @@ func.func @sdpa_non_unit_inner_stride(%q: !head, %o: !strided, %lse: !lse, %scal
 !head = memref<?x?x?x32xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_head_dim_32(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64 or 128 (256 needs producer = tma), but got 32}}
+  // expected-error @+1 {{expected head dim 64 or 128 (192 and 256 need producer = tma), but got 32}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, !head, !lse
@@ -381,7 +418,7 @@ func.func @sdpa_head_dim_32(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x96xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_head_dim_96(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64 or 128 (256 needs producer = tma), but got 96}}
+  // expected-error @+1 {{expected head dim 64 or 128 (192 and 256 need producer = tma), but got 96}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, !head, !lse
@@ -393,7 +430,7 @@ func.func @sdpa_head_dim_96(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x256xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64 or 128 (256 needs producer = tma), but got 256}}
+  // expected-error @+1 {{expected head dim 64 or 128 (192 and 256 need producer = tma), but got 256}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
       : !head, !head, !head, !head, !lse
@@ -789,13 +826,26 @@ func.func @sdpa_tma_registers(%q: !head, %lse: !lse, %scale: f32) {
 
 // -----
 
-!head = memref<?x?x?x192xbf16>
+!head = memref<?x?x?x96xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64, 128 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 192}}
+  // expected-error @+1 {{expected head dim 64, 128, 192 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 96}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
       : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16>
+!vo = memref<?x?x?x320xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_value_head_dim(%q: !head, %v: !vo, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected value head dim 64, 128, 192 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 320}}
+  tiledattn.sdpa %q, %q, %v, %scale into %v, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !vo, !vo, !lse
   return
 }
 

@@ -240,3 +240,31 @@ func.func @overlapped(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %s
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// A value head dim of its own (DeepSeek's 192 / 128): Q and K slots are 192
+// wide, V slots and the O accumulator 128.
+
+!qk = memref<?x?x?x192xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!vo = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @value_head_dim
+// CHECK: tiledattn.ring releases(8) : !tiledattn.ring<1, 128x192xbf16>
+// CHECK: tiledattn.ring releases(8) : !tiledattn.ring<2, 112x192xbf16>
+// CHECK: tiledattn.ring releases(8) : !tiledattn.ring<2, 112x128xbf16>
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
+// CHECK:   tiledattn.mma_async %{{.*}}, %{{.*}} transpose_b : !tiledattn.smem<128x192xbf16>, !tiledattn.smem<112x192xbf16> -> !tiledattn.future<64x112xf32>
+// CHECK:   tiledattn.mma_async %{{.*}}, %{{.*}} acc(%{{.*}}) : !tiledattn.tile<64x112xbf16>, !tiledattn.smem<112x128xbf16> -> !tiledattn.future<64x128xf32>
+// CHECK:   tiledattn.store %{{.*}} : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16
+func.func @value_head_dim(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 112, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
+      : !qk, !qk, !vo, !vo, !lse
+  return
+}

@@ -85,6 +85,12 @@ bool mlir::tiledattn::isSupportedHeadDim(int64_t headDim) {
   return headDim == 64 || headDim == 128;
 }
 
+bool mlir::tiledattn::isLoweredByHopperEmitter(SdpaOp op) {
+  int64_t d = op.getHeadDim();
+  return op.getSchedule().isWarpSpecialized() && op.getScoreMod().empty() &&
+         (d == 64 || d == 128 || d == 256) && op.getHeadDimV() == d;
+}
+
 static bool isHalfType(Type t) { return t.isF16() || t.isBF16(); }
 
 static std::string shapeToString(ArrayRef<int64_t> shape) {
@@ -540,8 +546,12 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
 }
 
 int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
-                                           int64_t elementBytes) const {
-  int64_t ring = getNumStages() * 2 * getBlockN() * headDim * elementBytes;
+                                           int64_t elementBytes,
+                                           int64_t headDimV) const {
+  if (!headDimV)
+    headDimV = headDim;
+  int64_t ring =
+      getNumStages() * getBlockN() * (headDim + headDimV) * elementBytes;
   switch (getProducer()) {
   case Producer::direct: // Everything goes straight to registers.
     return 0;
@@ -560,7 +570,7 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
     int64_t tile = getBlockM() * headDim * elementBytes;
     int64_t oStaging = getTmaStore() && getPersistent() && getQBuffers() == 2 &&
                                !getStageOInQ()
-                           ? tile
+                           ? getBlockM() * headDimV * elementBytes
                            : 0;
     int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
     int64_t ones = getRowSumMma() ? kOnesTileBytes : 0;
@@ -589,19 +599,24 @@ LogicalResult SdpaOp::verify() {
                    {"k", getK().getType()},
                    {"v", getV().getType()},
                    {"o", getO().getType()}};
-  int64_t headDim = qType.getShape()[3];
+  int64_t headDim = getHeadDim(), headDimV = getHeadDimV();
   if (ShapedType::isDynamic(headDim))
     return emitOpError("expected a static head dim (dimension 3 of q)");
+  if (ShapedType::isDynamic(headDimV))
+    return emitOpError("expected a static value head dim (dimension 3 of v)");
   for (const Named &h : heads) {
     if (h.type.getElementType() != elementType)
       return emitOpError("expected ")
              << h.name << " element type " << elementType
              << " (the element type of q), but got " << h.type.getElementType();
-    if (h.type.getShape()[3] != headDim)
+    // q and k share the head dim; v and o the value head dim.
+    bool value = h.name == "v" || h.name == "o";
+    if (h.type.getShape()[3] != (value ? headDimV : headDim))
       return emitOpError("expected ")
-             << h.name << " head dim (dimension 3) " << headDim
-             << " (the head dim of q), but got "
-             << dimToString(h.type.getShape()[3]);
+             << h.name << " head dim (dimension 3) "
+             << (value ? headDimV : headDim)
+             << (value ? " (the head dim of v)" : " (the head dim of q)")
+             << ", but got " << dimToString(h.type.getShape()[3]);
     if (!hasUnitInnerStride(h.type))
       return emitOpError("expected ")
              << h.name << " to have a unit innermost stride, but got "
@@ -609,15 +624,20 @@ LogicalResult SdpaOp::verify() {
   }
   ScheduleAttr schedule = getSchedule();
   if (schedule.isWarpSpecialized()) {
-    if (headDim != 64 && headDim != 128 && headDim != 256)
-      return emitOpError("expected head dim 64, 128 or 256 (producer = tma "
-                         "loads 64-column boxes, wgmma takes N <= 256), but "
-                         "got ")
-             << headDim;
+    for (auto [name, dim] : {std::pair<StringRef, int64_t>{"head dim", headDim},
+                             {"value head dim", headDimV}})
+      if (dim % 64 != 0 || dim > 256)
+        return emitOpError("expected ")
+               << name << " 64, 128, 192 or 256 (producer = tma loads "
+               << "64-column boxes, wgmma takes N <= 256), but got " << dim;
   } else if (!isSupportedHeadDim(headDim)) {
-    return emitOpError("expected head dim 64 or 128 (256 needs producer = "
-                       "tma), but got ")
+    return emitOpError("expected head dim 64 or 128 (192 and 256 need "
+                       "producer = tma), but got ")
            << headDim;
+  } else if (headDimV != headDim) {
+    return emitOpError("expected the value head dim to equal the head dim ")
+           << headDim << " (a value head dim of its own needs producer = "
+           << "tma), but got " << headDimV;
   }
 
   // Static sizes that disagree would make the kernel read or write out of
@@ -655,7 +675,7 @@ LogicalResult SdpaOp::verify() {
            << q[1] << " and " << k[1];
 
   int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  int64_t smem = schedule.getSharedMemoryBytes(headDim, elementBytes);
+  int64_t smem = schedule.getSharedMemoryBytes(headDim, elementBytes, headDimV);
   if (smem > kMaxSharedMemoryBytes)
     return emitOpError("schedule needs ")
            << smem << " bytes of shared memory (block_m, block_n, "
@@ -705,7 +725,7 @@ LogicalResult SdpaOp::verify() {
   // and its operands must fit the entry count. ptxas 13.0 asked for 158 for
   // the m64n256 P.V of head dim 256 under .maxnreg 128.
   if (int64_t entry = schedule.getEntryRegs()) {
-    int64_t widest = std::max(schedule.getBlockN(), headDim);
+    int64_t widest = std::max(schedule.getBlockN(), headDimV);
     if (widest / 2 + 30 > entry)
       return emitOpError("schedule field ctas_per_sm: ")
              << schedule.getCtasPerSm() << " blocks per multiprocessor build "
@@ -729,7 +749,7 @@ LogicalResult SdpaOp::verify() {
                          "expected false at head dim ")
              << headDim << ", but got true";
     int64_t blockN = schedule.getBlockN();
-    int64_t live = blockN / 2 + headDim / 2 + blockN / 4 + 30 +
+    int64_t live = blockN / 2 + headDimV / 2 + blockN / 4 + 30 +
                    (qInRegisters ? headDim / 4 : 0);
     if (live > schedule.getConsumerRegs())
       return emitOpError("schedule needs about ")

@@ -38,14 +38,18 @@ using namespace mlir::tiledattn;
 LogicalResult mlir::tiledattn::checkWarpSpecializedSchedule(SdpaOp op) {
   ScheduleAttr schedule = op.getSchedule();
   SmallVector<StringRef> refinements = schedule.getHopperRefinements();
-  if (!refinements.empty())
-    return op.emitOpError("has a producer = tma schedule that sets ")
-           << llvm::join(refinements, ", ")
-           << ", which tiledattn-tile-sdpa does not write into the tile "
-              "program yet; leave them out (they change the kernel's speed, "
-              "not its results) or lower the sdpa with "
-              "convert-sdpa-to-hopper (the default pipeline)";
-  return success();
+  if (refinements.empty())
+    return success();
+  InFlightDiagnostic diag =
+      op.emitOpError("has a producer = tma schedule that sets ")
+      << llvm::join(refinements, ", ")
+      << ", which tiledattn-tile-sdpa does not write into the tile program "
+         "yet; leave them out (they change the kernel's speed, not its "
+         "results)";
+  if (isLoweredByHopperEmitter(op))
+    diag << " or lower the sdpa with convert-sdpa-to-hopper (the default "
+            "pipeline)";
+  return diag;
 }
 
 namespace {
@@ -55,16 +59,19 @@ public:
   explicit WarpSpecializedWriter(SdpaOp op)
       : op(op), b(op), loc(op.getLoc()), schedule(op.getSchedule()),
         elementType(op.getQ().getType().getElementType()),
-        headDim(op.getQ().getType().getShape()[3]) {}
+        headDim(op.getHeadDim()), headDimV(op.getHeadDimV()) {}
 
   void write() {
     int64_t consumers = schedule.getConsumerWarpgroups();
     // Every consumer warp releases each slot it read.
     int64_t releases = 4 * consumers;
-    qRing = RingOp::create(b, loc, ringType(1, schedule.getBlockM()), releases);
-    kRing = RingOp::create(b, loc, ringType(schedule.getNumStages(), blockN()),
+    qRing = RingOp::create(b, loc, ringType(1, schedule.getBlockM(), headDim),
                            releases);
-    vRing = RingOp::create(b, loc, kRing.getType(), releases);
+    kRing = RingOp::create(
+        b, loc, ringType(schedule.getNumStages(), blockN(), headDim), releases);
+    vRing = RingOp::create(
+        b, loc, ringType(schedule.getNumStages(), blockN(), headDimV),
+        releases);
     at = emitBlockCoordinates(b, op);
     KeyRange keys = emitKeyRange(b, op, at);
     blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
@@ -90,7 +97,8 @@ private:
   Location loc;
   ScheduleAttr schedule;
   Type elementType;
-  int64_t headDim;
+  /// Of Q and K, and of V and O.
+  int64_t headDim, headDimV;
   RingOp qRing, kRing, vRing;
   BlockCoordinates at;
   /// K/V blocks [0, blocks) take part; [0, unmaskedBlocks) need no mask.
@@ -98,10 +106,10 @@ private:
 
   int64_t blockN() const { return schedule.getBlockN(); }
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  RingType ringType(int64_t depth, int64_t rows) {
+  RingType ringType(int64_t depth, int64_t rows, int64_t cols) {
     return RingType::get(
         b.getContext(), depth,
-        SmemType::get(b.getContext(), rows, headDim, elementType));
+        SmemType::get(b.getContext(), rows, cols, elementType));
   }
   TileType tile(ArrayRef<int64_t> shape, Type t) {
     return TileType::get(b.getContext(), shape, t);
@@ -260,7 +268,7 @@ private:
   void writeConsumer(Value consumer) {
     Type f32 = b.getF32Type();
     Consumer c;
-    c.accType = tile({kWarpgroupRows, headDim}, f32);
+    c.accType = tile({kWarpgroupRows, headDimV}, f32);
     c.scoreType = tile({kWarpgroupRows, blockN()}, f32);
     TileType rowType = tile({kWarpgroupRows}, f32);
     auto fill = [&](TileType t, double v) -> Value {

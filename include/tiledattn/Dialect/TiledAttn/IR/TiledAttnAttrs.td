@@ -294,7 +294,9 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     }
     /// Bytes of shared memory the schedule needs for a head dim and element
     /// width (Q tiles plus the K/V ring; 0 when nothing is staged).
-    int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes) const;
+    /// A value head dim of 0 is the head dim.
+    int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes,
+                                 int64_t headDimV = 0) const;
     /// The fields of a producer = tma schedule, beyond the basic
     /// warp-specialized loop (tiles, stages, consumers, register budgets,
     /// pingpong, split_kv_loop), that it sets: refinements that change the

@@ -56,6 +56,10 @@ constexpr llvm::StringLiteral kMinSeqlenKAttrName = "tiledattn.min_seqlen_k";
 constexpr llvm::StringLiteral kMaxSeqlenKAttrName = "tiledattn.max_seqlen_k";
 /// Head dims that have a lowering today.
 bool isSupportedHeadDim(int64_t headDim);
+/// Whether convert-sdpa-to-hopper lowers `op` (producer = tma, no score_mod,
+/// head dim 64, 128 or 256 and the value head dim the same); the other
+/// producer = tma ops go through tiledattn-tile-sdpa's tile program.
+bool isLoweredByHopperEmitter(SdpaOp op);
 /// The tiledattn.ring.get a ring token comes from, directly or through
 /// tiledattn.turn results; null if it comes from anything else.
 RingGetOp getOfToken(Value token);

@@ -43,11 +43,14 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
     `causal`, only keys `j <= i` take part (top-left alignment, as
     `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`).
 
-    `q` and `o` are `B x Hq x Sq x D`, `k` and `v` are `B x Hkv x Sk x D`, `lse`
-    is `B x Hq x Sq`. All four head tensors share the element type (f16 or
-    bf16) and a static head dim `D`; their innermost stride must be 1 and the
-    other strides may be anything. The `schedule` says how the computation is
-    tiled; the verifier rejects one that cannot run with these operands.
+    `q` is `B x Hq x Sq x D`, `k` is `B x Hkv x Sk x D`, `v` is
+    `B x Hkv x Sk x Dv`, `o` is `B x Hq x Sq x Dv` and `lse` is `B x Hq x Sq`.
+    All four head tensors share the element type (f16 or bf16); the head dim
+    `D` and the value head dim `Dv` are static, and differ only with
+    `producer = tma` (DeepSeek's 192 and 128, say). Their innermost stride
+    must be 1 and the other strides may be anything. The `schedule` says how
+    the computation is tiled; the verifier rejects one that cannot run with
+    these operands.
 
     An optional `score_mod` region changes each scaled score before the
     softmax (and before the causal mask), as FlexAttention's `score_mod`:
@@ -104,6 +107,12 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// D, of q and k.
+    int64_t getHeadDim() { return getQ().getType().getShape()[3]; }
+    /// Dv, of v and o.
+    int64_t getHeadDimV() { return getV().getType().getShape()[3]; }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
