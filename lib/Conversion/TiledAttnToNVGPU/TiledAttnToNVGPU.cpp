@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MmaSyncEmitter.h"
+#include "TileLoops.h"
 #include "tiledattn/Conversion/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -178,6 +179,14 @@ LogicalResult moveWarpSpecializedKernel(func::FuncOp func, ModuleOp module,
            << llvm::join(refinements, ", ")
            << ", which a tile program does not express yet (its launch "
               "would not match the program); leave them out";
+  bool walksTiles = false;
+  func.walk([&](ForEachTileOp) { walksTiles = true; });
+  if (schedule.getPersistent() && !walksTiles)
+    return func.emitOpError(
+        "has a schedule with persistent = true, but its program has no "
+        "tiledattn.for_each_tile: the grid would hold one block per "
+        "multiprocessor and each would run one tile; walk the tiles with "
+        "tiledattn.for_each_tile (in each role) or leave persistent out");
   SmallVector<WarpSpecializeOp> roles;
   func.walk([&](WarpSpecializeOp op) { roles.push_back(op); });
   if (roles.size() != 1)
@@ -206,7 +215,7 @@ LogicalResult moveWarpSpecializedKernel(func::FuncOp func, ModuleOp module,
     ret.erase();
   }
   func.erase();
-  return success();
+  return lowerTileLoops(kernel, schedule);
 }
 
 LogicalResult convertKernel(func::FuncOp func, ModuleOp module,

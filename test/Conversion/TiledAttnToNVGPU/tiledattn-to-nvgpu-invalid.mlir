@@ -25,10 +25,24 @@ func.func @tma_program_with_other_roles() attributes {tiledattn.kernel, tiledatt
 
 // -----
 
-// The schedule's refinements would change the launch (persistent: fewer
-// blocks than tiles) of a program that does not loop over tiles.
-// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets persistent, which a tile program does not express yet (its launch would not match the program); leave them out}}
-func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true>} {
+// persistent launches at most one block per multiprocessor: a program that
+// does not walk its tiles with tiledattn.for_each_tile would leave most
+// tiles undone.
+// expected-error @+1 {{'func.func' op has a schedule with persistent = true, but its program has no tiledattn.for_each_tile: the grid would hold one block per multiprocessor and each would run one tile; walk the tiles with tiledattn.for_each_tile (in each role) or leave persistent out}}
+func.func @persistent_without_tile_loop() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// The refinements the tile program does not express yet (dynamic_tiles: a
+// global tile counter) would change the launch.
+// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets dynamic_tiles, which a tile program does not express yet (its launch would not match the program); leave them out}}
+func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, dynamic_tiles = true>} {
   tiledattn.warp_specialize producer regs(24) {
   } consumers(1) regs(240) {
   ^bb0(%c: index):
@@ -308,6 +322,26 @@ func.func @score_mod_on_mma_sync(%q: memref<?x?x?x32xf16>) attributes {tiledattn
   %r = tiledattn.score_mod %s[%c0, %c0] : !tiledattn.tile<16x16xf32> {
   ^bb0(%x: f32, %i: index, %j: index):
     tiledattn.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// A block walks its tiles once per role: tile loops do not nest.
+func.func @nested_tile_loops(%n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %n, %n, %n {
+    ^bb0(%x: index, %y: index, %z: index, %done: index):
+      // expected-error @+1 {{'tiledattn.for_each_tile' op expected no enclosing tiledattn.for_each_tile (a block walks its tiles once per role)}}
+      tiledattn.for_each_tile %n, %n, %n {
+      ^bb0(%x2: index, %y2: index, %z2: index, %done2: index):
+        tiledattn.yield
+      }
+      tiledattn.yield
+    }
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
   }
   return
 }

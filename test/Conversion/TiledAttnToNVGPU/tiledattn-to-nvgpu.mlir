@@ -173,3 +173,83 @@ func.func @warp_specialized(%x: index) attributes {tiledattn.kernel, tiledattn.s
   }
   return
 }
+
+// -----
+
+// tiledattn.for_each_tile without persistent: the block's one tile, from the
+// grid (query blocks longest first: gridDim.x - 1 - blockIdx.x), done 0, the
+// iter_args as they come; the body is inlined.
+// CHECK-LABEL: gpu.module @one_tile
+// CHECK: gpu.func @one_tile(%[[N:.*]]: index, %[[INIT:.*]]: index)
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK-NEXT: %[[BX:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[GRID]], %[[ONE]] : index
+// CHECK-NEXT: %[[QB:.*]] = arith.subi %[[LAST]], %[[BX]] : index
+// CHECK-NEXT: %[[BY:.*]] = gpu.block_id y
+// CHECK-NEXT: %[[BZ:.*]] = gpu.block_id z
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[XY:.*]] = arith.addi %[[QB]], %[[BY]] : index
+// CHECK-NEXT: %[[ZD:.*]] = arith.addi %[[BZ]], %[[ZERO]] : index
+// CHECK-NEXT: %[[ALL:.*]] = arith.addi %[[XY]], %[[ZD]] : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[ALL]], %[[INIT]] : index
+// CHECK-NEXT: arith.muli %[[NEXT]], %[[NEXT]] : index
+// CHECK-NOT: tiledattn.for_each_tile
+func.func @one_tile(%n: index, %init: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128>} {
+  tiledattn.warp_specialize producer regs(24) {
+    %r = tiledattn.for_each_tile %n, %n, %n longest_first iter_args(%init : index) -> index {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %kv: index):
+      %xy = arith.addi %x, %y : index
+      %zd = arith.addi %z, %done : index
+      %all = arith.addi %xy, %zd : index
+      %next = arith.addi %all, %kv : index
+      tiledattn.yield %next : index
+    }
+    %use = arith.muli %r, %r : index
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// With persistent: an scf.for over the tiles blockIdx.x, + gridDim.x, ... of
+// q_blocks * heads * batches, in 32-bit arithmetic (the producer's 24
+// registers), query blocks fastest, then heads, then batches; it counts the
+// tiles done and carries the iter_args.
+// CHECK-LABEL: gpu.module @persistent
+// CHECK: gpu.func @persistent(%[[QBS:.*]]: index, %[[HS:.*]]: index, %[[BS:.*]]: index, %[[INIT:.*]]: index)
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK: %[[QBS32:.*]] = arith.index_castui %[[QBS]] : index to i32
+// CHECK: %[[HS32:.*]] = arith.index_castui %[[HS]] : index to i32
+// CHECK: %[[HB:.*]] = arith.muli %[[HS32]], %{{.*}} : i32
+// CHECK: %[[TILES:.*]] = arith.muli %[[QBS32]], %[[HB]] : i32
+// CHECK: %[[FIRST:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[STEP:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[LOOP:.*]]:2 = scf.for %[[RANK:.*]] = %[[FIRST]] to %[[TILES]] step %[[STEP]] iter_args(%[[DONE:.*]] = %{{.*}}, %[[KV:.*]] = %[[INIT]]) -> (i32, index)  : i32 {
+// CHECK:   %[[Q:.*]] = arith.remui %[[RANK]], %[[QBS32]] : i32
+// CHECK:   %[[HEADBATCH:.*]] = arith.divui %[[RANK]], %[[QBS32]] : i32
+// CHECK:   %[[H:.*]] = arith.remui %[[HEADBATCH]], %[[HS32]] : i32
+// CHECK:   %[[B:.*]] = arith.divui %[[HEADBATCH]], %[[HS32]] : i32
+// CHECK:   %[[DONE1:.*]] = arith.addi %[[DONE]], %{{.*}} : i32
+// CHECK:   %[[NEXT:.*]] = arith.addi %{{.*}}, %[[KV]] : index
+// CHECK:   scf.yield %[[DONE1]], %[[NEXT]] : i32, index
+// CHECK: arith.muli %[[LOOP]]#1, %[[LOOP]]#1 : index
+func.func @persistent(%qb: index, %h: index, %b: index, %init: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    %r = tiledattn.for_each_tile %qb, %h, %b iter_args(%init : index) -> index {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %kv: index):
+      %xy = arith.addi %x, %y : index
+      %zd = arith.addi %z, %done : index
+      %all = arith.addi %xy, %zd : index
+      %next = arith.addi %all, %kv : index
+      tiledattn.yield %next : index
+    }
+    %use = arith.muli %r, %r : index
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}

@@ -118,3 +118,58 @@ func.func @turn_yield_types() {
   }
   return
 }
+
+// -----
+
+func.func @tile_loop_arguments(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the body to take the tile's q block, head, batch and done (index) and then the 1 iter_args, 5 arguments, but it takes 4}}
+  %r = tiledattn.for_each_tile %n, %n, %n iter_args(%n : index) -> index {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    tiledattn.yield %x : index
+  }
+  return
+}
+
+// -----
+
+func.func @tile_loop_coordinate_type(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected body argument #3 to be an index (q block, head, batch, done), but got 'i32'}}
+  tiledattn.for_each_tile %n, %n, %n {
+  ^bb0(%x: index, %y: index, %z: index, %done: i32):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @tile_loop_carried_type(%n: index, %f: f32) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the body's arguments after done to have the iter_args' types}}
+  %r = tiledattn.for_each_tile %n, %n, %n iter_args(%f : f32) -> f32 {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %kv: index):
+    tiledattn.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+func.func @tile_loop_results(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the results to have the iter_args' types, but got 0 result(s) for 1 iter_args}}
+  tiledattn.for_each_tile %n, %n, %n iter_args(%n : index) {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %kv: index):
+    tiledattn.yield %kv : index
+  }
+  return
+}
+
+// -----
+
+func.func @tile_loop_yield(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the body to end in a tiledattn.yield of the iter_args' types (the next tile's values)}}
+  %r = tiledattn.for_each_tile %n, %n, %n iter_args(%n : index) -> index {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %kv: index):
+    tiledattn.yield
+  }
+  return
+}

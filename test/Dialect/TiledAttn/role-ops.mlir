@@ -37,3 +37,30 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// The tile loop: q blocks, heads, batches, the tile's coordinates and the
+// count of tiles before it as arguments, and values carried from tile to tile.
+// CHECK-LABEL: func.func @tiles
+// CHECK-SAME: (%[[QB:.*]]: index, %[[H:.*]]: index, %[[B:.*]]: index, %[[INIT:.*]]: index)
+// CHECK-NEXT: %[[R:.*]] = tiledattn.for_each_tile %[[QB]], %[[H]], %[[B]] longest_first iter_args(%[[INIT]] : index) -> index {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: index, %[[Y:.*]]: index, %[[Z:.*]]: index, %[[DONE:.*]]: index, %[[KV:.*]]: index):
+// CHECK-NEXT: %[[NEXT:.*]] = "test.tile"(%[[X]], %[[Y]], %[[Z]], %[[DONE]], %[[KV]]) : (index, index, index, index, index) -> index
+// CHECK-NEXT: tiledattn.yield %[[NEXT]] : index
+// CHECK-NEXT: }
+// CHECK-NEXT: tiledattn.for_each_tile %[[QB]], %[[H]], %[[B]] {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT: tiledattn.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[R]]
+func.func @tiles(%qb: index, %h: index, %b: index, %init: index) -> index {
+  %r = tiledattn.for_each_tile %qb, %h, %b longest_first iter_args(%init : index) -> index {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %kv: index):
+    %next = "test.tile"(%x, %y, %z, %done, %kv) : (index, index, index, index, index) -> index
+    tiledattn.yield %next : index
+  }
+  tiledattn.for_each_tile %qb, %h, %b {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    tiledattn.yield
+  }
+  return %r : index
+}

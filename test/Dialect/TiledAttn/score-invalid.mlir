@@ -60,7 +60,7 @@ func.func @touches_a_tile(%s: !tiledattn.tile<64x64xf32>, %i: index) {
 // -----
 
 func.func @yield_outside(%x: f32) {
-  // expected-error @+1 {{'tiledattn.yield' op expects parent op to be one of 'tiledattn.turn, tiledattn.score_mod, tiledattn.sdpa'}}
+  // expected-error @+1 {{'tiledattn.yield' op expects parent op to be one of 'tiledattn.turn, tiledattn.score_mod, tiledattn.sdpa, tiledattn.for_each_tile'}}
   tiledattn.yield %x : f32
 }
 

@@ -16,59 +16,77 @@
 // CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
 // CHECK: %[[KR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
 // CHECK: %[[VR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
-// CHECK: %[[BX:.*]] = gpu.block_id x
-// CHECK: %[[BY:.*]] = gpu.block_id y
-// CHECK: %[[BZ:.*]] = gpu.block_id z
-// CHECK: %[[SK:.*]] = memref.dim %[[K]]
-// CHECK: %[[HKV:.*]] = arith.divui %[[BY]], %{{.*}} : index
-// CHECK: %[[ROW:.*]] = arith.muli %[[BX]], %{{.*}} : index
-// Not causal: every key; whole blocks of 128 keys need no mask.
-// CHECK: %[[FULL:.*]] = arith.divui %[[SK]], %{{.*}} : index
-// CHECK: %[[UNMASKED:.*]] = arith.muli %[[FULL]], %{{.*}} : index
-// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
-// CHECK: %[[UBLOCKS:.*]] = arith.divui %[[UNMASKED]], %{{.*}} : index
+// Each role walks the block's tiles with tiledattn.for_each_tile (one tile
+// here: not persistent), carrying the K/V ring position from tile to tile.
 // CHECK: tiledattn.warp_specialize producer regs(24) {
 // CHECK:   %[[TID:.*]] = gpu.thread_id x
-// CHECK:   scf.if
-// CHECK:     tiledattn.ring.put %[[QR]][%{{.*}}] : !tiledattn.ring<1, 128x128xbf16> {
-// CHECK:     ^bb0(%[[QSLOT:.*]]: !tiledattn.smem<128x128xbf16>):
-// CHECK:       tiledattn.tma_load %[[Q]][%[[BZ]], %[[BY]], %[[ROW]]] into %[[QSLOT]]
-// CHECK:     scf.for %[[J:.*]] = %{{.*}} to %[[BLOCKS]] step
-// CHECK:       %[[KROW:.*]] = arith.muli %[[J]], %{{.*}} : index
-// CHECK:       tiledattn.ring.put %[[KR]][%[[J]]]
-// CHECK:         tiledattn.tma_load %[[K]][%[[BZ]], %[[HKV]], %[[KROW]]]
-// CHECK:       tiledattn.ring.put %[[VR]][%[[J]]]
-// CHECK:         tiledattn.tma_load %[[V]][%[[BZ]], %[[HKV]], %[[KROW]]]
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[TID]]
+// CHECK:   %[[QBLOCKS:.*]] = arith.ceildivui
+// CHECK:   %[[HEADS:.*]] = memref.dim %[[Q]]
+// CHECK:   %[[BATCHES:.*]] = memref.dim %[[Q]]
+// CHECK:   tiledattn.for_each_tile %[[QBLOCKS]], %[[HEADS]], %[[BATCHES]] iter_args(%{{.*}} : index) -> index {
+// CHECK:   ^bb0(%[[BX:.*]]: index, %[[BY:.*]]: index, %[[BZ:.*]]: index, %[[DONE:.*]]: index, %[[KV0:.*]]: index):
+// CHECK:     %[[SK:.*]] = memref.dim %[[K]]
+// CHECK:     %[[HKV:.*]] = arith.divui %[[BY]], %{{.*}} : index
+// CHECK:     %[[ROW:.*]] = arith.muli %[[BX]], %{{.*}} : index
+// Not causal: every key; whole blocks of 128 keys need no mask.
+// CHECK:     %[[FULL:.*]] = arith.divui %[[SK]], %{{.*}} : index
+// CHECK:     %[[UNMASKED:.*]] = arith.muli %[[FULL]], %{{.*}} : index
+// CHECK:     %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
+// CHECK:     scf.if %[[FIRST]]
+// The tile's Q goes into the slot of the block's tiles so far.
+// CHECK:       tiledattn.ring.put %[[QR]][%[[DONE]]] : !tiledattn.ring<1, 128x128xbf16> {
+// CHECK:       ^bb0(%[[QSLOT:.*]]: !tiledattn.smem<128x128xbf16>):
+// CHECK:         tiledattn.tma_load %[[Q]][%[[BZ]], %[[BY]], %[[ROW]]] into %[[QSLOT]]
+// CHECK:       scf.for %[[J:.*]] = %{{.*}} to %[[BLOCKS]] step
+// CHECK:         %[[KROW:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK:         %[[KPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
+// CHECK:         tiledattn.ring.put %[[KR]][%[[KPOS]]]
+// CHECK:           tiledattn.tma_load %[[K]][%[[BZ]], %[[HKV]], %[[KROW]]]
+// CHECK:         %[[VPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
+// CHECK:         tiledattn.ring.put %[[VR]][%[[VPOS]]]
+// CHECK:           tiledattn.tma_load %[[V]][%[[BZ]], %[[HKV]], %[[KROW]]]
+// CHECK:     %[[NEXT:.*]] = arith.addi %[[KV0]], %[[BLOCKS]] : index
+// CHECK:     tiledattn.yield %[[NEXT]] : index
 // CHECK: } consumers(2) regs(240) {
 // CHECK: ^bb0(%[[C:.*]]: index):
 // CHECK:   %[[O0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
 // CHECK:   %[[M0:.*]] = tiledattn.constant 0xFF800000 : !tiledattn.tile<64xf32>
 // CHECK:   %[[L0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64xf32>
 // CHECK:   %[[AROW:.*]] = arith.muli %[[C]], %{{.*}} : index
-// CHECK:   %[[MYROW:.*]] = arith.addi %[[ROW]], %[[AROW]] : index
-// CHECK:   %[[QS:.*]], %[[QT:.*]] = tiledattn.ring.get %[[QR]][%{{.*}}]
+// CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} iter_args(%{{.*}} : index) -> index {
+// CHECK:   ^bb0(%[[BX:.*]]: index, %[[BY:.*]]: index, %[[BZ:.*]]: index, %[[DONE:.*]]: index, %[[KV0:.*]]: index):
+// CHECK:     %[[SK:.*]] = memref.dim %[[K]]
+// CHECK:     %[[ROW:.*]] = arith.muli %[[BX]], %{{.*}} : index
+// CHECK:     %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
+// CHECK:     %[[UBLOCKS:.*]] = arith.divui
+// CHECK:     %[[MYROW:.*]] = arith.addi %[[ROW]], %[[AROW]] : index
+// CHECK:     %[[QS:.*]], %[[QT:.*]] = tiledattn.ring.get %[[QR]][%[[DONE]]]
 // The unmasked blocks: no tiledattn.mask.
-// CHECK:   %[[U:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[UBLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[M0]], %{{.*}} = %[[L0]])
-// CHECK:     %[[KS:.*]], %[[KT:.*]] = tiledattn.ring.get %[[KR]][%[[J]]]
-// CHECK:     %[[SF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
-// CHECK:       %[[F:.*]] = tiledattn.mma_async %[[QS]][%[[AROW]]], %[[KS]] transpose_b
-// CHECK:       tiledattn.yield %[[F]]
-// CHECK:     %[[S:.*]] = tiledattn.wait %[[SF]]
-// CHECK:     tiledattn.ring.release %[[KR]], %[[KT]]
-// CHECK-NOT: tiledattn.mask
-// CHECK:     %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
-// CHECK:     %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
-// CHECK:     %[[VS:.*]], %[[VT:.*]] = tiledattn.ring.get %[[VR]][%[[J]]]
-// CHECK:     %[[OF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
-// CHECK:       tiledattn.mma_async %[[P]], %[[VS]] acc(%[[ACC1]])
-// CHECK:     %[[ACC2:.*]] = tiledattn.wait %[[OF]]
-// CHECK:     tiledattn.ring.release %[[VR]], %[[VT]]
-// CHECK:     scf.yield %[[ACC2]], %[[MX]], %[[SUM]]
+// CHECK:     %[[U:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[UBLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[M0]], %{{.*}} = %[[L0]])
+// CHECK:       %[[KPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
+// CHECK:       %[[KS:.*]], %[[KT:.*]] = tiledattn.ring.get %[[KR]][%[[KPOS]]]
+// CHECK:       %[[SF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:         %[[F:.*]] = tiledattn.mma_async %[[QS]][%[[AROW]]], %[[KS]] transpose_b
+// CHECK:         tiledattn.yield %[[F]]
+// CHECK:       %[[S:.*]] = tiledattn.wait %[[SF]]
+// CHECK:       tiledattn.ring.release %[[KR]], %[[KT]]
+// CHECK-NOT:   tiledattn.mask
+// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
+// CHECK:       %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
+// CHECK:       %[[VPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
+// CHECK:       %[[VS:.*]], %[[VT:.*]] = tiledattn.ring.get %[[VR]][%[[VPOS]]]
+// CHECK:       %[[OF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:         tiledattn.mma_async %[[P]], %[[VS]] acc(%[[ACC1]])
+// CHECK:       %[[ACC2:.*]] = tiledattn.wait %[[OF]]
+// CHECK:       tiledattn.ring.release %[[VR]], %[[VT]]
+// CHECK:       scf.yield %[[ACC2]], %[[MX]], %[[SUM]]
 // Then the ragged end, masked.
-// CHECK:   %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
-// CHECK:     tiledattn.mask %{{.*}}, %[[MYROW]], %{{.*}}, %[[SK]] : !tiledattn.tile<64x128xf32>
-// CHECK:   tiledattn.ring.release %[[QR]], %[[QT]]
-// CHECK:   tiledattn.store %[[R]]#0, %[[R]]#1, %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
+// CHECK:     %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
+// CHECK:       tiledattn.mask %{{.*}}, %[[MYROW]], %{{.*}}, %[[SK]] : !tiledattn.tile<64x128xf32>
+// CHECK:     tiledattn.ring.release %[[QR]], %[[QT]]
+// CHECK:     tiledattn.store %[[R]]#0, %[[R]]#1, %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
+// CHECK:     tiledattn.yield
 // CHECK-NOT: tiledattn.sdpa
 func.func @pingpong_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
@@ -93,15 +111,16 @@ func.func @pingpong_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
 // CHECK-SAME: attributes {tiledattn.causal, tiledattn.kernel
 // CHECK: tiledattn.ring releases(12) : !tiledattn.ring<1, 192x64xf16>
 // CHECK: tiledattn.ring releases(12) : !tiledattn.ring<3, 128x64xf16>
-// CHECK: %[[BID:.*]] = gpu.block_id x
-// CHECK: %[[GRID:.*]] = gpu.grid_dim x
-// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
-// CHECK: %[[DIAG:.*]] = arith.addi %[[ROW]], %{{.*}} : index
-// CHECK: %[[END:.*]] = arith.minui %{{.*}}, %[[DIAG]] : index
-// CHECK: %[[NONE:.*]] = arith.constant 0 : index
-// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[END]], %{{.*}} : index
 // CHECK: tiledattn.warp_specialize producer regs(24) {
+// Causal: the tiles' query blocks run longest first.
+// CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first
 // CHECK: } consumers(3) regs(160) {
+// CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first
+// CHECK:     %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:     %[[DIAG:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:     %[[END:.*]] = arith.minui %{{.*}}, %[[DIAG]] : index
+// CHECK:     %[[NONE:.*]] = arith.constant 0 : index
+// CHECK:     %[[BLOCKS:.*]] = arith.ceildivui %[[END]], %{{.*}} : index
 // CHECK-NOT: tiledattn.turn
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]]
 // CHECK:     tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} transpose_b : !tiledattn.smem<192x64xf16>, !tiledattn.smem<128x64xf16> -> !tiledattn.future<64x128xf32>
@@ -131,10 +150,10 @@ func.func @causal_f16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 
 // CHECK-LABEL: func.func @with_score_mod
 // CHECK-SAME: %[[SCALE:[^:]*]]: f32)
-// CHECK: %[[BY:.*]] = gpu.block_id y
-// CHECK: %[[BZ:.*]] = gpu.block_id z
 // CHECK: } consumers(2) regs(240) {
 // CHECK:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:   tiledattn.for_each_tile
+// CHECK:   ^bb0(%{{.*}}: index, %[[BY:.*]]: index, %[[BZ:.*]]: index, %{{.*}}: index, %{{.*}}: index):
 // CHECK:   scf.for
 // CHECK:     %[[S:.*]] = tiledattn.wait
 // CHECK:     %[[COL:.*]] = arith.muli
@@ -184,11 +203,12 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
 // CHECK: %[[KR:.*]] = tiledattn.ring releases(8)
 // CHECK: %[[VR:.*]] = tiledattn.ring releases(8)
-// CHECK: arith.ceildivui
-// CHECK: %[[UNMASKED:.*]] = arith.divui
-// CHECK-NEXT: tiledattn.warp_specialize
 // CHECK: } consumers(2) regs(240) {
 // CHECK:   %[[O0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
+// CHECK:   tiledattn.for_each_tile
+// CHECK:   ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[KV0:.*]]: index):
+// CHECK:     arith.ceildivui
+// CHECK:     %[[UNMASKED:.*]] = arith.divui
 // CHECK:   %[[QSLOT:.*]], %[[QTOKEN:.*]] = tiledattn.ring.get %[[QR]]
 // CHECK:   %[[K0:.*]], %[[K0TOKEN:.*]] = tiledattn.ring.get %[[KR]]
 // CHECK:   %[[S0F:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
@@ -204,8 +224,10 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:   %[[BEGIN:.*]] = arith.maxui %[[UNMASKED]], %[[ONE:.*]] : index
 // CHECK:   %[[U:.*]]:4 = scf.for %[[J:.*]] = %[[ONE]] to %[[BEGIN]] step %{{.*}} iter_args(%[[O:.*]] = %[[O0]], %[[M:.*]] = %[[M1]], %[[L:.*]] = %[[L1]], %[[P:.*]] = %[[P0]])
 // CHECK:     %[[PREV:.*]] = arith.subi %[[J]]
-// CHECK:     %[[K:.*]], %[[KTOKEN:.*]] = tiledattn.ring.get %[[KR]][%[[J]]]
-// CHECK:     %[[V:.*]], %[[VTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[PREV]]]
+// CHECK:     %[[KPOS:.*]] = arith.addi %[[KV0]], %[[J]]
+// CHECK:     %[[K:.*]], %[[KTOKEN:.*]] = tiledattn.ring.get %[[KR]][%[[KPOS]]]
+// CHECK:     %[[VPOS:.*]] = arith.addi %[[KV0]], %[[PREV]]
+// CHECK:     %[[V:.*]], %[[VTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[VPOS]]]
 // CHECK:     %[[F:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.future<64x128xf32> {
 // CHECK:       %[[SF:.*]] = tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K]] transpose_b
 // CHECK:       %[[OF:.*]] = tiledattn.mma_async %[[P]], %[[V]] acc(%[[O]])
@@ -224,7 +246,8 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:     tiledattn.mask
 // CHECK:     tiledattn.online_softmax
 // CHECK:   %[[LAST:.*]] = arith.subi %[[BLOCKS]]
-// CHECK:   %[[VL:.*]], %[[VLTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[LAST]]]
+// CHECK:   %[[LASTPOS:.*]] = arith.addi %[[KV0]], %[[LAST]]
+// CHECK:   %[[VL:.*]], %[[VLTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[LASTPOS]]]
 // CHECK:   %[[OLF:.*]] = tiledattn.turn
 // CHECK:     tiledattn.mma_async %[[D]]#3, %[[VL]] acc(%[[D]]#0)
 // CHECK:   %[[OL:.*]] = tiledattn.wait %[[OLF]]

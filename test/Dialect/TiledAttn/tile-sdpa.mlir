@@ -9,18 +9,19 @@
 // CHECK-LABEL: func.func @causal_f16_d64
 // CHECK-SAME: (%[[Q:[^:]*]]: {{[^%]*}}%[[K:[^:]*]]: {{[^%]*}}%[[V:[^:]*]]: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]: {{[^%]*}}%[[SCALE:[^:]*]]: f32)
 // CHECK-SAME: attributes {tiledattn.causal, tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, split_kv_loop = false>}
-// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // Causal: the last query block (the most keys) runs first.
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: %[[LASTB:.*]] = arith.subi %[[GRID]], %[[C1]] : index
 // CHECK: %[[BX:.*]] = arith.subi %[[LASTB]], %[[BID]] : index
 // CHECK: %[[BY:.*]] = gpu.block_id y
 // CHECK: %[[BZ:.*]] = gpu.block_id z
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[SK:.*]] = memref.dim %[[K]], %[[C2]]
-// CHECK: %[[HQ:.*]] = memref.dim %[[Q]], %[[C1]]
-// CHECK: %[[HKV:.*]] = memref.dim %[[K]], %[[C1]]
+// CHECK: %[[HQ:.*]] = memref.dim %[[Q]], %[[ONE]]
+// CHECK: %[[HKV:.*]] = memref.dim %[[K]], %[[ONE]]
 // GQA: query head h reads K/V head h / (Hq / Hkv).
 // CHECK: %[[GROUP:.*]] = arith.divui %[[HQ]], %[[HKV]] : index
 // CHECK: %[[HEADKV:.*]] = arith.divui %[[BY]], %[[GROUP]] : index

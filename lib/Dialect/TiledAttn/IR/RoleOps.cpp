@@ -5,7 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Verifiers of tiledattn.warp_specialize and tiledattn.turn.
+// Verifiers of tiledattn.warp_specialize, tiledattn.turn and
+// tiledattn.for_each_tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,5 +74,35 @@ LogicalResult TurnOp::verify() {
                        "but it yields ")
            << yield.getValues().size() << " value(s) for " << getNumResults()
            << " result(s)";
+  return success();
+}
+
+LogicalResult ForEachTileOp::verify() {
+  Block &body = getBody().front();
+  unsigned expected = kNumTileArguments + getInits().size();
+  if (body.getNumArguments() != expected)
+    return emitOpError("expected the body to take the tile's q block, head, "
+                       "batch and done (index) and then the ")
+           << getInits().size() << " iter_args, " << expected
+           << " arguments, but it takes " << body.getNumArguments();
+  for (unsigned i = 0; i < kNumTileArguments; ++i)
+    if (!body.getArgument(i).getType().isIndex())
+      return emitOpError("expected body argument #")
+             << i << " to be an index (q block, head, batch, done), but got "
+             << body.getArgument(i).getType();
+  TypeRange carried =
+      TypeRange(body.getArguments().drop_front(kNumTileArguments));
+  if (carried != getInits().getTypes())
+    return emitOpError("expected the body's arguments after done to have "
+                       "the iter_args' types");
+  if (getResultTypes() != getInits().getTypes())
+    return emitOpError("expected the results to have the iter_args' types, "
+                       "but got ")
+           << getNumResults() << " result(s) for " << getInits().size()
+           << " iter_args";
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield || yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("expected the body to end in a tiledattn.yield of the "
+                       "iter_args' types (the next tile's values)");
   return success();
 }

@@ -517,9 +517,7 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
       set.push_back(name);
   };
   note(getCtasPerSm() != 1, "ctas_per_sm");
-  note(getPersistent(), "persistent");
   note(getTmaStore(), "tma_store");
-  note(getQBuffers() != 1, "q_buffers");
   note(getDynamicTiles(), "dynamic_tiles");
   note(getTileOrder() != TileOrder::by_head, "tile_order");
   note(getConditionalRescale(), "conditional_rescale");

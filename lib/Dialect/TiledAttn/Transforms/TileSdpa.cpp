@@ -48,32 +48,42 @@ LogicalResult mlir::tiledattn::verifyKernelFunction(func::FuncOp func) {
   return success();
 }
 
-BlockCoordinates mlir::tiledattn::emitBlockCoordinates(OpBuilder &b,
-                                                       SdpaOp op) {
+BlockCoordinates mlir::tiledattn::emitTileCoordinates(OpBuilder &b, SdpaOp op,
+                                                      Value qBlock, Value head,
+                                                      Value batch) {
   Location loc = op.getLoc();
-  ScheduleAttr schedule = op.getSchedule();
-  int64_t blockM = schedule.getBlockM(), blockN = schedule.getBlockN();
-  auto cst = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
   BlockCoordinates at;
-  Value c1 = cst(1), c2 = cst(2);
-  Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  if (op.getCausal()) {
-    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-    qBlock = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, blocks, c1), qBlock);
-  }
-  at.head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  at.batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value c2 = arith::ConstantIndexOp::create(b, loc, 2);
+  at.head = head;
+  at.batch = batch;
   at.seqK = memref::DimOp::create(b, loc, op.getK(), c2);
   Value headsQ = memref::DimOp::create(b, loc, op.getQ(), c1);
   Value headsKV = memref::DimOp::create(b, loc, op.getK(), c1);
   // Grouped-query attention: query head h reads K/V head h / (Hq / Hkv).
   Value group = arith::DivUIOp::create(b, loc, headsQ, headsKV);
   at.headKV = arith::DivUIOp::create(b, loc, at.head, group);
-  at.row = arith::MulIOp::create(b, loc, qBlock, cst(blockM));
+  at.row = arith::MulIOp::create(
+      b, loc, qBlock,
+      arith::ConstantIndexOp::create(b, loc, op.getSchedule().getBlockM()));
   return at;
+}
+
+BlockCoordinates mlir::tiledattn::emitBlockCoordinates(OpBuilder &b,
+                                                       SdpaOp op) {
+  Location loc = op.getLoc();
+  Value qBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  if (op.getCausal()) {
+    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    qBlock = arith::SubIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, blocks,
+                              arith::ConstantIndexOp::create(b, loc, 1)),
+        qBlock);
+  }
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  return emitTileCoordinates(b, op, qBlock, head, batch);
 }
 
 KeyRange mlir::tiledattn::emitKeyRange(OpBuilder &b, SdpaOp op,

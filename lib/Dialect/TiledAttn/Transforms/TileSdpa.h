@@ -31,6 +31,10 @@ struct BlockCoordinates {
 /// first and the short ones fill in the tail.
 BlockCoordinates emitBlockCoordinates(OpBuilder &b, SdpaOp op);
 
+/// The BlockCoordinates of the tile (qBlock, head, batch) of `op`.
+BlockCoordinates emitTileCoordinates(OpBuilder &b, SdpaOp op, Value qBlock,
+                                     Value head, Value batch);
+
 /// The keys a block's rows see, in key positions.
 struct KeyRange {
   /// Keys [0, end) take part: all of them, or up to the block's diagonal

@@ -65,19 +65,16 @@ public:
     int64_t consumers = schedule.getConsumerWarpgroups();
     // Every consumer warp releases each slot it read.
     int64_t releases = 4 * consumers;
-    qRing = RingOp::create(b, loc, ringType(1, schedule.getBlockM(), headDim),
-                           releases);
+    // With q_buffers = 2 the producer loads a tile's Q while the consumers
+    // still work on the tile before (persistent).
+    qRing = RingOp::create(
+        b, loc, ringType(schedule.getQBuffers(), schedule.getBlockM(), headDim),
+        releases);
     kRing = RingOp::create(
         b, loc, ringType(schedule.getNumStages(), blockN(), headDim), releases);
     vRing = RingOp::create(
         b, loc, ringType(schedule.getNumStages(), blockN(), headDimV),
         releases);
-    at = emitBlockCoordinates(b, op);
-    KeyRange keys = emitKeyRange(b, op, at);
-    blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
-    unmaskedBlocks =
-        arith::DivUIOp::create(b, loc, keys.unmaskedEnd, idx(blockN()));
-
     auto roles =
         WarpSpecializeOp::create(b, loc, consumers, schedule.getProducerRegs(),
                                  schedule.getConsumerRegs());
@@ -100,7 +97,10 @@ private:
   /// Of Q and K, and of V and O.
   int64_t headDim, headDimV;
   RingOp qRing, kRing, vRing;
+  /// The tile being written (forEachTile): where it is, the tiles the block
+  /// ran before it, and the ring position of its first K/V block.
   BlockCoordinates at;
+  Value tilesDone, kvFirst;
   /// K/V blocks [0, blocks) take part; [0, unmaskedBlocks) need no mask.
   Value blocks, unmaskedBlocks;
 
@@ -130,22 +130,60 @@ private:
                              TokenType::get(b.getContext()), ring, position);
   }
 
+  /// The K/V ring position of the tile's block `j`.
+  Value kv(Value j) { return arith::AddIOp::create(b, loc, kvFirst, j); }
+
+  /// A tiledattn.for_each_tile whose body `tileBody` writes, with the
+  /// tile's `at`, `tilesDone`, `kvFirst`, `blocks` and `unmaskedBlocks` set;
+  /// it carries the K/V ring position from tile to tile. Each role has one,
+  /// so that producer and consumers walk the same tiles (one, or with
+  /// persistent every grid-th).
+  void forEachTile(function_ref<void()> tileBody) {
+    Value qBlocks = arith::CeilDivUIOp::create(
+        b, loc, memref::DimOp::create(b, loc, op.getQ(), idx(2)),
+        idx(schedule.getBlockM()));
+    Value heads = memref::DimOp::create(b, loc, op.getQ(), idx(1));
+    Value batches = memref::DimOp::create(b, loc, op.getQ(), idx(0));
+    Type index = b.getIndexType();
+    auto loop = ForEachTileOp::create(b, loc, TypeRange{index}, qBlocks, heads,
+                                      batches, ValueRange{idx(0)},
+                                      /*longest_first=*/op.getCausal());
+    Block &body = loop.getBody().emplaceBlock();
+    for (unsigned i = 0; i <= ForEachTileOp::kNumTileArguments; ++i)
+      body.addArgument(index, loc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&body);
+    at = emitTileCoordinates(b, op, body.getArgument(0), body.getArgument(1),
+                             body.getArgument(2));
+    tilesDone = body.getArgument(3);
+    kvFirst = body.getArgument(4);
+    KeyRange keys = emitKeyRange(b, op, at);
+    blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
+    unmaskedBlocks =
+        arith::DivUIOp::create(b, loc, keys.unmaskedEnd, idx(blockN()));
+    tileBody();
+    YieldOp::create(b, loc,
+                    ValueRange{arith::AddIOp::create(b, loc, kvFirst, blocks)});
+  }
+
   /// One thread issues every copy: Q, then K and V block by block, each
   /// into the next slot of its ring once the consumers have freed it.
   void writeProducer() {
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
-    auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-    put(qRing, idx(0), op.getQ(), at.head, at.row);
-    auto loop = scf::ForOp::create(b, loc, idx(0), blocks, idx(1));
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
-    put(kRing, j, op.getK(), at.headKV, row);
-    put(vRing, j, op.getV(), at.headKV, row);
+    forEachTile([&] {
+      auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+      put(qRing, tilesDone, op.getQ(), at.head, at.row);
+      auto loop = scf::ForOp::create(b, loc, idx(0), blocks, idx(1));
+      b.setInsertionPointToStart(loop.getBody());
+      Value j = loop.getInductionVar();
+      Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
+      put(kRing, kv(j), op.getK(), at.headKV, row);
+      put(vRing, kv(j), op.getV(), at.headKV, row);
+    });
   }
 
   /// Issues the mmas `issue` makes, on their own or, with pingpong, inside
@@ -284,17 +322,19 @@ private:
             : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0))
                   .getResult();
     c.slotRow = arith::MulIOp::create(b, loc, consumer, idx(kWarpgroupRows));
-    c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
-    auto q = get(qRing, idx(0));
-    c.qSlot = q.getSlot();
-    c.qToken = q.getToken();
-    SmallVector<Value> out =
-        schedule.getOverlapSoftmax()
-            ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
-            : writeBlocks(c, {acc0, rowMax0, rowSum0});
-    RingReleaseOp::create(b, loc, qRing, c.qToken);
-    StoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
-                    at.head, c.row, op.getLse());
+    forEachTile([&] {
+      c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
+      auto q = get(qRing, tilesDone);
+      c.qSlot = q.getSlot();
+      c.qToken = q.getToken();
+      SmallVector<Value> out =
+          schedule.getOverlapSoftmax()
+              ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
+              : writeBlocks(c, {acc0, rowMax0, rowSum0});
+      RingReleaseOp::create(b, loc, qRing, c.qToken);
+      StoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
+                      at.head, c.row, op.getLse());
+    });
   }
 
   /// Block by block in order: S = Q K_j^T, its softmax, O += P V_j, each
@@ -303,7 +343,7 @@ private:
     return emitBlockLoops(
         0, inits,
         [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
-          auto k = get(kRing, j);
+          auto k = get(kRing, kv(j));
           Value scores = mma(c.qSlot, c.slotRow, k.getSlot(), Value(),
                              /*transposeB=*/true, c.scoreType);
           RingReleaseOp::create(b, loc, kRing, k.getToken());
@@ -311,7 +351,7 @@ private:
           auto sm = softmax(c, scores, state[1], state[2]);
           Value rescaled =
               RescaleOp::create(b, loc, c.accType, state[0], sm.getRescale());
-          auto v = get(vRing, j);
+          auto v = get(vRing, kv(j));
           Value next = mma(sm.getProbs(), Value(), v.getSlot(), rescaled,
                            /*transposeB=*/false, c.accType);
           RingReleaseOp::create(b, loc, vRing, v.getToken());
@@ -325,7 +365,7 @@ private:
   /// P.V still runs; then the last block's P.V. Returns O, row max, sum.
   SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
                                            ValueRange inits) {
-    auto k0 = get(kRing, idx(0));
+    auto k0 = get(kRing, kvFirst);
     Value scores = mma(c.qSlot, c.slotRow, k0.getSlot(), Value(),
                        /*transposeB=*/true, c.scoreType);
     RingReleaseOp::create(b, loc, kRing, k0.getToken());
@@ -356,8 +396,8 @@ private:
         1, state,
         [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
           Value previous = arith::SubIOp::create(b, loc, j, idx(1));
-          auto k = get(kRing, j);
-          auto v = get(vRing, previous);
+          auto k = get(kRing, kv(j));
+          auto v = get(vRing, kv(previous));
           SmallVector<Value> futures = issueInTurn([&]() -> SmallVector<Value> {
             return {mmaAsync(c.qSlot, c.slotRow, k.getSlot(), Value(),
                              /*transposeB=*/true, c.scoreType),
@@ -374,7 +414,7 @@ private:
           return {acc, sm.getNewRowMax(), sm.getNewRowSum(), sm.getProbs()};
         });
     Value last = arith::SubIOp::create(b, loc, blocks, idx(1));
-    auto v = get(vRing, last);
+    auto v = get(vRing, kv(last));
     Value acc = mma(state[3], Value(), v.getSlot(), state[0],
                     /*transposeB=*/false, c.accType);
     RingReleaseOp::create(b, loc, vRing, v.getToken());

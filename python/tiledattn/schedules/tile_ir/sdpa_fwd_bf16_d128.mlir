@@ -1,6 +1,8 @@
-// A producer = tma schedule with the one refinement the tile program writes
-// so far (overlap_softmax: S of block j issued with P.V of block j - 1, the
-// softmax under the P.V) and none of the others, compiled through tiledattn-tile-sdpa's warp-specialized
+// A producer = tma schedule with the refinements the tile program writes so
+// far: overlap_softmax (S of block j issued with P.V of block j - 1, the
+// softmax under the P.V), persistent (one block per multiprocessor walking
+// the tiles, tiledattn.for_each_tile) with q_buffers = 2 (the next tile's Q
+// loads under this one), compiled through tiledattn-tile-sdpa's warp-specialized
 // program (not convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128.mlir -o sdpa_fwd_bf16_d128
 // See the program with tiledattn-opt sdpa_fwd_bf16_d128.mlir --tiledattn-tile-sdpa.
@@ -16,7 +18,8 @@ func.func @sdpa_fwd_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true,
-                                   overlap_softmax = true>)
+                                   overlap_softmax = true, persistent = true,
+                                   q_buffers = 2>)
       : !head, !head, !head, !head, !lse
   return
 }

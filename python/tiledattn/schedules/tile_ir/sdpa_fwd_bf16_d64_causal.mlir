@@ -1,6 +1,7 @@
-// A producer = tma schedule with the one refinement the tile program writes
-// so far (overlap_softmax: S of block j issued with P.V of block j - 1, the
-// softmax under the P.V) and none of the others, compiled through tiledattn-tile-sdpa's warp-specialized
+// A producer = tma schedule with overlap_softmax (S of block j issued with
+// P.V of block j - 1, the softmax under the P.V) and persistent with one Q
+// buffer (causal tiles of unequal length, longest first, walked by one block
+// per multiprocessor), compiled through tiledattn-tile-sdpa's warp-specialized
 // program (not convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
 // See the program with tiledattn-opt sdpa_fwd_bf16_d64_causal.mlir --tiledattn-tile-sdpa.
@@ -16,7 +17,7 @@ func.func @sdpa_fwd_bf16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
                                    warps = 16, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 3,
                                    consumer_regs = 160, pingpong = true,
-                                   overlap_softmax = true>)
+                                   overlap_softmax = true, persistent = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -59,11 +59,13 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
 }
 
 def TiledAttn_YieldOp : TiledAttn_Op<"yield", [
-    Pure, Terminator, ReturnLike, ParentOneOf<["TurnOp", "ScoreModOp", "SdpaOp"]>]> {
+    Pure, Terminator, ReturnLike,
+    ParentOneOf<["TurnOp", "ScoreModOp", "SdpaOp", "ForEachTileOp"]>]> {
   let summary = "The values a tiledattn region hands out";
   let description = [{
     The `tiledattn.yield` operation ends a `tiledattn.turn` body, whose
-    results its operands become, or a `tiledattn.score_mod` or
+    results its operands become, a `tiledattn.for_each_tile` body (the
+    values the next tile starts from), or a `tiledattn.score_mod` or
     `tiledattn.sdpa` score_mod body (the new score).
 
     Example:
@@ -102,6 +104,59 @@ def TiledAttn_TurnOp : TiledAttn_Op<"turn", [
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "(`->` type($results)^)? $body attr-dict";
   let hasVerifier = 1;
+}
+
+def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
+    RecursiveMemoryEffects]> {
+  let summary = "The query tiles a thread block runs: its own, or every "
+                "grid-th one (persistent)";
+  let description = [{
+    The `tiledattn.for_each_tile` operation runs its body once for each
+    query tile the thread block owns, out of `q_blocks x heads x batches`
+    tiles (a tile: `block_m` query rows of one head of one batch). The
+    body's arguments are the tile's query block, head and batch, the number
+    of tiles this block ran before it (`done`, 0 for the first: the position
+    of per-tile ring slots such as Q's), then the `iter_args`: values carried
+    from one tile to the next (the ring position of the next K/V block, say),
+    which the body's `tiledattn.yield` hands on and the last tile's become
+    the results.
+
+    Which tiles a block owns follows the kernel's schedule, so that the
+    launch the bundle's manifest describes always agrees with the program:
+    one, the block's own (query block `blockIdx.x`, head `blockIdx.y`, batch
+    `blockIdx.z`), or with `persistent` the tiles `blockIdx.x`,
+    `blockIdx.x + gridDim.x`, ... in the order query blocks fastest, then
+    heads, then batches. With `longest_first` the query blocks run from the
+    last one down (causal rows: the longest first, so short tiles fill the
+    tail). A warp-specialized program puts one in each role, so that the
+    producer and the consumers walk the same tiles.
+
+    Example:
+
+    ```mlir
+    %kv = tiledattn.for_each_tile %q_blocks, %heads, %batches longest_first
+        iter_args(%c0 : index) -> index {
+    ^bb0(%q_block: index, %head: index, %batch: index, %done: index,
+         %kv_first: index):
+      // this tile's K/V blocks at ring positions %kv_first + j
+      tiledattn.yield %kv_next : index
+    }
+    ```
+  }];
+  let arguments = (ins Index:$q_blocks, Index:$heads, Index:$batches,
+                       Variadic<AnyType>:$inits, UnitAttr:$longest_first);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $q_blocks `,` $heads `,` $batches (`longest_first` $longest_first^)?
+    (`iter_args` `(` $inits^ `:` type($inits) `)`)? (`->` type($results)^)?
+    $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body's arguments before the iter_args: q block, head, batch, done.
+    static constexpr unsigned kNumTileArguments = 4;
+  }];
 }
 
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNROLEOPS_TD
