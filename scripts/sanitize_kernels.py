@@ -74,10 +74,12 @@ def main(argv=None):
     for bundle in bundles:
         manifest = json.loads((bundle / "manifest.json").read_text())
         dtype, d, causal = DTYPES[manifest["dtype"]], manifest["head_dim"], manifest["causal"]
+        dv = manifest.get("head_dim_v", d)
         scale = 1 / math.sqrt(d)
         for s in lengths:
             q = torch.randn(1, 2, s, d, dtype=dtype, device="cuda")
-            k, v = (torch.randn(1, 1, s, d, dtype=dtype, device="cuda") for _ in range(2))
+            k = torch.randn(1, 1, s, d, dtype=dtype, device="cuda")
+            v = torch.randn(1, 1, s, dv, dtype=dtype, device="cuda")
             out, lse = torch.ops.tiledattn.sdpa_fwd(q, k, v, causal, scale, str(bundle))
             # Reads every element on the GPU: initcheck sees unwritten ones.
             total = out.float().sum().item() + lse.sum().item()

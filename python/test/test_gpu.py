@@ -32,7 +32,7 @@ from tiledattn import registry
 sdpa = tiledattn.scaled_dot_product_attention
 
 DTYPES = [torch.float16, torch.bfloat16]
-HEAD_DIMS = [64, 128, 256]
+HEAD_DIMS = [64, 128, 192, 256]
 CHUNK = 1024  # query rows per reference block, to bound float64 memory
 
 
@@ -234,6 +234,18 @@ def test_matches_reference(dtype, head_dim, causal, shape):
         make(b, hkv, sk, head_dim, dtype),
     )
     run_and_check(q, k, v, causal, gqa=hq != hkv)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "b{}h{}kv{}q{}k{}".format(*s))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f16", "bf16"])
+def test_a_value_head_dim_of_its_own_matches_reference(dtype, causal, shape):
+    # DeepSeek's head dims: queries and keys 192, values (and the output) 128.
+    b, hq, hkv, sq, sk = shape
+    q = make(b, hq, sq, 192, dtype)
+    k, v = make(b, hkv, sk, 192, dtype), make(b, hkv, sk, 128, dtype)
+    out = run_and_check(q, k, v, causal, gqa=hq != hkv)
+    assert out.shape == (b, hq, sq, 128)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -559,7 +571,8 @@ def test_every_bundle_is_right_at_any_length(runtime, shape):
     for entry in registry.kernels():
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
         q = make(b, hq, sq, entry.head_dim, dtype)
-        k, v = (make(b, hkv, sk, entry.head_dim, dtype) for _ in range(2))
+        k = make(b, hkv, sk, entry.head_dim, dtype)
+        v = make(b, hkv, sk, entry.head_dim_v, dtype)
         scale = 1 / math.sqrt(entry.head_dim)
         what = f"{entry.name} q{tuple(q.shape)} k{tuple(k.shape)}"
         op_and_check(q, k, v, entry.causal, scale, entry.path, what)
@@ -573,7 +586,8 @@ def test_every_bundle_takes_any_finite_scale(runtime, scale):
     # 300 keys: a partly masked last block, and causal diagonals.
     for entry in registry.kernels():
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
-        q, k, v = (make(1, 2, 300, entry.head_dim, dtype) for _ in range(3))
+        q, k = (make(1, 2, 300, entry.head_dim, dtype) for _ in range(2))
+        v = make(1, 2, 300, entry.head_dim_v, dtype)
         q = q * 8  # wide score ranges: overflow if the shift were wrong
         what = f"{entry.name} scale={scale}"
         op_and_check(q, k, v, entry.causal, scale, entry.path, what)

@@ -216,7 +216,8 @@ def test_tile_ir_bundles_are_well_formed():
     # The bundles compiled through the tile program (build/kernels-tile-ir,
     # checked on the GPU by test_gpu_tile_ir.py) read like the shipped ones:
     # one per file in schedules/tile_ir, TMA maps for q, k and v, a block of
-    # 128 threads per warpgroup, no spills.
+    # 128 threads per warpgroup, no spills, a grid of one block per tile or,
+    # persistent, at most one per multiprocessor (tiledattn.for_each_tile).
     from pathlib import Path
 
     directory = Path(__file__).resolve().parents[2] / "build" / "kernels-tile-ir"
@@ -230,7 +231,11 @@ def test_tile_ir_bundles_are_well_formed():
         assert [m["operand"] for m in manifest["tensor_maps"]] == ["q", "k", "v"], entry.name
         assert manifest["threads"] % 128 == 0 and manifest["threads"] >= 256, entry.name
         assert manifest["resources"]["spill_stores"] == 0, entry.name
-        assert manifest["grid"]["x"] == "ceil_div(seqlen_q, block_m)", entry.name
+        tiles = "ceil_div(seqlen_q, block_m)"
+        if "persistent = true" in manifest["schedule"]:
+            tiles = f"min({tiles} * heads_q * batch, multiprocessors)"
+        assert manifest["grid"]["x"] == tiles, entry.name
+    assert any("persistent = true" in e.manifest["schedule"] for e in entries)
 
 
 def test_score_mod_kernels_are_never_picked_for_plain_attention(fake_kernel_dir):

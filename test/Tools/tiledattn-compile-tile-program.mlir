@@ -68,7 +68,7 @@ func.func @tile_program_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !hea
 // Head dim 192 with value head dim 128 goes through the tile program with no
 // flag: convert-sdpa-to-hopper writes head dims 64, 128 and 256 only and
 // leaves the sdpa to tiledattn-tile-sdpa. The manifest says both head dims.
-// RUN: rm -rf %t.d192 && tiledattn-compile --quiet %schedules/tile_ir/sdpa_fwd_bf16_d192_dv128_causal.mlir -o %t.d192
+// RUN: rm -rf %t.d192 && tiledattn-compile --quiet %schedules/sdpa_fwd_bf16_d192_dv128_causal.mlir -o %t.d192
 // RUN: FileCheck %s --check-prefix=D192 --input-file %t.d192/manifest.json
 // D192: "causal": true,
 // D192: "head_dim": 192,
