@@ -43,20 +43,32 @@ def main() -> int:
     # The GPU tests' score_mods in bf16, and the harness's (--score-mod) in
     # both dtypes, so that a GPU run with TILEDATTN_CACHE_DIR set to this
     # cache finds them too.
-    work = [(f, torch.bfloat16) for f in SCORE_MODS]
-    work += [(masked_score_mod(f, m, shape), torch.bfloat16) for f, m, shape in BLOCK_MASK_CASES]
+    # (score_mod, dtype, causal); the harness times its score_mods causal too
+    # (with a causal BlockMask, which flex_attention runs as a causal kernel).
+    work = [(f, torch.bfloat16, False) for f in SCORE_MODS]
+    for f, m, shape in BLOCK_MASK_CASES:
+        masked, causal = masked_score_mod(f, m, shape)
+        if masked is not None:
+            work.append((masked, torch.bfloat16, causal))
     work += [
-        (f, t) for f in BENCH_SCORE_MODS.values() if f for t in (torch.bfloat16, torch.float16)
+        (f, t, causal)
+        for f in BENCH_SCORE_MODS.values()
+        if f
+        for t in (torch.bfloat16, torch.float16)
+        for causal in (False, True)
     ]
-    for score_mod, dtype in work:
+    for score_mod, dtype, causal in work:
         region = trace_score_mod(score_mod)
         for head_dim, head_dim_v in head_dims:
             start = time.perf_counter()
-            text = schedule_text(region, dtype, head_dim, "flex_score_mod", head_dim_v)
+            text = schedule_text(
+                region, dtype, head_dim, "flex_score_mod", head_dim_v, causal=causal
+            )
             kernel = tiledattn.compile(text, cache=cache)
             seconds = time.perf_counter() - start
             print(
-                f"{score_mod.__name__} {dtype} d{head_dim} dv{head_dim_v}: {kernel.path} "
+                f"{score_mod.__name__} {dtype} d{head_dim} dv{head_dim_v}"
+                f"{' causal' if causal else ''}: {kernel.path} "
                 f"({seconds:.1f} s)"
             )
     # The compiler's own keys name this machine's compiler binary: no use

@@ -29,7 +29,6 @@ def methods_and_clamp(score, b, h, q_idx, kv_idx):
 
 SCORE_MODS = [softcap, alibi, causal, sliding_window, methods_and_clamp]
 
-# (batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim), bf16.
 # (batch, query heads, key/value heads, query length, key length, head dim,
 # value head dim): GQA, odd lengths, every head dim, DeepSeek's 192 / 128.
 GPU_SHAPES = [
@@ -41,16 +40,27 @@ GPU_SHAPES = [
 
 
 def causal_mask(b, h, q_idx, kv_idx):
-    """A FlexAttention mask_mod, for block_mask cases."""
+    """A FlexAttention mask_mod, for block_mask cases: flex_attention runs it
+    as a causal kernel."""
     return q_idx >= kv_idx
 
 
+def window_mask(b, h, q_idx, kv_idx):
+    """A mask_mod flex_attention applies per score: a causal window of 100."""
+    return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)
+
+
 # (score_mod, mask_mod, shape) of the GPU tests with a block_mask.
-BLOCK_MASK_CASES = [(softcap, causal_mask, (1, 2, 2, 300, 300, 128, 128))]
+BLOCK_MASK_CASES = [
+    (softcap, causal_mask, (1, 2, 2, 300, 300, 128, 128)),
+    (softcap, window_mask, (1, 2, 2, 300, 300, 128, 128)),
+    (None, causal_mask, (1, 2, 2, 300, 300, 128, 128)),
+]
 
 
 def masked_score_mod(score_mod, mask_mod, shape, device="cpu"):
-    """What flex_attention traces for score_mod with a BlockMask of mask_mod."""
+    """What flex_attention traces for score_mod with a BlockMask of mask_mod,
+    and whether it runs as a causal kernel: (score_mod, causal)."""
     from torch.nn.attention.flex_attention import create_block_mask
 
     from tiledattn.flex import _with_mask_mod

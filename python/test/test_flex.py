@@ -135,17 +135,47 @@ def test_a_block_masks_mask_mod_is_applied_per_score():
 
     from tiledattn.flex import _with_mask_mod
 
-    def causal_mask(b, h, q_idx, kv_idx):
-        return q_idx >= kv_idx
+    def window_mask(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)
 
     q = torch.empty(1, 2, 300, 64)
-    block_mask = create_block_mask(causal_mask, None, None, 300, 300, device="cpu")
-    region = trace_score_mod(_with_mask_mod(softcap, block_mask, q, q))
+    block_mask = create_block_mask(window_mask, None, None, 300, 300, device="cpu")
+    masked, causal = _with_mask_mod(softcap, block_mask, q, q)
+    region = trace_score_mod(masked)
+    assert not causal
     assert "math.tanh" in region and "arith.cmpi sge, %q_idx, %kv_idx" in region
     assert "arith.select" in region and "0xFF800000" in region
     # Without a score_mod, the mask alone.
-    region = trace_score_mod(_with_mask_mod(None, block_mask, q, q))
-    assert "math.tanh" not in region and "arith.select" in region
+    masked, causal = _with_mask_mod(None, block_mask, q, q)
+    region = trace_score_mod(masked)
+    assert not causal and "math.tanh" not in region and "arith.select" in region
+
+
+@pytest.mark.parametrize(
+    "mask_mod, causal",
+    [
+        (lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, True),
+        (lambda b, h, q_idx, kv_idx: kv_idx <= q_idx, True),
+        # Not torch's top-left causal: the diagonal is masked too.
+        (lambda b, h, q_idx, kv_idx: q_idx > kv_idx, False),
+        (lambda b, h, q_idx, kv_idx: (q_idx >= kv_idx) & (h >= 0), False),
+    ],
+    ids=["q>=kv", "kv<=q", "q>kv", "with-head-term"],
+)
+def test_the_causal_mask_mod_runs_as_a_causal_kernel(mask_mod, causal):
+    # The kernels apply the top-left causal mask themselves and skip the
+    # blocks above the diagonal; any other mask_mod is applied per score.
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    from tiledattn.flex import _with_mask_mod
+
+    q = torch.empty(1, 2, 300, 64)
+    block_mask = create_block_mask(mask_mod, None, None, 300, 300, device="cpu")
+    masked, is_causal = _with_mask_mod(softcap, block_mask, q, q)
+    assert is_causal == causal
+    assert (masked is softcap) == causal
+    text = schedule_text(trace_score_mod(masked), torch.bfloat16, 64, "flex", causal=is_causal)
+    assert ("into %o, %lse causal" in text) == causal
 
 
 def test_block_masks_that_cannot_be_honoured_are_refused():

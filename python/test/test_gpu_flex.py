@@ -49,7 +49,11 @@ def test_flex_attention_matches_float64(score_mod, shape):
 @pytest.mark.parametrize(
     "score_mod, mask_mod, shape",
     BLOCK_MASK_CASES,
-    ids=lambda x: getattr(x, "__name__", None) or "b{}h{}kv{}q{}k{}d{}".format(*x),
+    ids=lambda x: (
+        "none"
+        if x is None
+        else getattr(x, "__name__", None) or "b{}h{}kv{}q{}k{}d{}dv{}".format(*x)
+    ),
 )
 def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, shape):
     from torch.nn.attention.flex_attention import create_block_mask
@@ -60,7 +64,8 @@ def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, s
     scale = 1 / math.sqrt(d)
 
     def masked(s, bb, h, i, j):
-        return torch.where(mask_mod(bb, h, i, j), score_mod(s, bb, h, i, j), -math.inf)
+        kept = score_mod(s, bb, h, i, j) if score_mod is not None else s
+        return torch.where(mask_mod(bb, h, i, j), kept, -math.inf)
 
     ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=masked)
     block_mask = create_block_mask(mask_mod, None, None, sq, sk, device="cuda")
@@ -74,6 +79,6 @@ def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, s
         return_lse=True,
         cache=CACHE,
     )
-    what = f"flex {score_mod.__name__} + block_mask {mask_mod.__name__}"
+    what = f"flex {getattr(score_mod, '__name__', None)} + block_mask {mask_mod.__name__}"
     check_out(out, ref, low, what, dtype=q.dtype)
     check_lse(lse, ref_lse, what)

@@ -323,10 +323,11 @@ def schedule_text(
     head_dim: int,
     name: str,
     head_dim_v: "int | None" = None,
+    causal: bool = False,
 ) -> str:
     """The schedule file (MLIR) of a kernel that runs `score_mod_region`, for
     query/key head dim `head_dim` and value head dim `head_dim_v` (default
-    the same; DeepSeek's 192 and 128, say)."""
+    the same; DeepSeek's 192 and 128, say), causal (top-left) or not."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
         if dim not in _SCHEDULES:
@@ -348,7 +349,7 @@ def schedule_text(
     return (
         f"func.func @{name}(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo},\n"
         f"    %lse: {lse}, %scale: f32) {{\n"
-        "  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse\n"
+        f"  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse{' causal' if causal else ''}\n"
         f"      schedule(#tiledattn.schedule<{schedule}>)\n"
         f"      {score_mod_region} : {qk}, {qk}, {vo}, {vo}, {lse}\n"
         "  return\n"
@@ -356,11 +357,34 @@ def schedule_text(
     )
 
 
+def _is_causal_mask(mask_mod) -> bool:
+    """Whether `mask_mod` traces to exactly `q_idx >= kv_idx` (or `kv_idx <=
+    q_idx`): the top-left causal mask, which the kernels apply themselves and
+    skip the blocks above the diagonal for."""
+
+    def applied(mod):
+        def masked(score, b, h, q_idx, kv_idx):
+            return torch.where(mod(b, h, q_idx, kv_idx), score, -float("inf"))
+
+        return masked
+
+    try:
+        region = trace_score_mod(applied(mask_mod))
+    except UnsupportedInputError:
+        return False
+    return any(
+        region == trace_score_mod(applied(causal))
+        for causal in (lambda b, h, q, kv: q >= kv, lambda b, h, q, kv: kv <= q)
+    )
+
+
 def _with_mask_mod(score_mod, block_mask, query, key):
-    """`score_mod` with the BlockMask's mask_mod applied per score (masked
-    scores -inf). Its block sparsity is not used to skip blocks yet, so it
-    must be exactly what its mask_mod implies (checked once per BlockMask):
-    a BlockMask whose blocks drop scores that its mask_mod keeps is refused
+    """(`score_mod` with the BlockMask's mask_mod applied per score, causal):
+    masked scores -inf, or, for the causal mask_mod, `score_mod` as it is and
+    causal True (the kernel masks and skips the blocks above the diagonal).
+    Other block sparsity is not used to skip blocks yet, so it must be
+    exactly what the mask_mod implies (checked once per BlockMask): a
+    BlockMask whose blocks drop scores that its mask_mod keeps is refused
     rather than computed differently."""
     try:
         from torch.nn.attention.flex_attention import BlockMask, create_block_mask, noop_mask
@@ -402,14 +426,16 @@ def _with_mask_mod(score_mod, block_mask, query, key):
             del _checked_block_masks[next(iter(_checked_block_masks))]
         _checked_block_masks[key_] = block_mask
     if mask_mod is noop_mask:
-        return score_mod
+        return score_mod, False
+    if _is_causal_mask(mask_mod):
+        return score_mod, True
     inner = score_mod
 
     def masked(score, b, h, q_idx, kv_idx):
         kept = inner(score, b, h, q_idx, kv_idx) if inner is not None else score
         return torch.where(mask_mod(b, h, q_idx, kv_idx), kept, -float("inf"))
 
-    return masked
+    return masked, False
 
 
 # BlockMasks whose sparsity matched their mask_mod, by id (kept alive here,
@@ -437,7 +463,9 @@ def flex_attention(
     `cache`). Inputs are [B, H, S, D] float16/bfloat16 CUDA tensors with head
     dim 64, 128, 192 or 256 (value's may differ: 192 and 128, say). A block_mask's mask_mod is applied per score (its
     block sparsity must be what the mask_mod implies; blocks are not skipped
-    yet, so a sparse mask costs as much as a dense one). Without a score_mod
+    yet, so a sparse mask costs as much as a dense one), except the causal
+    mask_mod (`q_idx >= kv_idx`), which runs as a causal kernel that skips
+    the blocks above the diagonal. Without a score_mod
     or block_mask this is scaled_dot_product_attention. With
     return_lse, returns (out, lse) with lse of shape [B, H, S] in float32.
     torch.tanh in a score_mod runs as the GPU's tanh.approx.f32 (relative
@@ -446,12 +474,13 @@ def flex_attention(
     from tiledattn.attention import _attention, _prepare
     from tiledattn.compiler import compile as compile_schedule
 
+    causal = False
     if block_mask is not None:
-        score_mod = _with_mask_mod(score_mod, block_mask, query, key)
+        score_mod, causal = _with_mask_mod(score_mod, block_mask, query, key)
     if score_mod is None:  # plain attention, on the shipped kernels
         if not return_lse:
-            return _attention(query, key, value, None, 0.0, False, scale, enable_gqa, False)
-        launch = _prepare(query, key, value, None, 0.0, False, scale, enable_gqa, False, None)
+            return _attention(query, key, value, None, 0.0, causal, scale, enable_gqa, False)
+        launch = _prepare(query, key, value, None, 0.0, causal, scale, enable_gqa, False, None)
         return launch.run_with_lse()
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, torch.Tensor):
@@ -460,8 +489,13 @@ def flex_attention(
             )
     region = trace_score_mod(score_mod)
     text = schedule_text(
-        region, query.dtype, query.shape[-1], "flex_score_mod", head_dim_v=value.shape[-1]
+        region,
+        query.dtype,
+        query.shape[-1],
+        "flex_score_mod",
+        head_dim_v=value.shape[-1],
+        causal=causal,
     )
     kernel = compile_schedule(text, cache=cache)
-    launch = _prepare(query, key, value, None, 0.0, False, scale, enable_gqa, False, kernel.entry)
+    launch = _prepare(query, key, value, None, 0.0, causal, scale, enable_gqa, False, kernel.entry)
     return launch.run_with_lse() if return_lse else launch.run()

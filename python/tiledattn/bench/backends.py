@@ -129,26 +129,33 @@ class TiledAttn(Backend):
         return Prepared(fn, {"kernel": entry.name})
 
     def _prepare_flex(self, case, q, k, v):
-        """tiledattn.flex_attention with the case's score_mod, compiled (or
-        found in the cache) before timing."""
+        """tiledattn.flex_attention with the case's score_mod (and, causal, the
+        causal BlockMask FlexAttention gets, which it runs as a causal kernel),
+        compiled (or found in the cache) before timing."""
         import tiledattn
         from tiledattn.errors import TiledAttnError
 
+        block_mask = None
         if case.causal:
-            raise Unsupported(
-                "tiledattn.flex_attention has no block_mask yet, so no causal score_mod case"
+            from torch.nn.attention.flex_attention import create_block_mask
+
+            def causal(b, h, q_idx, kv_idx):
+                return q_idx >= kv_idx
+
+            block_mask = create_block_mask(
+                causal, None, None, case.seqlen_q, case.seqlen_k, device=q.device
             )
         score_mod = case.score_mod_fn
         start = time.perf_counter()
         try:
-            tiledattn.flex_attention(q, k, v, score_mod=score_mod)
+            tiledattn.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask)
         except TiledAttnError as error:
             raise Unsupported(str(error)) from None
         _sync(q)
         compile_s = time.perf_counter() - start
 
         def fn():
-            return tiledattn.flex_attention(q, k, v, score_mod=score_mod)
+            return tiledattn.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask)
 
         return Prepared(fn, {"kernel": f"flex:{case.score_mod}", "compile_s": compile_s})
 
