@@ -181,8 +181,9 @@ private:
       b.setInsertionPointToStart(loop.getBody());
       Value j = loop.getInductionVar();
       Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
-      put(kRing, kv(j), op.getK(), at.headKV, row);
-      put(vRing, kv(j), op.getV(), at.headKV, row);
+      Value position = kv(j); // K and V of a block share their slots
+      put(kRing, position, op.getK(), at.headKV, row);
+      put(vRing, position, op.getV(), at.headKV, row);
     });
   }
 
