@@ -203,6 +203,27 @@ inline void beginTurn(OpBuilder &b, Location loc, Value consumer) {
                           NVVM::BarrierReductionAttr(), Value());
 }
 
+/// Consumer warpgroups: at most three (the schedule's verifier).
+constexpr int64_t kMaxConsumerWarpgroups = 3;
+/// A warpgroup's own named barrier (128 threads), after the turn ones:
+/// warpgroup w (0 the producer, 1.. the consumers) syncs on
+/// kWarpgroupBarrier + w.
+constexpr int64_t kWarpgroupBarrier = kTurnBarrier + kMaxConsumerWarpgroups;
+
+/// Syncs the 128 threads of the calling thread's (`tid`'s) warpgroup.
+inline void syncWarpgroup(OpBuilder &b, Location loc, Value tid) {
+  Value warpgroup = arith::DivUIOp::create(
+      b, loc, tid, arith::ConstantIndexOp::create(b, loc, 128));
+  Value id = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::AddIOp::create(
+          b, loc, warpgroup,
+          arith::ConstantIndexOp::create(b, loc, kWarpgroupBarrier)));
+  NVVM::BarrierOp::create(b, loc, Type(), id,
+                          arith::ConstantIntOp::create(b, loc, 128, 32),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
 /// Ends consumer `consumer`'s turn: the next consumer (of `consumers`) may
 /// begin its own.
 inline void endTurn(OpBuilder &b, Location loc, Value consumer,

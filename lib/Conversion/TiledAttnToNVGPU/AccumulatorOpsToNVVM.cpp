@@ -6,7 +6,8 @@
 //
 // The tile ops on a warpgroup's wgmma accumulator registers, for
 // tiledattn-lower-mma: tiledattn.constant, mask, score_mod, online_softmax (P
-// packed into an mma's A words), rescale and store, with
+// packed into an mma's A words), rescale, store and tma_store (its rows
+// into the stage; tiledattn-lower-rings issued the copy), with
 // convert-sdpa-to-hopper's code (AccumulatorMath). Register tiles arrive and
 // leave as casts of their structs.
 //
@@ -69,7 +70,8 @@ public:
         })
         .Case([&](RescaleOp rescale) { return lowerRescale(rescale); })
         .Case([&](ConstantOp constant) { return lowerConstant(constant); })
-        .Case([&](StoreOp store) { return lowerStore(store); });
+        .Case([&](StoreOp store) { return lowerStore(store); })
+        .Case([&](TmaStoreOp store) { return lowerTmaStore(store); });
   }
 
 private:
@@ -156,7 +158,6 @@ private:
   /// The op's every row may have seen only -inf (it says so), so the guard
   /// is always on; P is packed into the words of an mma's A.
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {
-    auto type = cast<TileType>(op.getScores().getType());
     FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
     if (failed(scores))
       return failure();
@@ -193,38 +194,33 @@ private:
     return success();
   }
 
+  /// What storing O needs of each of the thread's two rows (r = 0, 1:
+  /// row group and group + 8 of its warp's 16).
+  struct FinishedRow {
+    int r;
+    /// 1 / l (0 for an empty row), and whether the row is inside `dest`.
+    Value inv, inside;
+    /// Its index in dest; its max, whole sum, and whether the sum is 0.
+    Value row, max, sum, empty;
+  };
+
   /// The row sums are the thread's part (a quarter of each row's keys, as
-  /// the online softmax leaves them): the quad adds them. Rows past the
-  /// sequence are not written; an empty row (sum 0) stores zeros and an lse
-  /// of -inf; lanes with quad 0 store the lse.
-  LogicalResult lowerStore(StoreOp op) {
-    auto type = cast<TileType>(op.getAcc().getType());
-    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
-    if (failed(acc))
-      return failure();
+  /// the online softmax leaves them): the quad adds them. An empty row (sum
+  /// 0) takes 1 / l = 0, so its O is zeros, and an lse of -inf. `each`,
+  /// if given, runs once a row is finished, before the next.
+  template <typename StoreOpT>
+  FailureOr<std::array<FinishedRow, 2>>
+  finishRows(StoreOpT op, const AccumulatorPlace &p,
+             function_ref<void(const FinishedRow &)> each = nullptr) {
     RowState st;
     if (failed(rowsOf(op, op.getRowMax(), "row_max", st.max)) ||
         failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
       return failure();
-    auto idx = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    auto ifThen = [&](Value cond, function_ref<void()> body) {
-      auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      body();
-    };
-    AccumulatorPlace p = place();
-    Value dest = op.getDest();
-    Type elementType = cast<MemRefType>(dest.getType()).getElementType();
-    Value seqQ = memref::DimOp::create(b, loc, dest, idx(2));
+    Value seqQ = memref::DimOp::create(b, loc, op.getDest(), idx(2));
     Value rowBase = arith::AddIOp::create(
         b, loc, op.getRow(), arith::AddIOp::create(b, loc, p.warpRow, p.group));
-    Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
-    Value zero = math.f32(0.0),
-          negInf = math.f32(-std::numeric_limits<float>::infinity());
-    auto pairType = VectorType::get({2}, elementType);
+    Value zero = math.f32(0.0);
+    std::array<FinishedRow, 2> rows;
     for (int r = 0; r < 2; ++r) {
       Value sum = st.sum[r];
       for (int64_t x : {1, 2})
@@ -234,39 +230,143 @@ private:
                                  .getShuffleResult());
       Value empty =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-      Value inv = arith::SelectOp::create(
+      FinishedRow &f = rows[r];
+      f.r = r;
+      f.max = st.max[r];
+      f.sum = sum;
+      f.empty = empty;
+      f.inv = arith::SelectOp::create(
           b, loc, empty, zero,
           arith::DivFOp::create(b, loc, math.f32(1.0), sum));
-      Value row = arith::AddIOp::create(b, loc, rowBase, idx(8 * r));
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seqQ);
-      ifThen(inside, [&] {
-        for (int64_t i = 0; i < type.getNumCols() / 8; ++i) {
-          Value lo = arith::TruncFOp::create(
-              b, loc, elementType, math.fmul((*acc)[4 * i + 2 * r], inv));
-          Value hi = arith::TruncFOp::create(
-              b, loc, elementType, math.fmul((*acc)[4 * i + 2 * r + 1], inv));
-          Value pair = vector::FromElementsOp::create(b, loc, pairType,
-                                                      ValueRange{lo, hi});
-          Value col = arith::AddIOp::create(b, loc, col0, idx(8 * i));
-          vector::StoreOp::create(
-              b, loc, pair, dest,
-              ValueRange{op.getBatch(), op.getHead(), row, col});
-        }
-        if (!op.getLse())
-          return;
-        Value lead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           p.quad, idx(0));
-        ifThen(lead, [&] {
-          // lse = ln(sum_j exp(scale * s_ij)) = (m + log2 l) * ln 2.
-          Value lse = math.fmul(math.fadd(st.max[r], math.log2(sum)),
-                                math.f32(0.69314718055994530942));
-          lse = arith::SelectOp::create(b, loc, empty, negInf, lse);
-          memref::StoreOp::create(b, loc, lse, op.getLse(),
-                                  ValueRange{op.getBatch(), op.getHead(), row});
-        });
-      });
+      f.row = arith::AddIOp::create(b, loc, rowBase, idx(8 * r));
+      f.inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f.row, seqQ);
+      if (each)
+        each(f);
     }
+    return rows;
+  }
+
+  /// Quad 0 stores the row's lse (where the row is inside dest).
+  template <typename StoreOpT>
+  void storeLse(StoreOpT op, const AccumulatorPlace &p, const FinishedRow &f) {
+    if (!op.getLse())
+      return;
+    Value lead =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, p.quad, idx(0));
+    ifThen(lead, [&] {
+      // lse = ln(sum_j exp(scale * s_ij)) = (m + log2 l) * ln 2.
+      Value lse = math.fmul(math.fadd(f.max, math.log2(f.sum)),
+                            math.f32(0.69314718055994530942));
+      lse = arith::SelectOp::create(
+          b, loc, f.empty, math.f32(-std::numeric_limits<float>::infinity()),
+          lse);
+      memref::StoreOp::create(b, loc, lse, op.getLse(),
+                              ValueRange{op.getBatch(), op.getHead(), f.row});
+    });
+  }
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+
+  /// Rows past the sequence are not written.
+  LogicalResult lowerStore(StoreOp op) {
+    auto type = cast<TileType>(op.getAcc().getType());
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    AccumulatorPlace p = place();
+    Value dest = op.getDest();
+    Type elementType = cast<MemRefType>(dest.getType()).getElementType();
+    Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
+    auto pairType = VectorType::get({2}, elementType);
+    FailureOr<std::array<FinishedRow, 2>> rows =
+        finishRows(op, p, [&](const FinishedRow &f) {
+          ifThen(f.inside, [&] {
+            for (int64_t i = 0; i < type.getNumCols() / 8; ++i) {
+              Value lo = arith::TruncFOp::create(
+                  b, loc, elementType,
+                  math.fmul((*acc)[4 * i + 2 * f.r], f.inv));
+              Value hi = arith::TruncFOp::create(
+                  b, loc, elementType,
+                  math.fmul((*acc)[4 * i + 2 * f.r + 1], f.inv));
+              Value pair = vector::FromElementsOp::create(b, loc, pairType,
+                                                          ValueRange{lo, hi});
+              Value col = arith::AddIOp::create(b, loc, col0, idx(8 * i));
+              vector::StoreOp::create(
+                  b, loc, pair, dest,
+                  ValueRange{op.getBatch(), op.getHead(), f.row, col});
+            }
+            storeLse(op, p, f);
+          });
+        });
+    return failure(failed(rows));
+  }
+
+  /// O into the stage by stmatrix.x4, two 8-column chunks of the warp's 16
+  /// rows each (the accumulator's register order is stmatrix's fragment
+  /// order), in the 128-byte-swizzled layout of !tiledattn.smem: lanes
+  /// 8j .. 8j + 7 address the rows of matrix j, rows (j % 2) * 8 + lane % 8
+  /// of the warp's 16, chunk i + j / 2.
+  LogicalResult lowerTmaStore(TmaStoreOp op) {
+    auto type = cast<TileType>(op.getAcc().getType());
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    Value address = castSource(op.getStage());
+    if (!address || !address.getType().isIndex())
+      return op.emitOpError("expected the stage to be a shared-memory "
+                            "address (run tiledattn-lower-rings before "
+                            "tiledattn-lower-mma)");
+    AccumulatorPlace p = place();
+    FailureOr<std::array<FinishedRow, 2>> rows = finishRows(op, p);
+    if (failed(rows))
+      return failure();
+    Type elementType = op.getStage().getType().getElementType();
+    int64_t atomBytes = op.getStage().getType().getRows() * 128;
+    auto div = [&](Value a, int64_t c) -> Value {
+      return arith::DivUIOp::create(b, loc, a, idx(c));
+    };
+    auto rem = [&](Value a, int64_t c) -> Value {
+      return arith::RemUIOp::create(b, loc, a, idx(c));
+    };
+    auto add = [&](Value a, Value c) -> Value {
+      return arith::AddIOp::create(b, loc, a, c);
+    };
+    Value matrix = div(p.lane, 8), rowInMatrix = rem(p.lane, 8);
+    // (One op per statement: the order of a call's arguments is not fixed.)
+    Value warpFirst = add(op.getStageRow(), p.warpRow);
+    Value halfRows = arith::MulIOp::create(b, loc, rem(matrix, 2), idx(8));
+    Value row = add(warpFirst, add(halfRows, rowInMatrix));
+    Value rowStart = add(address, arith::MulIOp::create(b, loc, row, idx(128)));
+    MLIRContext *ctx = b.getContext();
+    for (int64_t i = 0; i < type.getNumCols() / 8; i += 2) {
+      SmallVector<Value> values;
+      for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
+        values.push_back(math.fmul((*acc)[j], (*rows)[(j % 4) / 2].inv));
+      // 16-byte chunk c of a row sits at chunk c ^ (row % 8); stage_row is a
+      // multiple of 8, so row % 8 is the lane's row in its matrix.
+      Value chunk = arith::XOrIOp::create(
+          b, loc, add(div(matrix, 2), idx(i % 8)), rowInMatrix);
+      Value offset = add(add(rowStart, idx((i / 8) * atomBytes)),
+                         arith::MulIOp::create(b, loc, chunk, idx(16)));
+      Value pointer = LLVM::IntToPtrOp::create(
+          b, loc, LLVM::LLVMPointerType::get(ctx, 3),
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset)
+              .getResult());
+      NVVM::StMatrixOp::create(
+          b, loc, pointer, math.pack(values, elementType),
+          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+    }
+    for (const FinishedRow &f : *rows)
+      ifThen(f.inside, [&] { storeLse(op, p, f); });
     return success();
   }
 

@@ -223,6 +223,13 @@ LogicalResult MmaSyncEmitter::emitBlock(Block &block) {
                   "must be expanded by tiledattn-tile-sdpa first");
             })
             .Default([&](Operation *other) -> LogicalResult {
+              // Rings, roles, shared tiles, asynchronous mmas and TMA
+              // stores: the warp-specialized program's ops.
+              if (isa<TiledAttnDialect>(other->getDialect()))
+                return other->emitOpError(
+                    "is lowered only in producer = tma programs (warp "
+                    "roles, rings, shared memory), not by the mma_sync "
+                    "emitter");
               bool nested = false;
               other->walk([&](Operation *inner) {
                 if (inner != other &&

@@ -9,7 +9,10 @@
 // memory, a full and an empty mbarrier per slot, waits, arrives and TMA
 // copies. The waits, arrives and slot/phase arithmetic are the ones
 // convert-sdpa-to-hopper emits for its K/V ring (NVVMHelpers.h), so a ring
-// program lowers to the same code as the hand-written kernels.
+// program lowers to the same code as the hand-written kernels. It also lays
+// out the tiledattn.alloc tiles (after the rings) and issues the TMA copies
+// of tiledattn.tma_store (whose registers tiledattn-lower-mma writes into
+// the stage, before the copy) and its waits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +57,10 @@ public:
   RingLowering(gpu::GPUFuncOp kernel) : kernel(kernel), b(kernel) {}
 
   LogicalResult run() {
-    SmallVector<RingOp> rings(kernel.getBody().front().getOps<RingOp>());
-    if (rings.empty())
+    Block &entry = kernel.getBody().front();
+    SmallVector<RingOp> rings(entry.getOps<RingOp>());
+    SmallVector<AllocOp> allocs(entry.getOps<AllocOp>());
+    if (rings.empty() && allocs.empty())
       return success();
     WalkResult turns = kernel.walk([](Operation *op) {
       if (!isa<TurnOp, WarpSpecializeOp>(op))
@@ -71,17 +76,21 @@ public:
       return kernel.emitOpError("already has ")
              << kDynamicSmemAttrName
              << ": tiledattn-lower-rings lays out the shared memory of "
-                "kernels whose only shared memory is their rings";
-    loc = rings.front().getLoc();
-    b.setInsertionPoint(rings.front());
-    planRings(rings);
+                "kernels whose only shared memory is their rings and "
+                "tiledattn.alloc tiles";
+    Operation *first = rings.empty() ? allocs.front().getOperation()
+                                     : rings.front().getOperation();
+    loc = first->getLoc();
+    b.setInsertionPoint(first);
+    planRings(rings, allocs);
     if (failed(createTensorMaps()))
       return failure();
-    emitSetup();
+    emitSetup(allocs);
     // In program order; a put's body moves out as the put is lowered.
     SmallVector<Operation *> ops;
     kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<RingPutOp, RingGetOp, RingReleaseOp>(op))
+      if (isa<RingPutOp, RingGetOp, RingReleaseOp, TmaStoreOp, TmaStoreWaitOp>(
+              op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -92,7 +101,9 @@ public:
               .Case([&](RingPutOp put) { return lowerPut(put); })
               .Case([&](RingGetOp get) { return lowerGet(get); })
               .Case(
-                  [&](RingReleaseOp release) { return lowerRelease(release); });
+                  [&](RingReleaseOp release) { return lowerRelease(release); })
+              .Case([&](TmaStoreOp store) { return lowerStoreCopy(store); })
+              .Case([&](TmaStoreWaitOp wait) { return lowerStoreWait(wait); });
       if (failed(result))
         return failure();
     }
@@ -100,6 +111,8 @@ public:
       op->erase();
     for (RingOp ring : rings)
       ring.erase();
+    for (AllocOp alloc : allocs)
+      alloc.erase();
     return success();
   }
 
@@ -109,6 +122,8 @@ private:
   Location loc = kernel.getLoc();
   llvm::MapVector<Value, LoweredRing> lowered;
   int64_t bytes = 0, numBarriers = 0;
+  /// Each alloc tile's byte offset past the pad, in entry-block order.
+  SmallVector<int64_t> allocOffsets;
   /// Shared memory (its memref and address) and its barriers, once
   /// emitSetup has made them.
   Value smem, smemAddress, pad, barriers, tid;
@@ -120,6 +135,9 @@ private:
     Value offset, slot;
   };
   DenseMap<Value, Slot> slots;
+  /// The byte offset past the shared memory's base (pad included) of each
+  /// slot or alloc tile, by the address value that replaced it.
+  DenseMap<Value, Value> tileOffsets;
   /// Lowered ops, erased in reverse order once every op is lowered.
   SmallVector<Operation *> dead;
 
@@ -143,8 +161,9 @@ private:
   }
 
   /// Slots one after another, each ring on a 1 KiB boundary (the swizzle's
-  /// period, from which TMA and wgmma derive it); barriers in ring order.
-  void planRings(ArrayRef<RingOp> rings) {
+  /// period, from which TMA and wgmma derive it), then the alloc tiles, each
+  /// on one too; barriers in ring order.
+  void planRings(ArrayRef<RingOp> rings, ArrayRef<AllocOp> allocs) {
     for (RingOp ring : rings) {
       LoweredRing l;
       l.type = cast<RingType>(ring.getType());
@@ -153,6 +172,11 @@ private:
       bytes = l.offset + l.type.getDepth() * l.slotBytes();
       numBarriers += 2 * l.type.getDepth();
       lowered[ring.getResult()] = l;
+    }
+    for (AllocOp alloc : allocs) {
+      int64_t offset = llvm::alignTo(bytes, kSwizzleAlignmentBytes);
+      allocOffsets.push_back(offset);
+      bytes = offset + alloc.getType().getBytes();
     }
     kernel->setAttr(kDynamicSmemAttrName,
                     b.getI64IntegerAttr(bytes + kSwizzleAlignmentBytes));
@@ -165,30 +189,42 @@ private:
     if (auto existing = kernel->getAttrOfType<ArrayAttr>(kTensorMapsAttrName))
       entries.append(existing.begin(), existing.end());
     Block &entry = kernel.getBody().front();
-    WalkResult walk = kernel.walk([&](TmaLoadOp load) {
-      auto arg = dyn_cast<BlockArgument>(load.getSource());
+    // A map per (argument, box rows): TMA loads fill slots of their rows,
+    // a TMA store copies a warpgroup's 64.
+    auto mapFor = [&](Operation *op, Value tensor, StringRef name, int64_t rows,
+                      Type elementType) {
+      auto arg = dyn_cast<BlockArgument>(tensor);
       if (!arg || arg.getOwner() != &entry ||
           arg.getArgNumber() >= std::size(kTmaOperands)) {
-        load.emitOpError("expected the source to be one of the kernel's "
-                         "first four arguments (q, k, v, o), which the "
-                         "runtime builds tensor maps for");
+        op->emitOpError("expected the ")
+            << name
+            << " to be one of the kernel's first four arguments (q, k, v, "
+               "o), which the runtime builds tensor maps for";
         return WalkResult::interrupt();
       }
-      int64_t rows = load.getDest().getType().getRows();
       auto key = std::make_pair(arg.getArgNumber(), rows);
       if (maps.count(key))
         return WalkResult::advance();
       auto ptr = LLVM::LLVMPointerType::get(b.getContext());
       unsigned index = kernel.getNumArguments();
-      if (failed(kernel.insertArgument(index, ptr, {}, load.getLoc())))
+      if (failed(kernel.insertArgument(index, ptr, {}, op->getLoc())))
         return WalkResult::interrupt();
       Value pointer = kernel.getArgument(index);
-      Type elementType = load.getDest().getType().getElementType();
       maps[key] = UnrealizedConversionCastOp::create(
                       b, loc, tmaDescriptorType(b, elementType, rows), pointer)
                       .getResult(0);
       entries.push_back(
           tensorMapEntry(b, kTmaOperands[arg.getArgNumber()], rows));
+      return WalkResult::advance();
+    };
+    WalkResult walk = kernel.walk([&](Operation *op) {
+      if (auto load = dyn_cast<TmaLoadOp>(op))
+        return mapFor(op, load.getSource(), "source",
+                      load.getDest().getType().getRows(),
+                      load.getDest().getType().getElementType());
+      if (auto store = dyn_cast<TmaStoreOp>(op))
+        return mapFor(op, store.getDest(), "dest", kWarpgroupRows,
+                      store.getStage().getType().getElementType());
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -198,15 +234,30 @@ private:
     return success();
   }
 
-  /// Shared memory, the barriers, and their initialization by thread 0
-  /// before any role runs (fenced for the async proxy, then a block-wide
-  /// barrier).
-  void emitSetup() {
+  /// The address value of the tile at byte `offset` past the pad, cast to
+  /// `type` (what tiledattn-lower-mma reads), noted in tileOffsets.
+  Value tileAddress(Type type, Value offset) {
+    Value address = add(smemAddress, offset);
+    Value cast =
+        UnrealizedConversionCastOp::create(b, loc, type, address).getResult(0);
+    tileOffsets[cast] = offset;
+    return cast;
+  }
+
+  /// Shared memory, the alloc tiles' addresses, the barriers, and their
+  /// initialization by thread 0 before any role runs (fenced for the async
+  /// proxy, then a block-wide barrier).
+  void emitSetup(ArrayRef<AllocOp> allocs) {
     SwizzledSharedMemory shared =
         createSwizzledSharedMemory(b, loc, kSwizzleAlignmentBytes);
     smem = shared.smem;
     smemAddress = shared.address;
     pad = shared.pad;
+    for (auto [i, alloc] : llvm::enumerate(allocs)) {
+      AllocOp tile = alloc;
+      tile.getTile().replaceAllUsesWith(
+          tileAddress(tile.getType(), add(pad, idx(allocOffsets[i]))));
+    }
     barriers = createBarrierGroup(b, loc, numBarriers);
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     ifThen(eq(tid, 0), [&] {
@@ -291,13 +342,9 @@ private:
     Slot s = slotAt(l, slot);
     slots[get.getToken()] = s;
     // Readers (tiledattn-lower-mma) take the slot's shared-memory address.
-    if (!get.getSlot().use_empty()) {
-      Value address = add(smemAddress, add(pad, s.offset));
+    if (!get.getSlot().use_empty())
       get.getSlot().replaceAllUsesWith(
-          UnrealizedConversionCastOp::create(b, loc, get.getSlot().getType(),
-                                             address)
-              .getResult(0));
-    }
+          tileAddress(get.getSlot().getType(), add(pad, s.offset)));
     dead.push_back(get);
     return success();
   }
@@ -311,6 +358,57 @@ private:
                barrier(s.ring.firstBarrier + s.ring.type.getDepth(), s.slot));
     });
     dead.push_back(release);
+    return success();
+  }
+
+  /// After the store (whose rows tiledattn-lower-mma writes into the stage
+  /// with stmatrix): the writes fenced for the async proxy, the warpgroup
+  /// synced, then its first thread copies one 64 x 64 box per atom and
+  /// commits them as a bulk group. The op stays for tiledattn-lower-mma.
+  LogicalResult lowerStoreCopy(TmaStoreOp store) {
+    Value offset = tileOffsets.lookup(store.getStage());
+    if (!offset)
+      return store.emitOpError(
+          "expected the stage to be a ring slot taken by tiledattn.ring.get "
+          "or a tiledattn.alloc tile");
+    SmemType stage = store.getStage().getType();
+    int64_t rows = kWarpgroupRows;
+    auto dest = cast<BlockArgument>(store.getDest());
+    Value map = maps.lookup({dest.getArgNumber(), rows});
+    auto view = MemRefType::get(
+        {1, 1, rows, 64}, stage.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    b.setInsertionPointAfter(store);
+    fenceProxyAsyncShared(b, loc); // the stmatrix before the TMA reads
+    syncWarpgroup(b, loc, tid);
+    Value first = add(offset, mul(store.getStageRow(), 128));
+    int64_t atoms = store.getAcc().getType().getNumCols() / 64;
+    ifThen(eq(rem(tid, 128), 0), [&] {
+      for (int64_t a = 0; a < atoms; ++a) {
+        Value source = memref::ViewOp::create(
+            b, loc, view, smem, add(first, idx(a * stage.getRows() * 128)),
+            ValueRange{});
+        nvgpu::TmaAsyncStoreOp::create(b, loc, source, map,
+                                       ValueRange{idx(64 * a), store.getRow(),
+                                                  store.getHead(),
+                                                  store.getBatch()},
+                                       Value());
+      }
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    });
+    return success();
+  }
+
+  /// The thread that issued the warpgroup's copies waits until they have
+  /// read shared memory; the warpgroup then syncs.
+  LogicalResult lowerStoreWait(TmaStoreWaitOp wait) {
+    ifThen(eq(rem(tid, 128), 0), [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                           b.getUnitAttr());
+    });
+    syncWarpgroup(b, loc, tid);
+    dead.push_back(wait);
     return success();
   }
 };

@@ -38,3 +38,21 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+!rows = !llvm.struct<(f32, f32)>
+!o = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @stage_not_lowered(%o: !acc, %r: !rows, %dest: !o, %i: index, %s: !tiledattn.smem<64x64xbf16>) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc to !tiledattn.tile<64x64xf32>
+      %rt = builtin.unrealized_conversion_cast %r : !rows to !tiledattn.tile<64xf32>
+      // expected-error @+1 {{expected the stage to be a shared-memory address (run tiledattn-lower-rings before tiledattn-lower-mma)}}
+      tiledattn.tma_store %ot, %rt, %rt into %dest[%i, %i, %i] via %s[%i]
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<64x64xbf16>
+      gpu.return
+    }
+  }
+}

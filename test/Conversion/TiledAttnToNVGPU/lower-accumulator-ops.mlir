@@ -1,12 +1,13 @@
 // RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-mma | FileCheck %s
 
-// tiledattn.mask, score_mod, online_softmax, rescale, constant and store on a
-// warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
+// tiledattn.mask, score_mod, online_softmax, rescale, constant, store and
+// tma_store on a warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
 // 4i + h at row warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for
 // odd h)), as convert-sdpa-to-hopper emits them.
 
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !rows = !llvm.struct<(f32, f32)>
+!acc128 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 module attributes {gpu.container_module} {
   gpu.module @m {
     // CHECK-LABEL: gpu.func @causal_mask
@@ -183,6 +184,54 @@ module attributes {gpu.container_module} {
       tiledattn.store %ot, %mt, %lt into %dest[%row, %row, %row] lse(%lse)
           : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>,
             memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      gpu.return
+    }
+
+    // tma_store: the same 1 / sum and lse as the store, O written into the
+    // stage by stmatrix.x4, lanes 8j .. 8j + 7 addressing the rows of
+    // matrix j: row stage_row + warpRow + (j % 2) * 8 + lane % 8, 16-byte
+    // chunk (i + j / 2) ^ (lane % 8) (the 128-byte swizzle), 128-column O
+    // in two atoms of the stage's 128 rows (16 KiB apart).
+    // CHECK-LABEL: gpu.func @tma_store
+    // CHECK-SAME: %[[LSE:[^:]*]]: memref<?x?x?xf32{{.*}}>, %[[ROW:[^:]*]]: index, %[[STAGE:[^:]*]]: index, %[[SROW:[^:]*]]: index)
+    // CHECK: %[[TID:.*]] = gpu.thread_id x
+    // CHECK: %[[IN_WG:.*]] = arith.remui %[[TID]], %c128
+    // CHECK: %[[LANE:.*]] = arith.remui %[[IN_WG]], %c32
+    // CHECK: %[[WARPROW:.*]] = arith.muli %{{.*}}, %c16
+    // CHECK: %[[INV:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+    // CHECK: %[[MATRIX:.*]] = arith.divui %[[LANE]], %c8
+    // CHECK: %[[INMATRIX:.*]] = arith.remui %[[LANE]], %c8
+    // CHECK: %[[WARPFIRST:.*]] = arith.addi %[[SROW]], %[[WARPROW]]
+    // CHECK: %[[HALF:.*]] = arith.remui %[[MATRIX]], %c2
+    // CHECK: %[[HALFROWS:.*]] = arith.muli %[[HALF]], %c8
+    // CHECK: %[[INWARP:.*]] = arith.addi %[[HALFROWS]], %[[INMATRIX]]
+    // CHECK: %[[R:.*]] = arith.addi %[[WARPFIRST]], %[[INWARP]]
+    // CHECK: %[[RBYTES:.*]] = arith.muli %[[R]], %c128
+    // CHECK: %[[RSTART:.*]] = arith.addi %[[STAGE]], %[[RBYTES]]
+    // CHECK: arith.mulf %{{.*}}, %[[INV]] : f32
+    // CHECK: %[[MHALF:.*]] = arith.divui %[[MATRIX]], %c2
+    // CHECK: %[[C:.*]] = arith.addi %[[MHALF]], %c0
+    // CHECK: %[[CHUNK:.*]] = arith.xori %[[C]], %[[INMATRIX]]
+    // CHECK-COUNT-4: nvvm.stmatrix %{{.*}} {{.*}}shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
+    // CHECK: arith.addi %[[RSTART]], %c16384
+    // CHECK-COUNT-4: nvvm.stmatrix
+    // CHECK-NOT: nvvm.stmatrix
+    // CHECK: scf.if
+    // CHECK: scf.if
+    // CHECK: memref.store %{{.*}}, %[[LSE]]
+    gpu.func @tma_store(%o: !acc128, %m: !rows, %l: !rows,
+                        %dest: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+                        %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %row: index,
+                        %stage: index, %srow: index) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc128 to !tiledattn.tile<64x128xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %st = builtin.unrealized_conversion_cast %stage : index to !tiledattn.smem<128x128xbf16>
+      tiledattn.tma_store %ot, %mt, %lt into %dest[%row, %row, %row] via %st[%srow] lse(%lse)
+          : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>,
+            memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<128x128xbf16>,
             memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
       gpu.return
     }

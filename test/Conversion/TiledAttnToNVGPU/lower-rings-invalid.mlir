@@ -31,7 +31,7 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @m {
-    // expected-error @+1 {{already has tiledattn.dynamic_smem_bytes: tiledattn-lower-rings lays out the shared memory of kernels whose only shared memory is their rings}}
+    // expected-error @+1 {{already has tiledattn.dynamic_smem_bytes: tiledattn-lower-rings lays out the shared memory of kernels whose only shared memory is their rings and tiledattn.alloc tiles}}
     gpu.func @planned(%i: index) kernel attributes {tiledattn.dynamic_smem_bytes = 1024 : i64} {
       %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
       gpu.return
@@ -52,6 +52,40 @@ module attributes {gpu.container_module} {
         %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
         tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
       }
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!acc = !tiledattn.tile<64x128xf32>
+!rows = !tiledattn.tile<64xf32>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @stage_from_elsewhere(%q: !head, %k: !head, %v: !head, %o: !head, %acc: !acc, %r: !rows, %i: index, %s: !tiledattn.smem<128x128xbf16>) kernel {
+      %a = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+      // expected-error @+1 {{expected the stage to be a ring slot taken by tiledattn.ring.get or a tiledattn.alloc tile}}
+      tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i] : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!acc = !tiledattn.tile<64x128xf32>
+!rows = !tiledattn.tile<64xf32>
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @dest_not_an_argument(%q: !head, %acc: !acc, %r: !rows, %i: index) kernel {
+      %a = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+      %view = memref.subview %q[0, 0, 0, 0] [1, 1, 64, 128] [1, 1, 1, 1] : !head to memref<1x1x64x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+      %cast = memref.cast %view : memref<1x1x64x128xbf16, strided<[?, ?, ?, 1], offset: ?>> to !head
+      // expected-error @+1 {{expected the dest to be one of the kernel's first four arguments (q, k, v, o), which the runtime builds tensor maps for}}
+      tiledattn.tma_store %acc, %r, %r into %cast[%i, %i, %i] via %a[%i] : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>
       gpu.return
     }
   }

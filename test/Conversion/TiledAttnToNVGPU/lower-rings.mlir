@@ -136,3 +136,93 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NOT: tiledattn.
+
+// -----
+
+// A consumer stages O by TMA in its rows of a Q slot, then in a
+// tiledattn.alloc tile after the ring. Each tma_store (left for
+// tiledattn-lower-mma, which writes the rows) is followed by the fence for
+// the async proxy, its warpgroup's barrier and the copies of its first
+// thread, one 64 x 64 box per atom, committed as a group; each wait by that
+// thread's wait for the group's reads and the barrier.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!ring = !tiledattn.ring<1, 128x128xbf16>
+!acc = !tiledattn.tile<64x128xf32>
+!rows = !tiledattn.tile<64xf32>
+module attributes {gpu.container_module} {
+  gpu.module @stores {
+    gpu.func @k(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32,
+                %acc: !acc, %m: !rows, %l: !rows, %b: index, %h: index, %row: index, %srow: index) kernel
+        attributes {known_block_size = array<i32: 384, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %qr = tiledattn.ring releases(8) : !ring
+      %stage = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+      %qs, %qt = tiledattn.ring.get %qr[%c0] : !ring
+      tiledattn.tma_store %acc, %m, %l into %o[%b, %h, %row] via %qs[%srow] lse(%lse)
+          : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>, !lse
+      tiledattn.tma_store_wait
+      tiledattn.ring.release %qr, %qt : !ring
+      tiledattn.tma_store %acc, %m, %l into %o[%b, %h, %row] via %stage[%srow]
+          : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>
+      tiledattn.tma_store_wait
+      gpu.return
+    }
+  }
+}
+
+// One Q slot (32 KiB), then the alloc tile (32 KiB), after the 1 KiB pad;
+// O's tensor map has boxes of 64 rows.
+// CHECK-LABEL: gpu.func @k
+// CHECK-SAME: %[[OPTR:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 66560 : i64
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 64 : i64, operand = "o", swizzle = 128 : i64}]
+// CHECK: %[[OMAP:.*]] = builtin.unrealized_conversion_cast %[[OPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, 3>
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[SMEM]]
+// CHECK: %[[MOD:.*]] = arith.remui %[[ADDR]], %c1024
+// CHECK: %[[GAP:.*]] = arith.subi %c1024, %[[MOD]]
+// CHECK: %[[PAD:.*]] = arith.remui %[[GAP]], %c1024
+// CHECK: %[[STAGEOFF:.*]] = arith.addi %[[PAD]], %c32768
+// CHECK: %[[STAGEADDR:.*]] = arith.addi %[[ADDR]], %[[STAGEOFF]]
+// CHECK: %[[STAGE:.*]] = builtin.unrealized_conversion_cast %[[STAGEADDR]] : index to !tiledattn.smem<128x128xbf16>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[QADDR:.*]] = arith.addi %[[ADDR]], %[[PAD]]
+// CHECK: %[[QSLOT:.*]] = builtin.unrealized_conversion_cast %[[QADDR]] : index to !tiledattn.smem<128x128xbf16>
+// CHECK: tiledattn.tma_store %{{.*}} via %[[QSLOT]][%[[SROW:[a-z0-9_]+]]] lse(
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// Warpgroup w syncs its 128 threads on named barrier 4 + w.
+// CHECK-NEXT: %[[WG:.*]] = arith.divui %[[TID]], %c128
+// CHECK-NEXT: %[[ID:.*]] = arith.addi %[[WG]], %c4
+// CHECK-NEXT: %[[ID32:.*]] = arith.index_castui %[[ID]] : index to i32
+// CHECK-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
+// CHECK-NEXT: %[[ROWOFF:.*]] = arith.muli %[[SROW]], %c128
+// CHECK-NEXT: %[[FIRST:.*]] = arith.addi %[[PAD]], %[[ROWOFF]]
+// CHECK-NEXT: %[[LOCAL:.*]] = arith.remui %[[TID]], %c128
+// CHECK-NEXT: %[[ISSUER:.*]] = arith.cmpi eq, %[[LOCAL]], %c0
+// CHECK-NEXT: scf.if %[[ISSUER]] {
+// CHECK-NEXT: %[[V0:.*]] = memref.view %[[SMEM]][%[[FIRST]]][]
+// CHECK-NEXT: nvgpu.tma.async.store %[[V0]] to %[[OMAP]][%c0, %[[ROW:[a-z0-9_]+]], %[[H:[a-z0-9_]+]], %[[B:[a-z0-9_]+]]]
+// CHECK-NEXT: %[[SECOND:.*]] = arith.addi %[[FIRST]], %c16384
+// CHECK-NEXT: %[[V1:.*]] = memref.view %[[SMEM]][%[[SECOND]]][]
+// CHECK-NEXT: nvgpu.tma.async.store %[[V1]] to %[[OMAP]][%c64, %[[ROW]], %[[H]], %[[B]]]
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[ISSUER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
+// The slot goes back only after the wait.
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: tiledattn.tma_store %{{.*}} via %[[STAGE]][%[[SROW]]] :
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
+// CHECK-NEXT: %[[SFIRST:.*]] = arith.addi %[[STAGEOFF]], %[[ROWOFF]]
+// CHECK-NEXT: scf.if %[[ISSUER]] {
+// CHECK-NEXT: memref.view %[[SMEM]][%[[SFIRST]]][]
+// CHECK-NEXT: nvgpu.tma.async.store
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
+// CHECK-NEXT: gpu.return

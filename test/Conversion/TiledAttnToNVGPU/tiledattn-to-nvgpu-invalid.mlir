@@ -345,3 +345,13 @@ func.func @nested_tile_loops(%n: index) attributes {tiledattn.kernel, tiledattn.
   }
   return
 }
+
+// -----
+
+// The warp-specialized program's ops (here a shared tile) have no mma_sync
+// lowering.
+func.func @mma_sync_with_alloc() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  // expected-error @+1 {{'tiledattn.alloc' op is lowered only in producer = tma programs (warp roles, rings, shared memory), not by the mma_sync emitter}}
+  %s = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+  return
+}

@@ -214,3 +214,94 @@ func.func @token_elsewhere(%i: index) {
   return
 }
 func.func private @keep(!tiledattn.token)
+
+// -----
+
+func.func @alloc_in_a_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @+1 {{expected to be in the entry block of a function (shared memory is laid out once, for the whole kernel), but it is in scf.for}}
+    %s = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_of_128_rows(%o: !o, %acc: !tiledattn.tile<128x128xf32>, %r: !tiledattn.tile<128xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // expected-error @+1 {{expected a warpgroup's acc tile of 64 rows (one TMA box a 64-column atom), but got '!tiledattn.tile<128x128xf32>'}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<128x128xf32>, !tiledattn.tile<128xf32>, !o, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_to_another_element_type(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<64x128xf16>
+  // expected-error @+1 {{expected the stage's element type to be dest's, 'bf16', but got 'f16'}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<64x128xf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_via_a_narrow_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+  // expected-error @+1 {{expected a stage of at least the acc tile's 128 columns, but got '!tiledattn.smem<64x64xbf16>'}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<64x64xbf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_via_a_short_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<32x128xbf16>
+  // expected-error @+1 {{expected a stage of at least the acc tile's 64 rows, but got '!tiledattn.smem<32x128xbf16>'}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<32x128xbf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_off_the_swizzle(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{expected stage_row to be a multiple of 8 (the swizzle's period) with the acc tile's 64 rows inside the stage's 128, but got 4}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%c4]
+      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_past_the_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  %c72 = arith.constant 72 : index
+  // expected-error @+1 {{expected stage_row to be a multiple of 8 (the swizzle's period) with the acc tile's 64 rows inside the stage's 128, but got 72}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%c72]
+      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_of_another_head_dim(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // expected-error @+1 {{expected dest head dim 128 (the acc tile's column count), but got 64}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<128x128xbf16>
+  return
+}

@@ -31,3 +31,25 @@ func.func @producer_and_consumer(%k: !head, %b: index, %h: index, %row: index, %
 // CHECK-LABEL: func.func private @types
 // CHECK-SAME: !tiledattn.ring<1, 64x256xf16>, !tiledattn.smem<64x256xf16>, !tiledattn.token
 func.func private @types(!tiledattn.ring<1, 64x256xf16>, !tiledattn.smem<64x256xf16>, !tiledattn.token)
+
+// O staged in a tile of its own and stored by TMA, then the wait that lets
+// the tile be written again.
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!acc = !tiledattn.tile<64x128xf32>
+!rows = !tiledattn.tile<64xf32>
+// CHECK-LABEL: func.func @tma_store
+// CHECK-SAME: (%[[O:.*]]: memref<{{.*}}>, %[[LSE:.*]]: memref<{{.*}}>, %[[ACC:.*]]: !tiledattn.tile<64x128xf32>, %[[M:.*]]: !tiledattn.tile<64xf32>, %[[L:.*]]: !tiledattn.tile<64xf32>, %[[I:.*]]: index)
+func.func @tma_store(%o: !o, %lse: !lse, %acc: !acc, %m: !rows, %l: !rows, %i: index) {
+  // CHECK: %[[STAGE:.*]] = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  %stage = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] lse(%[[LSE]]) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  tiledattn.tma_store %acc, %m, %l into %o[%i, %i, %i] via %stage[%i] lse(%lse)
+      : !acc, !rows, !o, !tiledattn.smem<128x128xbf16>, !lse
+  // CHECK-NEXT: tiledattn.tma_store_wait
+  tiledattn.tma_store_wait
+  // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>{{$}}
+  tiledattn.tma_store %acc, %m, %l into %o[%i, %i, %i] via %stage[%i]
+      : !acc, !rows, !o, !tiledattn.smem<128x128xbf16>
+  return
+}

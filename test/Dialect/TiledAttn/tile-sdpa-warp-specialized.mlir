@@ -291,3 +291,95 @@ func.func @value_head_dim(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %lse: !lse, %scale
       : !qk, !qk, !vo, !vo, !lse
   return
 }
+
+// -----
+
+// tma_store, one tile per block: each consumer stages O in its rows of the Q
+// slot it still holds, waits until the copy has read them, then releases
+// the slot.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @tma_store_in_q
+// CHECK-SAME: (%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]:
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
+// CHECK-NOT: tiledattn.alloc
+// CHECK: } consumers(2) regs(240) {
+// CHECK: ^bb0(%[[C:.*]]: index):
+// CHECK:   %[[SLOTROW:.*]] = arith.muli %[[C]], %{{.*}} : index
+// CHECK:   tiledattn.for_each_tile
+// CHECK:     %[[ROW:.*]] = arith.addi %{{.*}}, %[[SLOTROW]] : index
+// CHECK:     %[[QSLOT:.*]], %[[QTOKEN:.*]] = tiledattn.ring.get %[[QR]]
+// CHECK:     tiledattn.tma_store %{{.*}}, %{{.*}}, %{{.*}} into %[[O]][%{{.*}}, %{{.*}}, %[[ROW]]] via %[[QSLOT]][%[[SLOTROW]]] lse(%[[LSE]])
+// CHECK-NEXT: tiledattn.tma_store_wait
+// CHECK-NEXT: tiledattn.ring.release %[[QR]], %[[QTOKEN]]
+// CHECK-NOT: tiledattn.tma_store_wait
+// CHECK: return
+func.func @tma_store_in_q(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   tma_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// tma_store, persistent with two Q buffers: O gets a tile of its own (the
+// next tile's Q arrives in the other slot meanwhile). A consumer releases
+// its Q slot, waits until the tile before's copy has read the stage, then
+// stages and stores; after the last tile it waits once more.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @tma_store_persistent
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+// CHECK: %[[STAGE:.*]] = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   tiledattn.for_each_tile
+// CHECK:     %{{.*}}, %[[QTOKEN:.*]] = tiledattn.ring.get %[[QR]]
+// CHECK:     tiledattn.ring.release %[[QR]], %[[QTOKEN]]
+// CHECK-NEXT: tiledattn.tma_store_wait
+// CHECK-NEXT: tiledattn.tma_store %{{.*}} via %[[STAGE]][%{{.*}}] lse(%{{.*}})
+// CHECK:   }
+// CHECK-NEXT: tiledattn.tma_store_wait
+// CHECK-NEXT: }
+func.func @tma_store_persistent(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   persistent = true, tma_store = true,
+                                   q_buffers = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// tma_store with a value head dim wider than Q's: O does not fit Q's slot,
+// so it gets a tile of its own, 128 x 192.
+
+!qk = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!vo = memref<?x?x?x192xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @tma_store_of_a_wider_value
+// CHECK: %[[STAGE:.*]] = tiledattn.alloc : !tiledattn.smem<128x192xbf16>
+// CHECK: tiledattn.tma_store %{{.*}} via %[[STAGE]]
+func.func @tma_store_of_a_wider_value(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   tma_store = true>)
+      : !qk, !qk, !vo, !vo, !lse
+  return
+}

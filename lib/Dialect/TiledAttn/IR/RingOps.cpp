@@ -12,6 +12,7 @@
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -107,15 +108,57 @@ LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
 // Ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult RingOp::verify() {
-  Block *block = getOperation()->getBlock();
+/// Shared memory is laid out (and barriers set up) once, before any role
+/// runs: its ops sit in the entry block of the kernel function.
+static LogicalResult verifyInEntryBlock(Operation *op, StringRef why) {
+  Block *block = op->getBlock();
   if (!block || !block->isEntryBlock() ||
       !isa<FunctionOpInterface>(block->getParentOp()))
-    return emitOpError("expected to be in the entry block of a function (its "
-                       "barriers are set up once, before any role runs), but "
-                       "it is in ")
+    return op->emitOpError("expected to be in the entry block of a function ")
+           << why << ", but it is in "
            << (block ? block->getParentOp()->getName().getStringRef()
                      : StringRef("no block"));
+  return success();
+}
+
+LogicalResult RingOp::verify() {
+  return verifyInEntryBlock(*this, "(its barriers are set up once, before "
+                                   "any role runs)");
+}
+
+LogicalResult AllocOp::verify() {
+  return verifyInEntryBlock(*this, "(shared memory is laid out once, for "
+                                   "the whole kernel)");
+}
+
+LogicalResult TmaStoreOp::verify() {
+  TileType acc = getAcc().getType();
+  if (failed(verifyOutputTile(*this, acc, getRowMax().getType(),
+                              getRowSum().getType(), getDest().getType())))
+    return failure();
+  if (acc.getNumRows() != kWarpgroupRows)
+    return emitOpError("expected a warpgroup's acc tile of ")
+           << kWarpgroupRows << " rows (one TMA box a 64-column atom), but got "
+           << acc;
+  SmemType stage = getStage().getType();
+  Type element = getDest().getType().getElementType();
+  if (stage.getElementType() != element)
+    return emitOpError("expected the stage's element type to be dest's, ")
+           << element << ", but got " << stage.getElementType();
+  if (stage.getCols() < acc.getNumCols())
+    return emitOpError("expected a stage of at least the acc tile's ")
+           << acc.getNumCols() << " columns, but got " << stage;
+  if (stage.getRows() < acc.getNumRows())
+    return emitOpError("expected a stage of at least the acc tile's ")
+           << acc.getNumRows() << " rows, but got " << stage;
+  APInt row;
+  if (matchPattern(getStageRow(), m_ConstantInt(&row)) &&
+      (row.getZExtValue() % 8 ||
+       row.getZExtValue() + acc.getNumRows() > uint64_t(stage.getRows())))
+    return emitOpError("expected stage_row to be a multiple of 8 (the "
+                       "swizzle's period) with the acc tile's ")
+           << acc.getNumRows() << " rows inside the stage's " << stage.getRows()
+           << ", but got " << row.getZExtValue();
   return success();
 }
 

@@ -517,7 +517,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
       set.push_back(name);
   };
   note(getCtasPerSm() != 1, "ctas_per_sm");
-  note(getTmaStore(), "tma_store");
   note(getDynamicTiles(), "dynamic_tiles");
   note(getTileOrder() != TileOrder::by_head, "tile_order");
   note(getConditionalRescale(), "conditional_rescale");
@@ -543,6 +542,14 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   return set;
 }
 
+bool ScheduleAttr::stagesOInItsOwnTile(int64_t headDim,
+                                       int64_t headDimV) const {
+  if (!getTmaStore())
+    return false;
+  return (getPersistent() && getQBuffers() == 2 && !getStageOInQ()) ||
+         headDimV > headDim;
+}
+
 int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                                            int64_t elementBytes,
                                            int64_t headDimV) const {
@@ -561,13 +568,13 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
                         // 128-byte swizzle. A persistent kernel with two Q
                         // buffers that stores O by TMA stages it in a tile
                         // of its own (the next Q may be arriving in the
-                        // other) unless stage_o_in_q; with one, O goes into
-                        // the Q buffer. With
+                        // other) unless stage_o_in_q, or when V's head dim
+                        // is wider than Q's; else O goes into the Q
+                        // buffer. With
                         // row_sum_mma a tile of ones, with dynamic_tiles one
                         // 32-bit tile index per Q buffer follow.
     int64_t tile = getBlockM() * headDim * elementBytes;
-    int64_t oStaging = getTmaStore() && getPersistent() && getQBuffers() == 2 &&
-                               !getStageOInQ()
+    int64_t oStaging = stagesOInItsOwnTile(headDim, headDimV)
                            ? getBlockM() * headDimV * elementBytes
                            : 0;
     int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
@@ -907,26 +914,33 @@ LogicalResult RescaleOp::verify() {
 // StoreOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult StoreOp::verify() {
-  TileType acc = getAcc().getType();
+LogicalResult mlir::tiledattn::verifyOutputTile(Operation *op, TileType acc,
+                                                TileType rowMax,
+                                                TileType rowSum,
+                                                MemRefType dest) {
   if (acc.getRank() != 2 || !acc.getElementType().isF32())
-    return emitOpError("expected a rank-2 f32 acc tile, but got ") << acc;
+    return op->emitOpError("expected a rank-2 f32 acc tile, but got ") << acc;
   int64_t m = acc.getNumRows();
-  if (failed(verifyRowTile(*this, getRowMax().getType(), m, "row_max")) ||
-      failed(verifyRowTile(*this, getRowSum().getType(), m, "row_sum")))
+  if (failed(verifyRowTile(op, rowMax, m, "row_max")) ||
+      failed(verifyRowTile(op, rowSum, m, "row_sum")))
     return failure();
-  MemRefType dest = getDest().getType();
   if (!isHalfType(dest.getElementType()))
-    return emitOpError("expected dest element type f16 or bf16, but got ")
+    return op->emitOpError("expected dest element type f16 or bf16, but got ")
            << dest.getElementType();
   if (dest.getShape()[3] != acc.getNumCols())
-    return emitOpError("expected dest head dim ")
+    return op->emitOpError("expected dest head dim ")
            << acc.getNumCols() << " (the acc tile's column count), but got "
            << dimToString(dest.getShape()[3]);
-  // The lowering stores element pairs with vector.store (see LoadOp).
+  // The lowerings store element pairs with vector.store, or whole rows by
+  // TMA.
   if (!hasUnitInnerStride(dest))
-    return emitOpError("expected dest to have a unit innermost stride, but "
-                       "got ")
+    return op->emitOpError("expected dest to have a unit innermost stride, "
+                           "but got ")
            << dest;
   return success();
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyOutputTile(*this, getAcc().getType(), getRowMax().getType(),
+                          getRowSum().getType(), getDest().getType());
 }

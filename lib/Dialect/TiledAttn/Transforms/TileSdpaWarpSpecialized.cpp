@@ -15,10 +15,15 @@
 // scores after S's wait (before the mask); the softmax then takes scale 1.
 //
 // With overlap_softmax each consumer issues S of block j with P.V of block
-// j - 1 and runs block j's softmax while the P.V runs. The schedule's other
-// refinements (persistent tiles, the TMA store, ...) are not written yet: the
-// pass refuses a schedule that sets one (ScheduleAttr::getHopperRefinements),
-// naming it.
+// j - 1 and runs block j's softmax while the P.V runs. With persistent the
+// roles walk every grid-th tile (tiledattn.for_each_tile), with q_buffers = 2
+// the next tile's Q arrives under this one. With tma_store each consumer
+// stages O in shared memory and stores it by TMA (tiledattn.tma_store): in
+// its rows of the Q slot, released once the copy has read them, or, where
+// the schedule gives O a tile of its own (ScheduleAttr::stagesOInItsOwnTile),
+// in a tiledattn.alloc, waited for before the next tile writes it again.
+// The schedule's other refinements are not written yet: the pass refuses a
+// schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +80,11 @@ public:
     vRing = RingOp::create(
         b, loc, ringType(schedule.getNumStages(), blockN(), headDimV),
         releases);
+    if (schedule.stagesOInItsOwnTile(headDim, headDimV))
+      oStage =
+          AllocOp::create(b, loc,
+                          SmemType::get(b.getContext(), schedule.getBlockM(),
+                                        headDimV, elementType));
     auto roles =
         WarpSpecializeOp::create(b, loc, consumers, schedule.getProducerRegs(),
                                  schedule.getConsumerRegs());
@@ -97,6 +107,8 @@ private:
   /// Of Q and K, and of V and O.
   int64_t headDim, headDimV;
   RingOp qRing, kRing, vRing;
+  /// tma_store with a tile of O's own: where O is staged (else in Q's slot).
+  Value oStage;
   /// The tile being written (forEachTile): where it is, the tiles the block
   /// ran before it, and the ring position of its first K/V block.
   BlockCoordinates at;
@@ -332,10 +344,31 @@ private:
           schedule.getOverlapSoftmax()
               ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
               : writeBlocks(c, {acc0, rowMax0, rowSum0});
+      writeEpilogue(c, out);
+    });
+    if (oStage) // The block's shared memory outlives the last copy's reads.
+      TmaStoreWaitOp::create(b, loc);
+  }
+
+  /// O and lse of the consumer's rows, and Q's slot back to the producer.
+  void writeEpilogue(const Consumer &c, ValueRange out) {
+    auto tmaStore = [&](Value stage) {
+      TmaStoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
+                         at.head, c.row, stage, c.slotRow, op.getLse());
+    };
+    if (!schedule.getTmaStore()) {
       RingReleaseOp::create(b, loc, qRing, c.qToken);
       StoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
                       at.head, c.row, op.getLse());
-    });
+    } else if (oStage) {
+      RingReleaseOp::create(b, loc, qRing, c.qToken);
+      TmaStoreWaitOp::create(b, loc); // the tile before's copy read the stage
+      tmaStore(oStage);
+    } else {
+      tmaStore(c.qSlot);
+      TmaStoreWaitOp::create(b, loc);
+      RingReleaseOp::create(b, loc, qRing, c.qToken);
+    }
   }
 
   /// Block by block in order: S = Q K_j^T, its softmax, O += P V_j, each

@@ -2,8 +2,9 @@
 // far: overlap_softmax (S of block j issued with P.V of block j - 1, the
 // softmax under the P.V), persistent (one block per multiprocessor walking
 // the tiles, tiledattn.for_each_tile) with q_buffers = 2 (the next tile's Q
-// loads under this one), compiled through tiledattn-tile-sdpa's warp-specialized
-// program (not convert-sdpa-to-hopper):
+// loads under this one) and tma_store (O staged in a shared tile of its
+// own, tiledattn.alloc, and stored by TMA), compiled through
+// tiledattn-tile-sdpa's warp-specialized program (not convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128.mlir -o sdpa_fwd_bf16_d128
 // See the program with tiledattn-opt sdpa_fwd_bf16_d128.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
@@ -19,7 +20,7 @@ func.func @sdpa_fwd_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true,
                                    overlap_softmax = true, persistent = true,
-                                   q_buffers = 2>)
+                                   q_buffers = 2, tma_store = true>)
       : !head, !head, !head, !head, !lse
   return
 }

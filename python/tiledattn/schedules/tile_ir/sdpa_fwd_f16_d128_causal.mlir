@@ -1,7 +1,8 @@
-// A producer = tma schedule with the one refinement the tile program writes
-// so far (overlap_softmax: S of block j issued with P.V of block j - 1, the
-// softmax under the P.V) and none of the others, compiled through tiledattn-tile-sdpa's warp-specialized
-// program (not convert-sdpa-to-hopper):
+// A producer = tma schedule with overlap_softmax (S of block j issued with
+// P.V of block j - 1, the softmax under the P.V) and tma_store (O staged in
+// the consumer's rows of its Q slot and stored by TMA), one tile per block,
+// compiled through tiledattn-tile-sdpa's warp-specialized program (not
+// convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d128_causal.mlir -o sdpa_fwd_f16_d128_causal
 // See the program with tiledattn-opt sdpa_fwd_f16_d128_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
@@ -16,7 +17,8 @@ func.func @sdpa_fwd_f16_d128_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true,
-                                   overlap_softmax = true>)
+                                   overlap_softmax = true,
+                                   tma_store = true>)
       : !head, !head, !head, !head, !lse
   return
 }

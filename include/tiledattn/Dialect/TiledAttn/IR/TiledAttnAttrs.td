@@ -297,6 +297,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     /// A value head dim of 0 is the head dim.
     int64_t getSharedMemoryBytes(int64_t headDim, int64_t elementBytes,
                                  int64_t headDimV = 0) const;
+    /// With tma_store, whether O is staged in a shared tile of its own
+    /// rather than in the consumer's rows of its Q buffer: a persistent
+    /// kernel with two Q buffers (the next tile's Q may be arriving in the
+    /// other) unless stage_o_in_q, and a value head dim wider than Q's.
+    bool stagesOInItsOwnTile(int64_t headDim, int64_t headDimV) const;
     /// The fields of a producer = tma schedule, beyond the basic
     /// warp-specialized loop (tiles, stages, consumers, register budgets,
     /// pingpong, split_kv_loop), that it sets: refinements that change the

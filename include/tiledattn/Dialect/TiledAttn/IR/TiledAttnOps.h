@@ -32,6 +32,13 @@ namespace mlir::tiledattn {
 LogicalResult verifyScoreBody(Operation *op, Block &body, TypeRange arguments,
                               StringRef meaning);
 
+/// Checks the operands of tiledattn.store and tiledattn.tma_store on behalf
+/// of `op`: an f32 accumulator, its rows' maxima and sums, and a
+/// destination of f16 or bf16 with the accumulator's head dim and a unit
+/// innermost stride.
+LogicalResult verifyOutputTile(Operation *op, TileType acc, TileType rowMax,
+                               TileType rowSum, MemRefType dest);
+
 /// Rows of one warpgroup's wgmma (m64nNk16): the rows of its tiles.
 constexpr int64_t kWarpgroupRows = 64;
 /// Shared memory a block may use on sm_90 (227 KiB).

@@ -160,4 +160,97 @@ def TiledAttn_RingReleaseOp : TiledAttn_Op<"ring.release", [
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Shared memory outside the rings, and the TMA store
+//===----------------------------------------------------------------------===//
+
+def TiledAttn_AllocOp : TiledAttn_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "A shared-memory tile of the kernel's own, outside any ring";
+  let description = [{
+    The `tiledattn.alloc` operation reserves a `!tiledattn.smem` tile in
+    shared memory for the whole kernel, laid out after the rings. It has no
+    barriers: the program orders its writes and reads itself (for a tile
+    that stages `tiledattn.tma_store`s, with `tiledattn.tma_store_wait`
+    before it is written again). Like `tiledattn.ring` it sits in the entry
+    block of a kernel function.
+
+    Example: the tile a persistent kernel stages O in, so that the next
+    tile's Q can arrive in the ring slot meanwhile.
+
+    ```mlir
+    %stage = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+    ```
+  }];
+  let results = (outs TiledAttn_SmemType:$tile);
+  let assemblyFormat = [{ attr-dict `:` qualified(type($tile)) }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_TmaStoreOp : TiledAttn_Op<"tma_store", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["row_max", "row_sum"]>]> {
+  let summary = "Normalize an output tile into shared memory and store it by TMA";
+  let description = [{
+    The `tiledattn.tma_store` operation finishes the online softmax like
+    `tiledattn.store` (the same rows of `dest`, the same values, the same
+    log-sum-exp), but writes O through shared memory: the warpgroup writes
+    the normalized rows of its `64 x C` accumulator into rows
+    `stage_row .. stage_row + 63` (and the first `C` columns) of `stage`,
+    then one of its threads copies them to `dest` by TMA, one box per
+    64-column atom. TMA drops the rows at or past the end of the sequence.
+    The lse is written from registers.
+
+    The copy is asynchronous: it reads `stage` until the warpgroup's next
+    `tiledattn.tma_store_wait` returns. `stage` is a slot the warpgroup
+    holds (a `tiledattn.ring.get`'s, not yet released) or a
+    `tiledattn.alloc` tile; `stage_row` is a multiple of 8 (the swizzle's
+    period); `dest` is the kernel's output argument, for which the runtime
+    builds a tensor map. It runs in a consumer warpgroup of a
+    `tiledattn.warp_specialize`, all of whose threads reach it.
+
+    Example:
+
+    ```mlir
+    tiledattn.tma_store %acc, %m, %l into %o[%b, %h, %row] via %slot[%r]
+        lse(%lse)
+        : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>,
+          memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+          !tiledattn.smem<128x128xbf16>,
+          memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_AnyTile:$row_max,
+                       TiledAttn_AnyTile:$row_sum, TiledAttn_HeadMemRef:$dest,
+                       Index:$batch, Index:$head, Index:$row,
+                       TiledAttn_SmemType:$stage, Index:$stage_row,
+                       Optional<TiledAttn_LseMemRef>:$lse);
+  let assemblyFormat = [{
+    $acc `,` $row_max `,` $row_sum `into` $dest `[` $batch `,` $head `,` $row `]`
+    `via` $stage `[` $stage_row `]` (`lse` `(` $lse^ `)`)? attr-dict `:`
+    qualified(type($acc)) `,` qualified(type($row_max)) `,` type($dest) `,`
+    qualified(type($stage)) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_TmaStoreWaitOp : TiledAttn_Op<"tma_store_wait", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until a warpgroup's TMA stores have read shared memory";
+  let description = [{
+    The `tiledattn.tma_store_wait` operation returns once every
+    `tiledattn.tma_store` the calling warpgroup issued before it has read
+    its `stage`: the rows may then be written again, or their ring slot
+    released. (The copies to global memory may still be in flight; the
+    kernel's end completes them.) A warpgroup that staged stores waits
+    before the kernel ends, so that its shared memory outlives the reads.
+
+    Example:
+
+    ```mlir
+    tiledattn.tma_store_wait
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNRINGOPS_TD
