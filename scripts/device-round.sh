@@ -195,8 +195,8 @@ try:
         f"({flops / ref / 1e9:.0f} TFLOP/s), tiledattn/torch speed {ref / ours:.2f}x"
     )
     # The same shape on the kernel lowered through the tile program
-    # (schedules/tile_ir, no refinements yet), beside the shipped one; only
-    # once its tests passed (a hang would end the round).
+    # (schedules/tile_ir: the shipped schedule, field for field), beside the
+    # shipped one; only once its tests passed (a hang would end the round).
     if os.environ.get("TILE_IR_TESTS_RC") != "0":
         raise RuntimeError("tile-IR program not timed: its tests did not pass")
     tile = "build/kernels-tile-ir/sdpa_fwd_bf16_d128"

@@ -215,9 +215,10 @@ def test_bad_length_range_names_the_field(tmp_path, fields, message):
 def test_tile_ir_bundles_are_well_formed():
     # The bundles compiled through the tile program (build/kernels-tile-ir,
     # checked on the GPU by test_gpu_tile_ir.py) read like the shipped ones:
-    # one per file in schedules/tile_ir, TMA maps for q, k and v, a block of
-    # 128 threads per warpgroup, no spills, a grid of one block per tile or,
-    # persistent, at most one per multiprocessor (tiledattn.for_each_tile).
+    # one per file in schedules/tile_ir, TMA maps for q, k and v (and o, with
+    # boxes of a warpgroup's 64 rows, for tma_store), a block of 128 threads
+    # per warpgroup, no spills, a grid of one block per tile or, persistent,
+    # at most one per multiprocessor (tiledattn.for_each_tile).
     from pathlib import Path
 
     directory = Path(__file__).resolve().parents[2] / "build" / "kernels-tile-ir"
@@ -228,7 +229,11 @@ def test_tile_ir_bundles_are_well_formed():
     assert sorted(e.name for e in entries) == sorted(p.stem for p in sources.glob("*.mlir"))
     for entry in entries:
         manifest = json.loads((entry.path / "manifest.json").read_text())
-        assert [m["operand"] for m in manifest["tensor_maps"]] == ["q", "k", "v"], entry.name
+        maps = [m["operand"] for m in manifest["tensor_maps"]]
+        stores = "tma_store = true" in manifest["schedule"]
+        assert maps == ["q", "k", "v"] + (["o"] if stores else []), entry.name
+        if stores:
+            assert manifest["tensor_maps"][3]["box"] == [64, 64], entry.name
         assert manifest["threads"] % 128 == 0 and manifest["threads"] >= 256, entry.name
         assert manifest["resources"]["spill_stores"] == 0, entry.name
         tiles = "ceil_div(seqlen_q, block_m)"
@@ -236,6 +241,7 @@ def test_tile_ir_bundles_are_well_formed():
             tiles = f"min({tiles} * heads_q * batch, multiprocessors)"
         assert manifest["grid"]["x"] == tiles, entry.name
     assert any("persistent = true" in e.manifest["schedule"] for e in entries)
+    assert any("tma_store = true" in e.manifest["schedule"] for e in entries)
 
 
 def test_score_mod_kernels_are_never_picked_for_plain_attention(fake_kernel_dir):

@@ -68,13 +68,13 @@ func.func @store_beside_sdpa(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 func.func @tma_schedule_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets defer_store, which tiledattn-tile-sdpa does not write into the tile program yet; leave them out (they change the kernel's speed, not its results) or lower the sdpa with convert-sdpa-to-hopper (the default pipeline)}}
+  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets conditional_rescale, which tiledattn-tile-sdpa does not write into the tile program yet; leave them out (they change the kernel's speed, not its results) or lower the sdpa with convert-sdpa-to-hopper (the default pipeline)}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true, persistent = true,
-                                   tma_store = true, defer_store = true, q_buffers = 2>)
+                                   conditional_rescale = true, q_buffers = 2>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -383,3 +383,48 @@ func.func @tma_store_of_a_wider_value(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %lse: 
       : !qk, !qk, !vo, !vo, !lse
   return
 }
+
+// -----
+
+// defer_store: the tile loop carries the tile's O (acc, row max, row sum),
+// its row, head and batch, and whether there is one; the next tile stores
+// it between the issue and the wait of its first S, and the last one is
+// stored after the loop.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @defer_store
+// CHECK-SAME: (%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]:
+// CHECK: %[[STAGE:.*]] = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[ACC0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
+// CHECK:   %[[NONE:.*]] = arith.constant false
+// CHECK:   %[[LAST:.*]]:8 = tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} iter_args(%{{.*}}, %[[ACC0]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NONE]] : index, !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, index, index, index, i1)
+// CHECK:   ^bb0(%[[BX:[^:]*]]: index, %[[BY:[^:]*]]: index, %[[BZ:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[HACC:[^:]*]]: !tiledattn.tile<64x128xf32>, %[[HMAX:[^:]*]]: !tiledattn.tile<64xf32>, %[[HSUM:[^:]*]]: !tiledattn.tile<64xf32>, %[[HROW:[^:]*]]: index, %[[HHEAD:[^:]*]]: index, %[[HBATCH:[^:]*]]: index, %[[HVALID:[^:]*]]: i1):
+// CHECK:     %[[S0:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:     scf.if %[[HVALID]] {
+// CHECK-NEXT:  tiledattn.tma_store_wait
+// CHECK-NEXT:  tiledattn.tma_store %[[HACC]], %[[HMAX]], %[[HSUM]] into %[[O]][%[[HBATCH]], %[[HHEAD]], %[[HROW]]] via %[[STAGE]][%{{.*}}] lse(%[[LSE]])
+// CHECK:     }
+// CHECK-NEXT: tiledattn.wait %[[S0]]
+// CHECK-NOT: tiledattn.tma_store
+// CHECK:     tiledattn.ring.release
+// CHECK:     %[[TRUE:.*]] = arith.constant true
+// CHECK:     tiledattn.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BY]], %[[BZ]], %[[TRUE]]
+// CHECK:   scf.if %[[LAST]]#7 {
+// CHECK-NEXT: tiledattn.tma_store_wait
+// CHECK-NEXT: tiledattn.tma_store %[[LAST]]#1, %[[LAST]]#2, %[[LAST]]#3 into %[[O]][%[[LAST]]#6, %[[LAST]]#5, %[[LAST]]#4] via %[[STAGE]]
+// CHECK:   }
+// CHECK-NEXT: tiledattn.tma_store_wait
+func.func @defer_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   persistent = true, tma_store = true,
+                                   q_buffers = 2, defer_store = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -521,7 +521,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getTileOrder() != TileOrder::by_head, "tile_order");
   note(getConditionalRescale(), "conditional_rescale");
   note(getOverlapEpilogue(), "overlap_epilogue");
-  note(getDeferStore(), "defer_store");
   note(getNarrowDiagonal(), "narrow_diagonal");
   note(getSkipMaskedBlocks(), "skip_masked_blocks");
   note(getUniformConsumer(), "uniform_consumer");

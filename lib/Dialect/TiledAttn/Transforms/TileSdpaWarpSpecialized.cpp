@@ -22,6 +22,8 @@
 // its rows of the Q slot, released once the copy has read them, or, where
 // the schedule gives O a tile of its own (ScheduleAttr::stagesOInItsOwnTile),
 // in a tiledattn.alloc, waited for before the next tile writes it again.
+// With defer_store a tile's O is carried to the next tile and stored between
+// the issue and the wait of that tile's first S.
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -147,22 +149,30 @@ private:
 
   /// A tiledattn.for_each_tile whose body `tileBody` writes, with the
   /// tile's `at`, `tilesDone`, `kvFirst`, `blocks` and `unmaskedBlocks` set;
-  /// it carries the K/V ring position from tile to tile. Each role has one,
-  /// so that producer and consumers walk the same tiles (one, or with
-  /// persistent every grid-th).
-  void forEachTile(function_ref<void()> tileBody) {
+  /// it carries the K/V ring position from tile to tile, and `carried`
+  /// (starting from their values here), which `tileBody` receives and
+  /// returns for the next tile. Returns the last tile's `carried`. Each role
+  /// has one, so that producer and consumers walk the same tiles (one, or
+  /// with persistent every grid-th).
+  SmallVector<Value>
+  forEachTile(function_ref<SmallVector<Value>(ValueRange carried)> tileBody,
+              ValueRange carried = {}) {
     Value qBlocks = arith::CeilDivUIOp::create(
         b, loc, memref::DimOp::create(b, loc, op.getQ(), idx(2)),
         idx(schedule.getBlockM()));
     Value heads = memref::DimOp::create(b, loc, op.getQ(), idx(1));
     Value batches = memref::DimOp::create(b, loc, op.getQ(), idx(0));
     Type index = b.getIndexType();
-    auto loop = ForEachTileOp::create(b, loc, TypeRange{index}, qBlocks, heads,
-                                      batches, ValueRange{idx(0)},
+    SmallVector<Value> inits{idx(0)};
+    inits.append(carried.begin(), carried.end());
+    auto loop = ForEachTileOp::create(b, loc, ValueRange(inits).getTypes(),
+                                      qBlocks, heads, batches, inits,
                                       /*longest_first=*/op.getCausal());
     Block &body = loop.getBody().emplaceBlock();
-    for (unsigned i = 0; i <= ForEachTileOp::kNumTileArguments; ++i)
+    for (unsigned i = 0; i < ForEachTileOp::kNumTileArguments; ++i)
       body.addArgument(index, loc);
+    for (Value init : inits)
+      body.addArgument(init.getType(), loc);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&body);
     at = emitTileCoordinates(b, op, body.getArgument(0), body.getArgument(1),
@@ -173,9 +183,12 @@ private:
     blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
     unmaskedBlocks =
         arith::DivUIOp::create(b, loc, keys.unmaskedEnd, idx(blockN()));
-    tileBody();
-    YieldOp::create(b, loc,
-                    ValueRange{arith::AddIOp::create(b, loc, kvFirst, blocks)});
+    SmallVector<Value> rest = tileBody(
+        body.getArguments().drop_front(ForEachTileOp::kNumTileArguments + 1));
+    SmallVector<Value> next{arith::AddIOp::create(b, loc, kvFirst, blocks)};
+    llvm::append_range(next, rest);
+    YieldOp::create(b, loc, next);
+    return SmallVector<Value>(loop.getResults().drop_front());
   }
 
   /// One thread issues every copy: Q, then K and V block by block, each
@@ -184,7 +197,7 @@ private:
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
-    forEachTile([&] {
+    forEachTile([&](ValueRange) -> SmallVector<Value> {
       auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
@@ -196,6 +209,7 @@ private:
       Value position = kv(j); // K and V of a block share their slots
       put(kRing, position, op.getK(), at.headKV, row);
       put(vRing, position, op.getV(), at.headKV, row);
+      return {};
     });
   }
 
@@ -335,19 +349,58 @@ private:
             : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0))
                   .getResult();
     c.slotRow = arith::MulIOp::create(b, loc, consumer, idx(kWarpgroupRows));
-    forEachTile([&] {
-      c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
-      auto q = get(qRing, tilesDone);
-      c.qSlot = q.getSlot();
-      c.qToken = q.getToken();
-      SmallVector<Value> out =
-          schedule.getOverlapSoftmax()
-              ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
-              : writeBlocks(c, {acc0, rowMax0, rowSum0});
-      writeEpilogue(c, out);
-    });
+    // defer_store: no O is held before the first tile.
+    SmallVector<Value> noneHeld;
+    if (schedule.getDeferStore())
+      noneHeld = {acc0,
+                  rowMax0,
+                  rowSum0,
+                  idx(0),
+                  idx(0),
+                  idx(0),
+                  arith::ConstantIntOp::create(b, loc, 0, 1)};
+    SmallVector<Value> last = forEachTile(
+        [&](ValueRange carried) -> SmallVector<Value> {
+          held = carried;
+          c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
+          auto q = get(qRing, tilesDone);
+          c.qSlot = q.getSlot();
+          c.qToken = q.getToken();
+          SmallVector<Value> out =
+              schedule.getOverlapSoftmax()
+                  ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
+                  : writeBlocks(c, {acc0, rowMax0, rowSum0});
+          if (!schedule.getDeferStore()) {
+            writeEpilogue(c, out);
+            return {};
+          }
+          // Held until the next tile has issued its first S.
+          RingReleaseOp::create(b, loc, qRing, c.qToken);
+          Value valid = arith::ConstantIntOp::create(b, loc, 1, 1);
+          return {out[0], out[1], out[2], c.row, at.head, at.batch, valid};
+        },
+        noneHeld);
+    if (schedule.getDeferStore()) { // The last tile's.
+      held = last;
+      storeHeld(c);
+    }
     if (oStage) // The block's shared memory outlives the last copy's reads.
       TmaStoreWaitOp::create(b, loc);
+  }
+
+  /// defer_store: the O a tile hands the next (acc, row max, row sum), its
+  /// row, head and batch, and whether there is one (not before the first).
+  SmallVector<Value> held;
+
+  /// Stores the held O, if there is one, through the O tile (once the copy
+  /// before has read it).
+  void storeHeld(const Consumer &c) {
+    auto ifHeld = scf::IfOp::create(b, loc, held[6], /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifHeld.getThenRegion().front());
+    TmaStoreWaitOp::create(b, loc);
+    TmaStoreOp::create(b, loc, held[0], held[1], held[2], op.getO(), held[5],
+                       held[4], held[3], oStage, c.slotRow, op.getLse());
   }
 
   /// O and lse of the consumer's rows, and Q's slot back to the producer.
@@ -400,8 +453,14 @@ private:
   SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
                                            ValueRange inits) {
     auto k0 = get(kRing, kvFirst);
-    Value scores = mma(c.qSlot, c.slotRow, k0.getSlot(), Value(),
-                       /*transposeB=*/true, c.scoreType);
+    Value firstS = issueInTurn([&]() -> SmallVector<Value> {
+      return {mmaAsync(c.qSlot, c.slotRow, k0.getSlot(), Value(),
+                       /*transposeB=*/true, c.scoreType)};
+    })[0];
+    // defer_store: the tile before's O goes out under this tile's first S.
+    if (schedule.getDeferStore())
+      storeHeld(c);
+    Value scores = WaitOp::create(b, loc, c.scoreType, firstS);
     RingReleaseOp::create(b, loc, kRing, k0.getToken());
     // Block 0 is masked only when it is the diagonal or the ragged end.
     bool maskAlways = !schedule.getSplitKvLoop();

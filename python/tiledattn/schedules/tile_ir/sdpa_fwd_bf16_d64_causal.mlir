@@ -8,7 +8,7 @@
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
 // See the program with tiledattn-opt sdpa_fwd_bf16_d64_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
-// (python/test/test_gpu.py, test_tile_ir_bundles_are_right).
+// (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).
 !head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 

@@ -5,7 +5,7 @@
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d64.mlir -o sdpa_fwd_f16_d64
 // See the program with tiledattn-opt sdpa_fwd_f16_d64.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
-// (python/test/test_gpu.py, test_tile_ir_bundles_are_right).
+// (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).
 !head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
