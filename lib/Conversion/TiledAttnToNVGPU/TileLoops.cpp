@@ -8,7 +8,8 @@
 // (gridRules in lib/Target/Bundle.cpp) gives them out: one per block on a
 // (query blocks, heads, batches) grid, or with persistent a grid of at most
 // one block per multiprocessor striding over the tiles, query blocks
-// fastest (the shipped kernels' tile_order = by_head). The persistent
+// fastest (tile_order = by_head) or, across_heads, heads and batches
+// fastest (tile_order = across_heads). The persistent
 // arithmetic is 32-bit: a 64-bit division costs the producer registers it
 // has given away (24).
 //
@@ -54,6 +55,33 @@ void lowerOneTile(RewriterBase &rewriter, ForEachTileOp op) {
   inlineTile(rewriter, op, args);
 }
 
+/// Rank `t` (i32) of a block that takes ranks b, b + G, b + 2G, ... (G,
+/// `step`, the grid), with every other full round of G ranks run backwards:
+/// across heads, a round of causal tiles holds tiles of a few lengths, and
+/// no block should always get the longest.
+Value mirrorOddRounds(RewriterBase &rewriter, Location loc, Value t, Value step,
+                      Value tiles) {
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(rewriter, loc, v, 32);
+  };
+  Value round = arith::DivUIOp::create(rewriter, loc, t, step);
+  Value odd =
+      arith::TruncIOp::create(rewriter, loc, rewriter.getI1Type(), round);
+  Value roundStart = arith::MulIOp::create(rewriter, loc, round, step);
+  Value roundEnd = arith::AddIOp::create(rewriter, loc, roundStart, step);
+  Value full = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                     roundEnd, tiles);
+  // roundStart + (roundEnd - 1 - t): the same round backwards.
+  Value mirrored = arith::AddIOp::create(
+      rewriter, loc, roundStart,
+      arith::SubIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, roundEnd, i32(1)),
+          t));
+  return arith::SelectOp::create(
+      rewriter, loc, arith::AndIOp::create(rewriter, loc, odd, full), mirrored,
+      t);
+}
+
 void lowerPersistent(RewriterBase &rewriter, ForEachTileOp op) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -76,8 +104,18 @@ void lowerPersistent(RewriterBase &rewriter, ForEachTileOp op) {
   auto loop = scf::ForOp::create(rewriter, loc, first, tiles, step, inits);
   rewriter.setInsertionPointToStart(loop.getBody());
   Value rank = loop.getInductionVar();
-  Value qBlock = arith::RemUIOp::create(rewriter, loc, rank, qBlocks);
-  Value headBatch = arith::DivUIOp::create(rewriter, loc, rank, qBlocks);
+  Value qBlock, headBatch;
+  if (!op.getAcrossHeads()) { // query blocks fastest
+    qBlock = arith::RemUIOp::create(rewriter, loc, rank, qBlocks);
+    headBatch = arith::DivUIOp::create(rewriter, loc, rank, qBlocks);
+  } else { // heads and batches fastest
+    if (op.getLongestFirst())
+      rank = mirrorOddRounds(rewriter, loc, rank, step, tiles);
+    Value headsTimesBatches =
+        arith::MulIOp::create(rewriter, loc, heads, toI32(op.getBatches()));
+    qBlock = arith::DivUIOp::create(rewriter, loc, rank, headsTimesBatches);
+    headBatch = arith::RemUIOp::create(rewriter, loc, rank, headsTimesBatches);
+  }
   if (op.getLongestFirst())
     qBlock = arith::SubIOp::create(
         rewriter, loc,

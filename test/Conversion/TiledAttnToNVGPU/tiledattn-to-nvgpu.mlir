@@ -253,3 +253,47 @@ func.func @persistent(%qb: index, %h: index, %b: index, %init: index) attributes
   }
   return
 }
+
+// -----
+
+// across_heads: heads and batches fastest (rank / (heads * batches) is the
+// query block, counted from the last with longest_first), and with
+// longest_first every other full round of the grid mirrored.
+// CHECK-LABEL: gpu.module @across_heads
+// CHECK: gpu.func @across_heads(%[[QBS:.*]]: index, %[[HS:.*]]: index, %[[BS:.*]]: index)
+// CHECK: %[[QBS32:.*]] = arith.index_castui %[[QBS]] : index to i32
+// CHECK: %[[HS32:.*]] = arith.index_castui %[[HS]] : index to i32
+// CHECK: %[[TILES:.*]] = arith.muli %[[QBS32]], %{{.*}} : i32
+// CHECK: %[[FIRST:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[STEP:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[TILES]] step %[[STEP]] iter_args(%{{.*}} = %{{.*}}) -> (i32)  : i32 {
+// CHECK:   %[[ROUND:.*]] = arith.divui %[[T]], %[[STEP]] : i32
+// CHECK:   %[[ODD:.*]] = arith.trunci %[[ROUND]] : i32 to i1
+// CHECK:   %[[START:.*]] = arith.muli %[[ROUND]], %[[STEP]] : i32
+// CHECK:   %[[END:.*]] = arith.addi %[[START]], %[[STEP]] : i32
+// CHECK:   %[[FULL:.*]] = arith.cmpi ule, %[[END]], %[[TILES]] : i32
+// CHECK:   %[[LAST:.*]] = arith.subi %[[END]], %{{.*}} : i32
+// CHECK:   %[[BACK:.*]] = arith.subi %[[LAST]], %[[T]] : i32
+// CHECK:   %[[MIRRORED:.*]] = arith.addi %[[START]], %[[BACK]] : i32
+// CHECK:   %[[BOTH:.*]] = arith.andi %[[ODD]], %[[FULL]] : i1
+// CHECK:   %[[RANK:.*]] = arith.select %[[BOTH]], %[[MIRRORED]], %[[T]] : i32
+// CHECK:   %[[BS32:.*]] = arith.index_castui %[[BS]] : index to i32
+// CHECK:   %[[HB:.*]] = arith.muli %[[HS32]], %[[BS32]] : i32
+// CHECK:   %[[Q:.*]] = arith.divui %[[RANK]], %[[HB]] : i32
+// CHECK:   %[[HEADBATCH:.*]] = arith.remui %[[RANK]], %[[HB]] : i32
+// CHECK:   arith.subi %{{.*}}, %[[Q]] : i32
+// CHECK:   arith.remui %[[HEADBATCH]], %[[HS32]] : i32
+// CHECK:   arith.divui %[[HEADBATCH]], %[[HS32]] : i32
+func.func @across_heads(%qb: index, %h: index, %b: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, tile_order = across_heads>} {
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %qb, %h, %b longest_first across_heads {
+    ^bb0(%x: index, %y: index, %z: index, %done: index):
+      %xy = arith.addi %x, %y : index
+      %zd = arith.addi %z, %done : index
+      tiledattn.yield
+    }
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}

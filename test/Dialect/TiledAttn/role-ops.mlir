@@ -51,6 +51,9 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
 // CHECK-NEXT: tiledattn.yield
 // CHECK-NEXT: }
+// CHECK-NEXT: tiledattn.for_each_tile %[[QB]], %[[H]], %[[B]] longest_first across_heads {
+// CHECK: tiledattn.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: return %[[R]]
 func.func @tiles(%qb: index, %h: index, %b: index, %init: index) -> index {
   %r = tiledattn.for_each_tile %qb, %h, %b longest_first iter_args(%init : index) -> index {
@@ -59,6 +62,10 @@ func.func @tiles(%qb: index, %h: index, %b: index, %init: index) -> index {
     tiledattn.yield %next : index
   }
   tiledattn.for_each_tile %qb, %h, %b {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    tiledattn.yield
+  }
+  tiledattn.for_each_tile %qb, %h, %b longest_first across_heads {
   ^bb0(%x: index, %y: index, %z: index, %done: index):
     tiledattn.yield
   }

@@ -428,3 +428,29 @@ func.func @defer_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// tile_order = across_heads: both roles walk the tiles heads and batches
+// fastest (causal: longest first).
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @across_heads
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first across_heads iter_args
+// CHECK: } consumers(3) regs(160) {
+// CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first across_heads iter_args
+func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 192, block_n = 112, num_stages = 2,
+                                   warps = 16, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 3,
+                                   consumer_regs = 160, pingpong = true,
+                                   overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2,
+                                   tile_order = across_heads>)
+      : !head, !head, !head, !head, !lse
+  return
+}

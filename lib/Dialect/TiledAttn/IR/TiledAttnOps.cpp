@@ -518,7 +518,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   };
   note(getCtasPerSm() != 1, "ctas_per_sm");
   note(getDynamicTiles(), "dynamic_tiles");
-  note(getTileOrder() != TileOrder::by_head, "tile_order");
   note(getConditionalRescale(), "conditional_rescale");
   note(getOverlapEpilogue(), "overlap_epilogue");
   note(getNarrowDiagonal(), "narrow_diagonal");

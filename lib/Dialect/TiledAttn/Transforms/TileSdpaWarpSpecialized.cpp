@@ -165,9 +165,10 @@ private:
     Type index = b.getIndexType();
     SmallVector<Value> inits{idx(0)};
     inits.append(carried.begin(), carried.end());
-    auto loop = ForEachTileOp::create(b, loc, ValueRange(inits).getTypes(),
-                                      qBlocks, heads, batches, inits,
-                                      /*longest_first=*/op.getCausal());
+    auto loop = ForEachTileOp::create(
+        b, loc, ValueRange(inits).getTypes(), qBlocks, heads, batches, inits,
+        /*longest_first=*/op.getCausal(),
+        /*across_heads=*/schedule.getTileOrder() == TileOrder::across_heads);
     Block &body = loop.getBody().emplaceBlock();
     for (unsigned i = 0; i < ForEachTileOp::kNumTileArguments; ++i)
       body.addArgument(index, loc);

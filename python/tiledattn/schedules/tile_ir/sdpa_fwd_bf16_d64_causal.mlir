@@ -1,10 +1,11 @@
 // A producer = tma schedule with overlap_softmax (S of block j issued with
-// P.V of block j - 1, the softmax under the P.V) and persistent with one Q
+// P.V of block j - 1, the softmax under the P.V), persistent with one Q
 // buffer (causal tiles of unequal length, longest first, walked by one block
-// per multiprocessor) and tma_store (O staged in the consumer's rows of its
-// Q slot, which goes back to the producer once the copy has read them),
-// compiled through tiledattn-tile-sdpa's warp-specialized
-// program (not convert-sdpa-to-hopper):
+// per multiprocessor) in tile_order = across_heads (heads fastest, every
+// other round mirrored) and tma_store (O staged in the consumer's rows of
+// its Q slot, which goes back to the producer once the copy has read them),
+// compiled through tiledattn-tile-sdpa's warp-specialized program (not
+// convert-sdpa-to-hopper):
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
 // See the program with tiledattn-opt sdpa_fwd_bf16_d64_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
@@ -20,7 +21,7 @@ func.func @sdpa_fwd_bf16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
                                    swizzle = 128, consumer_warpgroups = 3,
                                    consumer_regs = 160, pingpong = true,
                                    overlap_softmax = true, persistent = true,
-                                   tma_store = true>)
+                                   tma_store = true, tile_order = across_heads>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -128,7 +128,11 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     `blockIdx.x + gridDim.x`, ... in the order query blocks fastest, then
     heads, then batches. With `longest_first` the query blocks run from the
     last one down (causal rows: the longest first, so short tiles fill the
-    tail). A warp-specialized program puts one in each role, so that the
+    tail). With `across_heads` (persistent only) heads and batches run
+    fastest and query blocks slowest, so that the blocks running at once
+    share a query block's rows across heads; with `longest_first` as well,
+    every other full round of the grid runs backwards, so that no block
+    always gets the longest tile of a round. A warp-specialized program puts one in each role, so that the
     producer and the consumers walk the same tiles.
 
     Example:
@@ -144,11 +148,13 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     ```
   }];
   let arguments = (ins Index:$q_blocks, Index:$heads, Index:$batches,
-                       Variadic<AnyType>:$inits, UnitAttr:$longest_first);
+                       Variadic<AnyType>:$inits, UnitAttr:$longest_first,
+                       UnitAttr:$across_heads);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $q_blocks `,` $heads `,` $batches (`longest_first` $longest_first^)?
+    (`across_heads` $across_heads^)?
     (`iter_args` `(` $inits^ `:` type($inits) `)`)? (`->` type($results)^)?
     $body attr-dict
   }];
