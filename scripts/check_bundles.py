@@ -126,7 +126,8 @@ def multiprocessors():
 
 def launch(manifest, func, q, k, v, scale, sync=True):
     B, Hq, Sq, D = q.shape
-    o = torch.full_like(q, float("nan"))
+    # O takes V's head dim, which may be its own (head_dim_v).
+    o = torch.full((B, Hq, Sq, v.shape[-1]), float("nan"), device=q.device, dtype=q.dtype)
     lse = torch.full((B, Hq, Sq), float("nan"), device=q.device, dtype=torch.float32)
     keep = []
     vals = []
@@ -206,11 +207,13 @@ def time_bundles(bundles):
     for bundle, manifest, func in bundles:
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[manifest["dtype"]]
         D, causal = manifest["head_dim"], manifest["causal"]
+        Dv = manifest.get("head_dim_v", D)
         for S in (512, 1024, 8192, 16384):
             B, H = 16384 // S, 2048 // D
-            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype) for _ in range(3))
+            q, k = (torch.randn(B, H, S, D, device="cuda", dtype=dtype) for _ in range(2))
+            v = torch.randn(B, H, S, Dv, device="cuda", dtype=dtype)
             scale = 1.0 / math.sqrt(D)
-            flops = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
+            flops = 2 * B * H * S * S * (D + Dv) * (0.5 if causal else 1.0)
             ours = median_ms(functools.partial(launch, manifest, func, q, k, v, scale, sync=False))
             with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
                 sdpa = torch.nn.functional.scaled_dot_product_attention
@@ -230,6 +233,7 @@ def main():
         bundle_ok = True
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[manifest["dtype"]]
         D, causal = manifest["head_dim"], manifest["causal"]
+        Dv = manifest.get("head_dim_v", D)
         for B, Hq, Hkv, Sq, Sk in [
             (2, 4, 4, 1, 1),
             (1, 2, 2, 17, 17),
@@ -243,7 +247,7 @@ def main():
         ]:
             q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=dtype)
             k = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
-            v = torch.randn(B, Hkv, Sk, D, device="cuda", dtype=dtype)
+            v = torch.randn(B, Hkv, Sk, Dv, device="cuda", dtype=dtype)
             scale = 1.0 / math.sqrt(D)
             try:
                 o, lse = launch(manifest, func, q, k, v, scale)
