@@ -7,7 +7,8 @@
 //
 // tiledattn-lower-roles: tiledattn.warp_specialize becomes the split of the
 // block into a producer warpgroup and consumer warpgroups with their
-// register budgets, tiledattn.turn the named-barrier rotation between the
+// register budgets (and with uniform_index the consumer index through
+// redux.sync), tiledattn.turn the named-barrier rotation between the
 // consumers, with convert-sdpa-to-hopper's code (NVVMHelpers.h).
 //
 //===----------------------------------------------------------------------===//
@@ -65,6 +66,13 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
   b.setInsertionPointToStart(&split.getElseRegion().front());
   Value consumer = arith::SubIOp::create(
       b, loc, warpgroup, arith::ConstantIndexOp::create(b, loc, 1));
+  if (roles.getUniformIndex()) { // the same in every lane: say so to ptxas
+    Value word = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), consumer);
+    Value same = NVVM::ReduxOp::create(
+        b, loc, b.getI32Type(), word, NVVM::ReduxKind::UMIN,
+        arith::ConstantIntOp::create(b, loc, -1, 32));
+    consumer = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), same);
+  }
   if (registerBudgets)
     setRegisterBudget(b, loc, roles.getConsumerRegs(),
                       NVVM::SetMaxRegisterAction::increase);

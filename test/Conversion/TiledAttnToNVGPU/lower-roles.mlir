@@ -82,3 +82,28 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// uniform_index: the consumer index goes through redux.sync (a warp's
+// minimum: the same value, known uniform to ptxas).
+// CHECK-LABEL: gpu.func @uniform
+// CHECK: } else {
+// CHECK-NEXT: %[[C:.*]] = arith.subi %{{.*}}, %c1
+// CHECK-NEXT: %[[C32:.*]] = arith.index_castui %[[C]] : index to i32
+// CHECK-NEXT: %[[SAME:.*]] = nvvm.redux.sync umin %[[C32]], %c-1_i32 : i32 -> i32
+// CHECK-NEXT: %[[UNIFORM:.*]] = arith.index_castui %[[SAME]] : i32 to index
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 160
+// CHECK-NEXT: "test.consume"(%[[UNIFORM]])
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @uniform() kernel {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(3) regs(160) uniform_index {
+      ^bb0(%c: index):
+        "test.consume"(%c) : (index) -> ()
+      }
+      gpu.return
+    }
+  }
+}

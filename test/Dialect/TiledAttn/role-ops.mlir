@@ -71,3 +71,19 @@ func.func @tiles(%qb: index, %h: index, %b: index, %init: index) -> index {
   }
   return %r : index
 }
+
+// CHECK-LABEL: gpu.func @uniform
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK-NEXT: } consumers(3) regs(160) uniform_index {
+module attributes {gpu.container_module} {
+  gpu.module @u {
+    gpu.func @uniform() kernel attributes {known_block_size = array<i32: 512, 1, 1>} {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(3) regs(160) uniform_index {
+      ^bb0(%c: index):
+        "test.use"(%c) : (index) -> ()
+      }
+      gpu.return
+    }
+  }
+}

@@ -432,7 +432,8 @@ func.func @defer_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
 // -----
 
 // tile_order = across_heads: both roles walk the tiles heads and batches
-// fastest (causal: longest first).
+// fastest (causal: longest first); uniform_consumer: the roles' consumer
+// index is known warp-uniform.
 
 !head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
@@ -440,7 +441,7 @@ func.func @defer_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
 // CHECK-LABEL: func.func @across_heads
 // CHECK: tiledattn.warp_specialize producer regs(24) {
 // CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first across_heads iter_args
-// CHECK: } consumers(3) regs(160) {
+// CHECK: } consumers(3) regs(160) uniform_index {
 // CHECK:   tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first across_heads iter_args
 func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
@@ -450,7 +451,8 @@ func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
                                    consumer_regs = 160, pingpong = true,
                                    overlap_softmax = true, persistent = true,
                                    tma_store = true, q_buffers = 2,
-                                   tile_order = across_heads>)
+                                   tile_order = across_heads,
+                                   uniform_consumer = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -522,7 +522,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getOverlapEpilogue(), "overlap_epilogue");
   note(getNarrowDiagonal(), "narrow_diagonal");
   note(getSkipMaskedBlocks(), "skip_masked_blocks");
-  note(getUniformConsumer(), "uniform_consumer");
   note(getPrefetchNextQ(), "prefetch_next_q");
   note(getSplitTail(), "split_tail");
   note(getExp2OnFma() != 0, "exp2_on_fma");

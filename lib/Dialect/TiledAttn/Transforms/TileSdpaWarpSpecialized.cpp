@@ -23,7 +23,8 @@
 // the schedule gives O a tile of its own (ScheduleAttr::stagesOInItsOwnTile),
 // in a tiledattn.alloc, waited for before the next tile writes it again.
 // With defer_store a tile's O is carried to the next tile and stored between
-// the issue and the wait of that tile's first S.
+// the issue and the wait of that tile's first S; tile_order and
+// uniform_consumer become attributes of the tile loops and the roles.
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -87,9 +88,10 @@ public:
           AllocOp::create(b, loc,
                           SmemType::get(b.getContext(), schedule.getBlockM(),
                                         headDimV, elementType));
-    auto roles =
-        WarpSpecializeOp::create(b, loc, consumers, schedule.getProducerRegs(),
-                                 schedule.getConsumerRegs());
+    auto roles = WarpSpecializeOp::create(
+        b, loc, consumers, schedule.getProducerRegs(),
+        schedule.getConsumerRegs(),
+        /*uniform_index=*/schedule.getUniformConsumer());
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&roles.getProducer().emplaceBlock());
     writeProducer();

@@ -31,6 +31,13 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
     `128 * (producer_regs + consumers * consumer_regs)` must fit the
     multiprocessor's 65536; budgets are multiples of 8 in [24, 256].
 
+    With `uniform_index` the index reaches the consumer region through a
+    warp reduction (redux.sync), so ptxas knows it is the same in every lane
+    and keeps what follows from it (Q's descriptors, the turn barriers, the
+    rows' arithmetic) on the uniform datapath. It changes no result, only
+    how ptxas allocates registers, which may be faster or slower
+    (docs/Schedules.md, `uniform_consumer`).
+
     Example:
 
     ```mlir
@@ -43,13 +50,14 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$consumers,
-                       I64Attr:$producer_regs, I64Attr:$consumer_regs);
+                       I64Attr:$producer_regs, I64Attr:$consumer_regs,
+                       UnitAttr:$uniform_index);
   let regions = (region MaxSizedRegion<1>:$producer,
                         MaxSizedRegion<1>:$consumer);
   let assemblyFormat = [{
     `producer` `regs` `(` $producer_regs `)` $producer
-    `consumers` `(` $consumers `)` `regs` `(` $consumer_regs `)` $consumer
-    attr-dict
+    `consumers` `(` $consumers `)` `regs` `(` $consumer_regs `)`
+    (`uniform_index` $uniform_index^)? $consumer attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
