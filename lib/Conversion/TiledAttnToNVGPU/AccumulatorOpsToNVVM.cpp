@@ -71,7 +71,8 @@ public:
         .Case([&](RescaleOp rescale) { return lowerRescale(rescale); })
         .Case([&](ConstantOp constant) { return lowerConstant(constant); })
         .Case([&](StoreOp store) { return lowerStore(store); })
-        .Case([&](TmaStoreOp store) { return lowerTmaStore(store); });
+        .Case([&](TmaStoreOp store) { return lowerTmaStore(store); })
+        .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); });
   }
 
 private:
@@ -208,15 +209,16 @@ private:
   /// the online softmax leaves them): the quad adds them. An empty row (sum
   /// 0) takes 1 / l = 0, so its O is zeros, and an lse of -inf. `each`,
   /// if given, runs once a row is finished, before the next.
+  /// `rowsIn`: the memref whose dimension 2 counts the rows (O or lse).
   template <typename StoreOpT>
   FailureOr<std::array<FinishedRow, 2>>
-  finishRows(StoreOpT op, const AccumulatorPlace &p,
+  finishRows(StoreOpT op, const AccumulatorPlace &p, Value rowsIn,
              function_ref<void(const FinishedRow &)> each = nullptr) {
     RowState st;
     if (failed(rowsOf(op, op.getRowMax(), "row_max", st.max)) ||
         failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
       return failure();
-    Value seqQ = memref::DimOp::create(b, loc, op.getDest(), idx(2));
+    Value seqQ = memref::DimOp::create(b, loc, rowsIn, idx(2));
     Value rowBase = arith::AddIOp::create(
         b, loc, op.getRow(), arith::AddIOp::create(b, loc, p.warpRow, p.group));
     Value zero = math.f32(0.0);
@@ -286,7 +288,7 @@ private:
     Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
     auto pairType = VectorType::get({2}, elementType);
     FailureOr<std::array<FinishedRow, 2>> rows =
-        finishRows(op, p, [&](const FinishedRow &f) {
+        finishRows(op, p, dest, [&](const FinishedRow &f) {
           ifThen(f.inside, [&] {
             for (int64_t i = 0; i < type.getNumCols() / 8; ++i) {
               Value lo = arith::TruncFOp::create(
@@ -324,9 +326,15 @@ private:
                             "address (run tiledattn-lower-rings before "
                             "tiledattn-lower-mma)");
     AccumulatorPlace p = place();
-    FailureOr<std::array<FinishedRow, 2>> rows = finishRows(op, p);
-    if (failed(rows))
-      return failure();
+    // Without row statistics O is stored as it is.
+    std::optional<std::array<FinishedRow, 2>> rows;
+    if (op.getRowMax()) {
+      FailureOr<std::array<FinishedRow, 2>> finished =
+          finishRows(op, p, op.getDest());
+      if (failed(finished))
+        return failure();
+      rows = *finished;
+    }
     Type elementType = op.getStage().getType().getElementType();
     int64_t atomBytes = op.getStage().getType().getRows() * 128;
     auto div = [&](Value a, int64_t c) -> Value {
@@ -348,7 +356,8 @@ private:
     for (int64_t i = 0; i < type.getNumCols() / 8; i += 2) {
       SmallVector<Value> values;
       for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
-        values.push_back(math.fmul((*acc)[j], (*rows)[(j % 4) / 2].inv));
+        values.push_back(rows ? math.fmul((*acc)[j], (*rows)[(j % 4) / 2].inv)
+                              : (*acc)[j]);
       // 16-byte chunk c of a row sits at chunk c ^ (row % 8); stage_row is a
       // multiple of 8, so row % 8 is the lane's row in its matrix.
       Value chunk = arith::XOrIOp::create(
@@ -365,8 +374,22 @@ private:
           NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
           NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
     }
+    if (rows)
+      for (const FinishedRow &f : *rows)
+        ifThen(f.inside, [&] { storeLse(op, p, f); });
+    return success();
+  }
+
+  /// The rows' lse stored and their 1 / l returned, as tma_store does them.
+  LogicalResult lowerFinishRows(FinishRowsOp op) {
+    AccumulatorPlace p = place();
+    FailureOr<std::array<FinishedRow, 2>> rows = finishRows(op, p, op.getLse());
+    if (failed(rows))
+      return failure();
     for (const FinishedRow &f : *rows)
       ifThen(f.inside, [&] { storeLse(op, p, f); });
+    op.getInv().replaceAllUsesWith(
+        tileOf(op.getInv().getType(), {(*rows)[0].inv, (*rows)[1].inv}));
     return success();
   }
 

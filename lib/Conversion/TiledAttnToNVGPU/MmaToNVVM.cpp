@@ -104,7 +104,7 @@ public:
         return WalkResult::interrupt();
       }
       if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, ScoreModOp,
-              OnlineSoftmaxOp, RescaleOp, StoreOp, TmaStoreOp>(op))
+              OnlineSoftmaxOp, RescaleOp, StoreOp, TmaStoreOp, FinishRowsOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });

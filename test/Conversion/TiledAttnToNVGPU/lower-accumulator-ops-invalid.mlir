@@ -51,7 +51,7 @@ module attributes {gpu.container_module} {
       %rt = builtin.unrealized_conversion_cast %r : !rows to !tiledattn.tile<64xf32>
       // expected-error @+1 {{expected the stage to be a shared-memory address (run tiledattn-lower-rings before tiledattn-lower-mma)}}
       tiledattn.tma_store %ot, %rt, %rt into %dest[%i, %i, %i] via %s[%i]
-          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<64x64xbf16>
+          : !tiledattn.tile<64x64xf32>, !o, !tiledattn.smem<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
       gpu.return
     }
   }

@@ -1,7 +1,7 @@
 // RUN: tiledattn-opt %s -allow-unregistered-dialect --tiledattn-lower-mma | FileCheck %s
 
-// tiledattn.mask, score_mod, online_softmax, rescale, constant, store and
-// tma_store on a warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
+// tiledattn.mask, score_mod, online_softmax, rescale, constant, store,
+// tma_store and finish_rows on a warpgroup's accumulator registers (64 x 64: 32 f32 a thread, register
 // 4i + h at row warpRow + group (+ 8 for h >= 2), key 8i + 2 * quad (+ 1 for
 // odd h)), as convert-sdpa-to-hopper emits them.
 
@@ -229,10 +229,47 @@ module attributes {gpu.container_module} {
       %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
       %st = builtin.unrealized_conversion_cast %stage : index to !tiledattn.smem<128x128xbf16>
       tiledattn.tma_store %ot, %mt, %lt into %dest[%row, %row, %row] via %st[%srow] lse(%lse)
-          : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>,
+          : !tiledattn.tile<64x128xf32>,
             memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
-            !tiledattn.smem<128x128xbf16>,
+            !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>,
             memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      gpu.return
+    }
+
+    // finish_rows: the store's 1 / sum and lse, the factors returned as a
+    // row tile; a tma_store without statistics writes O unscaled.
+    // CHECK-LABEL: gpu.func @finish_rows
+    // CHECK-SAME: (%[[O:.*]]: !llvm.struct<{{.*}}>, %[[M:.*]]: !llvm.struct<(f32, f32)>, %[[L:.*]]: !llvm.struct<(f32, f32)>, %[[DEST:[^:]*]]: memref<?x?x?x128xbf16{{.*}}>, %[[LSE:[^:]*]]: memref<?x?x?xf32{{.*}}>, %[[ROW:[^:]*]]: index, %[[STAGE:[^:]*]]: index)
+    // CHECK: %[[SEQ:.*]] = memref.dim %[[LSE]], %c2
+    // CHECK: gpu.shuffle  xor
+    // CHECK: gpu.shuffle  xor
+    // CHECK: %[[SUM:.*]] = arith.addf
+    // CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[SUM]], %{{.*}} : f32
+    // CHECK: %[[RCP:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32
+    // CHECK: %[[INV0:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[RCP]] : f32
+    // CHECK: arith.cmpi ult, %{{.*}}, %[[SEQ]] : index
+    // CHECK: %[[INV1:.*]] = arith.select
+    // CHECK: memref.store %{{.*}}, %[[LSE]]
+    // CHECK: memref.store %{{.*}}, %[[LSE]]
+    // CHECK: %[[INVS:.*]] = llvm.insertvalue %[[INV1]], %{{.*}}[1] : !llvm.struct<(f32, f32)>
+    // CHECK: "test.use"(%{{.*}}) : (!tiledattn.tile<64xf32>) -> ()
+    // CHECK-NOT: arith.mulf
+    // CHECK: nvvm.stmatrix
+    gpu.func @finish_rows(%o: !acc128, %m: !rows, %l: !rows,
+                          %dest: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+                          %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %row: index,
+                          %stage: index) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc128 to !tiledattn.tile<64x128xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %st = builtin.unrealized_conversion_cast %stage : index to !tiledattn.smem<128x128xbf16>
+      %inv = tiledattn.finish_rows %mt, %lt into %lse[%row, %row, %row]
+          : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      "test.use"(%inv) : (!tiledattn.tile<64xf32>) -> ()
+      tiledattn.tma_store %ot into %dest[%row, %row, %row] via %st[%row]
+          : !tiledattn.tile<64x128xf32>,
+            memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<128x128xbf16>
       gpu.return
     }
 

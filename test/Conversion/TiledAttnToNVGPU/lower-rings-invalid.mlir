@@ -67,7 +67,7 @@ module attributes {gpu.container_module} {
     gpu.func @stage_from_elsewhere(%q: !head, %k: !head, %v: !head, %o: !head, %acc: !acc, %r: !rows, %i: index, %s: !tiledattn.smem<128x128xbf16>) kernel {
       %a = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
       // expected-error @+1 {{expected the stage to be a ring slot taken by tiledattn.ring.get or a tiledattn.alloc tile}}
-      tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i] : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>
+      tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i] : !acc, !head, !tiledattn.smem<128x128xbf16>, !rows, !rows
       gpu.return
     }
   }
@@ -85,7 +85,7 @@ module attributes {gpu.container_module} {
       %view = memref.subview %q[0, 0, 0, 0] [1, 1, 64, 128] [1, 1, 1, 1] : !head to memref<1x1x64x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
       %cast = memref.cast %view : memref<1x1x64x128xbf16, strided<[?, ?, ?, 1], offset: ?>> to !head
       // expected-error @+1 {{expected the dest to be one of the kernel's first four arguments (q, k, v, o), which the runtime builds tensor maps for}}
-      tiledattn.tma_store %acc, %r, %r into %cast[%i, %i, %i] via %a[%i] : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>
+      tiledattn.tma_store %acc, %r, %r into %cast[%i, %i, %i] via %a[%i] : !acc, !head, !tiledattn.smem<128x128xbf16>, !rows, !rows
       gpu.return
     }
   }

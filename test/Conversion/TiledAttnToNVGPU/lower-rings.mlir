@@ -160,11 +160,11 @@ module attributes {gpu.container_module} {
       %stage = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
       %qs, %qt = tiledattn.ring.get %qr[%c0] : !ring
       tiledattn.tma_store %acc, %m, %l into %o[%b, %h, %row] via %qs[%srow] lse(%lse)
-          : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>, !lse
+          : !acc, !head, !tiledattn.smem<128x128xbf16>, !rows, !rows, !lse
       tiledattn.tma_store_wait
       tiledattn.ring.release %qr, %qt : !ring
       tiledattn.tma_store %acc, %m, %l into %o[%b, %h, %row] via %stage[%srow]
-          : !acc, !rows, !head, !tiledattn.smem<128x128xbf16>
+          : !acc, !head, !tiledattn.smem<128x128xbf16>, !rows, !rows
       tiledattn.tma_store_wait
       gpu.return
     }

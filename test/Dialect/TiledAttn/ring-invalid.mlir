@@ -234,7 +234,7 @@ func.func @tma_store_of_128_rows(%o: !o, %acc: !tiledattn.tile<128x128xf32>, %r:
   %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
   // expected-error @+1 {{expected a warpgroup's acc tile of 64 rows (one TMA box a 64-column atom), but got '!tiledattn.tile<128x128xf32>'}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
-      : !tiledattn.tile<128x128xf32>, !tiledattn.tile<128xf32>, !o, !tiledattn.smem<128x128xbf16>
+      : !tiledattn.tile<128x128xf32>, !o, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<128xf32>, !tiledattn.tile<128xf32>
   return
 }
 
@@ -245,7 +245,7 @@ func.func @tma_store_to_another_element_type(%o: !o, %acc: !tiledattn.tile<64x12
   %s = tiledattn.alloc : !tiledattn.smem<64x128xf16>
   // expected-error @+1 {{expected the stage's element type to be dest's, 'bf16', but got 'f16'}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
-      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<64x128xf16>
+      : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<64x128xf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
   return
 }
 
@@ -256,7 +256,7 @@ func.func @tma_store_via_a_narrow_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32
   %s = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
   // expected-error @+1 {{expected a stage of at least the acc tile's 128 columns, but got '!tiledattn.smem<64x64xbf16>'}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
-      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<64x64xbf16>
+      : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
   return
 }
 
@@ -267,7 +267,7 @@ func.func @tma_store_via_a_short_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32>
   %s = tiledattn.alloc : !tiledattn.smem<32x128xbf16>
   // expected-error @+1 {{expected a stage of at least the acc tile's 64 rows, but got '!tiledattn.smem<32x128xbf16>'}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
-      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<32x128xbf16>
+      : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<32x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
   return
 }
 
@@ -279,7 +279,7 @@ func.func @tma_store_off_the_swizzle(%o: !o, %acc: !tiledattn.tile<64x128xf32>, 
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{expected stage_row to be a multiple of 8 (the swizzle's period) with the acc tile's 64 rows inside the stage's 128, but got 4}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%c4]
-      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<128x128xbf16>
+      : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
   return
 }
 
@@ -291,7 +291,7 @@ func.func @tma_store_past_the_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %
   %c72 = arith.constant 72 : index
   // expected-error @+1 {{expected stage_row to be a multiple of 8 (the swizzle's period) with the acc tile's 64 rows inside the stage's 128, but got 72}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%c72]
-      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<128x128xbf16>
+      : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
   return
 }
 
@@ -302,6 +302,38 @@ func.func @tma_store_of_another_head_dim(%o: !o, %acc: !tiledattn.tile<64x128xf3
   %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
   // expected-error @+1 {{expected dest head dim 128 (the acc tile's column count), but got 64}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
-      : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, !tiledattn.smem<128x128xbf16>
+      : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @tma_store_lse_without_statistics(%o: !o, %lse: !lse, %acc: !tiledattn.tile<64x128xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // expected-error @+1 {{expected row_max and row_sum with lse (the lse is computed from them)}}
+  "tiledattn.tma_store"(%acc, %o, %i, %i, %i, %s, %i, %lse) {operandSegmentSizes = array<i32: 1, 0, 0, 1, 1, 1, 1, 1, 1, 1>}
+      : (!tiledattn.tile<64x128xf32>, !o, index, index, index, !tiledattn.smem<128x128xbf16>, index, !lse) -> ()
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_with_one_statistic(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // expected-error @+1 {{expected both row_max and row_sum (O normalized here) or neither (O stored as it is)}}
+  "tiledattn.tma_store"(%acc, %r, %o, %i, %i, %i, %s, %i) {operandSegmentSizes = array<i32: 1, 1, 0, 1, 1, 1, 1, 1, 1, 0>}
+      : (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !o, index, index, index, !tiledattn.smem<128x128xbf16>, index) -> ()
+  return
+}
+
+// -----
+
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @finish_rows_of_128(%lse: !lse, %r: !tiledattn.tile<128xf32>, %i: index) {
+  // expected-error @+1 {{expected a warpgroup's row tiles, !tiledattn.tile<64xf32>, but got '!tiledattn.tile<128xf32>'}}
+  %inv = tiledattn.finish_rows %r, %r into %lse[%i, %i, %i] : !tiledattn.tile<128xf32>, !lse
   return
 }

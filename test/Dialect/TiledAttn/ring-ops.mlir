@@ -43,13 +43,27 @@ func.func private @types(!tiledattn.ring<1, 64x256xf16>, !tiledattn.smem<64x256x
 func.func @tma_store(%o: !o, %lse: !lse, %acc: !acc, %m: !rows, %l: !rows, %i: index) {
   // CHECK: %[[STAGE:.*]] = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
   %stage = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
-  // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] lse(%[[LSE]]) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] lse(%[[LSE]]) : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
   tiledattn.tma_store %acc, %m, %l into %o[%i, %i, %i] via %stage[%i] lse(%lse)
-      : !acc, !rows, !o, !tiledattn.smem<128x128xbf16>, !lse
+      : !acc, !o, !tiledattn.smem<128x128xbf16>, !rows, !rows, !lse
   // CHECK-NEXT: tiledattn.tma_store_wait
   tiledattn.tma_store_wait
-  // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>{{$}}
+  // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>{{$}}
   tiledattn.tma_store %acc, %m, %l into %o[%i, %i, %i] via %stage[%i]
-      : !acc, !rows, !o, !tiledattn.smem<128x128xbf16>
+      : !acc, !o, !tiledattn.smem<128x128xbf16>, !rows, !rows
+  return
+}
+
+// The rows' 1 / l and lse ahead of O, then O stored as it is.
+// CHECK-LABEL: func.func @finish_rows
+// CHECK: %[[INV:.*]] = tiledattn.finish_rows %[[M:.*]], %[[L:.*]] into %[[LSE:.*]][%[[I:.*]], %[[I]], %[[I]]] : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[O:.*]] = tiledattn.rescale %{{.*}}, %[[INV]]
+// CHECK: tiledattn.tma_store %[[O]] into %{{.*}}[%[[I]], %[[I]], %[[I]]] via %{{.*}}[%[[I]]] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>{{$}}
+func.func @finish_rows(%o: !o, %lse: !lse, %acc: !acc, %m: !rows, %l: !rows, %i: index) {
+  %stage = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  %inv = tiledattn.finish_rows %m, %l into %lse[%i, %i, %i] : !rows, !lse
+  %normalized = tiledattn.rescale %acc, %inv : !acc, !rows
+  tiledattn.tma_store %normalized into %o[%i, %i, %i] via %stage[%i]
+      : !acc, !o, !tiledattn.smem<128x128xbf16>
   return
 }

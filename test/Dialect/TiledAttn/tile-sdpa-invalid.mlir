@@ -113,3 +113,21 @@ func.func @score_mod_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
   } : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// overlap_epilogue normalizes O under the last P.V for a TMA store of the
+// tile's own O only: without tma_store it stays refused.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @overlap_epilogue_without_tma_store(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{sets overlap_epilogue, which tiledattn-tile-sdpa does not write into the tile program yet}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   overlap_epilogue = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

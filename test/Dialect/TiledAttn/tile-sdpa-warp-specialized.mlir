@@ -456,3 +456,37 @@ func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// overlap_epilogue: the rows' 1 / l and lse (tiledattn.finish_rows) under
+// the last P.V; after its wait O is normalized (tiledattn.rescale) and
+// stored as it is.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @overlap_epilogue
+// CHECK-SAME: (%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]:
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[QSLOT:.*]], %[[QTOKEN:.*]] = tiledattn.ring.get
+// CHECK:   scf.for
+// CHECK:   %[[LOOPS:.*]]:4 = scf.for
+// CHECK:   %[[PV:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:   %[[INV:.*]] = tiledattn.finish_rows %[[LOOPS]]#1, %[[LOOPS]]#2 into %[[LSE]][
+// CHECK-NEXT: %[[ACC:.*]] = tiledattn.wait %[[PV]]
+// CHECK-NEXT: tiledattn.ring.release
+// CHECK-NEXT: %[[NORMALIZED:.*]] = tiledattn.rescale %[[ACC]], %[[INV]]
+// CHECK-NEXT: tiledattn.tma_store %[[NORMALIZED]] into %[[O]][{{.*}}] via %[[QSLOT]][{{.*}}] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>{{$}}
+// CHECK-NEXT: tiledattn.tma_store_wait
+// CHECK-NEXT: tiledattn.ring.release %{{.*}}, %[[QTOKEN]]
+func.func @overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   tma_store = true, overlap_epilogue = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

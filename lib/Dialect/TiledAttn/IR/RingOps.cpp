@@ -133,8 +133,18 @@ LogicalResult AllocOp::verify() {
 
 LogicalResult TmaStoreOp::verify() {
   TileType acc = getAcc().getType();
-  if (failed(verifyOutputTile(*this, acc, getRowMax().getType(),
-                              getRowSum().getType(), getDest().getType())))
+  if (!getRowMax() != !getRowSum())
+    return emitOpError("expected both row_max and row_sum (O normalized "
+                       "here) or neither (O stored as it is)");
+  if (!getRowMax() && getLse())
+    return emitOpError("expected row_max and row_sum with lse (the lse is "
+                       "computed from them)");
+  // Without statistics the rows are checked against themselves.
+  auto rows = TileType::get(getContext(), {acc.getNumRows()},
+                            Float32Type::get(getContext()));
+  TileType rowMax = getRowMax() ? getRowMax().getType() : rows;
+  TileType rowSum = getRowSum() ? getRowSum().getType() : rows;
+  if (failed(verifyOutputTile(*this, acc, rowMax, rowSum, getDest().getType())))
     return failure();
   if (acc.getNumRows() != kWarpgroupRows)
     return emitOpError("expected a warpgroup's acc tile of ")
@@ -265,5 +275,14 @@ LogicalResult RingReleaseOp::verify() {
   if (get.getRing() != getRing())
     return emitOpError("expected `token` to come from a tiledattn.ring.get "
                        "on the same ring, but it comes from one on another");
+  return success();
+}
+
+LogicalResult FinishRowsOp::verify() {
+  TileType rows = getRowMax().getType();
+  if (rows.getRank() != 1 || rows.getNumRows() != kWarpgroupRows ||
+      !rows.getElementType().isF32())
+    return emitOpError("expected a warpgroup's row tiles, !tiledattn.tile<")
+           << kWarpgroupRows << "xf32>, but got " << rows;
   return success();
 }

@@ -519,7 +519,10 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getCtasPerSm() != 1, "ctas_per_sm");
   note(getDynamicTiles(), "dynamic_tiles");
   note(getConditionalRescale(), "conditional_rescale");
-  note(getOverlapEpilogue(), "overlap_epilogue");
+  // The program normalizes O under the last P.V only for a TMA store of
+  // the tile's own O.
+  note(getOverlapEpilogue() && (!getTmaStore() || getDeferStore()),
+       "overlap_epilogue");
   note(getNarrowDiagonal(), "narrow_diagonal");
   note(getSkipMaskedBlocks(), "skip_masked_blocks");
   note(getPrefetchNextQ(), "prefetch_next_q");

@@ -23,7 +23,9 @@
 // the schedule gives O a tile of its own (ScheduleAttr::stagesOInItsOwnTile),
 // in a tiledattn.alloc, waited for before the next tile writes it again.
 // With defer_store a tile's O is carried to the next tile and stored between
-// the issue and the wait of that tile's first S; tile_order and
+// the issue and the wait of that tile's first S. With overlap_epilogue the
+// rows' 1 / l and lse (tiledattn.finish_rows) are computed under the last
+// P.V, and O, normalized after it, is stored as it is; tile_order and
 // uniform_consumer become attributes of the tile loops and the roles.
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
@@ -407,10 +409,13 @@ private:
   }
 
   /// O and lse of the consumer's rows, and Q's slot back to the producer.
+  /// `out`: O and the rows' max and sum, or (overlap_epilogue) O normalized
+  /// and no statistics (the lse is stored).
   void writeEpilogue(const Consumer &c, ValueRange out) {
     auto tmaStore = [&](Value stage) {
       TmaStoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
-                         at.head, c.row, stage, c.slotRow, op.getLse());
+                         at.head, c.row, stage, c.slotRow,
+                         out[1] ? op.getLse() : Value());
     };
     if (!schedule.getTmaStore()) {
       RingReleaseOp::create(b, loc, qRing, c.qToken);
@@ -511,6 +516,19 @@ private:
         });
     Value last = arith::SubIOp::create(b, loc, blocks, idx(1));
     auto v = get(vRing, kv(last));
+    if (schedule.getOverlapEpilogue()) {
+      // The rows' 1 / l and lse under the last P.V; O normalized after it.
+      Value pv = issueInTurn([&]() -> SmallVector<Value> {
+        return {mmaAsync(state[3], Value(), v.getSlot(), state[0],
+                         /*transposeB=*/false, c.accType)};
+      })[0];
+      Value inv =
+          FinishRowsOp::create(b, loc, state[1].getType(), state[1], state[2],
+                               op.getLse(), at.batch, at.head, c.row);
+      Value acc = WaitOp::create(b, loc, c.accType, pv);
+      RingReleaseOp::create(b, loc, vRing, v.getToken());
+      return {RescaleOp::create(b, loc, c.accType, acc, inv), Value(), Value()};
+    }
     Value acc = mma(state[3], Value(), v.getSlot(), state[0],
                     /*transposeB=*/false, c.accType);
     RingReleaseOp::create(b, loc, vRing, v.getToken());

@@ -1,8 +1,10 @@
-// A producer = tma schedule with overlap_softmax (S of block j issued with
-// P.V of block j - 1, the softmax under the P.V) and tma_store (O staged in
-// the consumer's rows of its Q slot and stored by TMA), one tile per block,
-// compiled through tiledattn-tile-sdpa's warp-specialized program (not
-// convert-sdpa-to-hopper):
+// The shipped f16 head dim 128 causal schedule (sdpa_fwd_f16_d128_causal),
+// field for field, compiled through tiledattn-tile-sdpa's warp-specialized
+// program rather than convert-sdpa-to-hopper: overlap_softmax (S of block j
+// issued with P.V of block j - 1, the softmax under the P.V), tma_store (O
+// staged in the consumer's rows of its Q slot and stored by TMA) and
+// overlap_epilogue (the rows' 1 / l and lse under the last P.V,
+// tiledattn.finish_rows), one tile per block:
 //   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d128_causal.mlir -o sdpa_fwd_f16_d128_causal
 // See the program with tiledattn-opt sdpa_fwd_f16_d128_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
@@ -18,7 +20,7 @@ func.func @sdpa_fwd_f16_d128_causal(%q: !head, %k: !head, %v: !head, %o: !head, 
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true,
                                    overlap_softmax = true,
-                                   tma_store = true>)
+                                   tma_store = true, overlap_epilogue = true>)
       : !head, !head, !head, !head, !lse
   return
 }

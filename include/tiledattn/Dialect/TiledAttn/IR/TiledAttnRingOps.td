@@ -187,13 +187,15 @@ def TiledAttn_AllocOp : TiledAttn_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
 }
 
 def TiledAttn_TmaStoreOp : TiledAttn_Op<"tma_store", [
-    MemoryEffects<[MemRead, MemWrite]>,
-    AllTypesMatch<["row_max", "row_sum"]>]> {
+    MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "Normalize an output tile into shared memory and store it by TMA";
   let description = [{
     The `tiledattn.tma_store` operation finishes the online softmax like
     `tiledattn.store` (the same rows of `dest`, the same values, the same
-    log-sum-exp), but writes O through shared memory: the warpgroup writes
+    log-sum-exp), but writes O through shared memory. Without `row_max` and
+    `row_sum` (and then without `lse`) it stores `acc` as it is: O already
+    normalized, say by `tiledattn.rescale` with the factors
+    `tiledattn.finish_rows` returns. The warpgroup writes
     the normalized rows of its `64 x C` accumulator into rows
     `stage_row .. stage_row + 63` (and the first `C` columns) of `stage`,
     then one of its threads copies them to `dest` by TMA, one box per
@@ -213,22 +215,61 @@ def TiledAttn_TmaStoreOp : TiledAttn_Op<"tma_store", [
     ```mlir
     tiledattn.tma_store %acc, %m, %l into %o[%b, %h, %row] via %slot[%r]
         lse(%lse)
-        : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>,
+        : !tiledattn.tile<64x128xf32>,
           memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
-          !tiledattn.smem<128x128xbf16>,
+          !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>,
           memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
     ```
   }];
-  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_AnyTile:$row_max,
-                       TiledAttn_AnyTile:$row_sum, TiledAttn_HeadMemRef:$dest,
+  let arguments = (ins TiledAttn_AnyTile:$acc,
+                       Optional<TiledAttn_AnyTile>:$row_max,
+                       Optional<TiledAttn_AnyTile>:$row_sum,
+                       TiledAttn_HeadMemRef:$dest,
                        Index:$batch, Index:$head, Index:$row,
                        TiledAttn_SmemType:$stage, Index:$stage_row,
                        Optional<TiledAttn_LseMemRef>:$lse);
   let assemblyFormat = [{
-    $acc `,` $row_max `,` $row_sum `into` $dest `[` $batch `,` $head `,` $row `]`
-    `via` $stage `[` $stage_row `]` (`lse` `(` $lse^ `)`)? attr-dict `:`
-    qualified(type($acc)) `,` qualified(type($row_max)) `,` type($dest) `,`
-    qualified(type($stage)) (`,` type($lse)^)?
+    $acc (`,` $row_max^ `,` $row_sum)? `into` $dest `[` $batch `,` $head `,`
+    $row `]` `via` $stage `[` $stage_row `]` (`lse` `(` $lse^ `)`)? attr-dict
+    `:` qualified(type($acc)) `,` type($dest) `,` qualified(type($stage))
+    (`,` qualified(type($row_max))^ `,` qualified(type($row_sum)))?
+    (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_FinishRowsOp : TiledAttn_Op<"finish_rows", [
+    MemoryEffects<[MemWrite]>, AllTypesMatch<["row_max", "row_sum", "inv"]>]> {
+  let summary = "The rows' 1 / sum and log-sum-exp, before O is ready";
+  let description = [{
+    The `tiledattn.finish_rows` operation does the part of
+    `tiledattn.store` that needs only the online softmax's row statistics:
+    for each row `i` of the warpgroup's `64`-row tiles with `row + i < Sq`
+    (dimension 2 of `lse`) it stores
+
+    ```
+    lse[b, h, row + i] = (m[i] + log2(l[i])) * ln(2)    (-inf when l[i] = 0)
+    ```
+
+    and it returns `inv[i] = 1 / l[i]` (0 when `l[i] = 0`). A program runs
+    it under the last P.V (FlashAttention-3's epilogue overlap), then
+    scales O with `tiledattn.rescale` and stores it with a
+    `tiledattn.tma_store` without statistics.
+
+    Example:
+
+    ```mlir
+    %inv = tiledattn.finish_rows %m, %l into %lse[%b, %h, %row]
+        : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$row_max, TiledAttn_AnyTile:$row_sum,
+                       TiledAttn_LseMemRef:$lse, Index:$batch, Index:$head,
+                       Index:$row);
+  let results = (outs TiledAttn_AnyTile:$inv);
+  let assemblyFormat = [{
+    $row_max `,` $row_sum `into` $lse `[` $batch `,` $head `,` $row `]`
+    attr-dict `:` qualified(type($row_max)) `,` type($lse)
   }];
   let hasVerifier = 1;
 }
