@@ -333,11 +333,21 @@ private:
     }
   }
 
-  /// Waits for the slot to be full.
+  /// Waits for the slot to be full (with `uniform`, at a position known
+  /// warp-uniform).
   LogicalResult lowerGet(RingGetOp get) {
     const LoweredRing &l = lowered.lookup(get.getRing());
+    Value position = get.getPosition();
+    if (get.getUniform()) {
+      Value word =
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), position);
+      Value same = NVVM::ReduxOp::create(
+          b, loc, b.getI32Type(), word, NVVM::ReduxKind::UMIN,
+          arith::ConstantIntOp::create(b, loc, -1, 32));
+      position = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), same);
+    }
     auto [slot, parity] =
-        ringSlotAndParity(b, loc, get.getPosition(), l.type.getDepth());
+        ringSlotAndParity(b, loc, position, l.type.getDepth());
     waitParity(b, loc, barriers, barrier(l.firstBarrier, slot), parity);
     Slot s = slotAt(l, slot);
     slots[get.getToken()] = s;

@@ -226,3 +226,23 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: }
 // CHECK-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
 // CHECK-NEXT: gpu.return
+
+// -----
+
+// A uniform get: the position through redux.sync before the slot and phase.
+// CHECK-LABEL: gpu.func @uniform
+// CHECK: %[[P32:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK-NEXT: %[[SAME:.*]] = nvvm.redux.sync umin %[[P32]], %c-1_i32 : i32 -> i32
+// CHECK-NEXT: %[[P:.*]] = arith.index_castui %[[SAME]] : i32 to index
+// CHECK: arith.remui %[[P]], %c2
+// CHECK: nvgpu.mbarrier.try_wait.parity
+module attributes {gpu.container_module} {
+  gpu.module @uniform_get {
+    gpu.func @uniform(%p: index) kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+      %s, %t = tiledattn.ring.get %r[%p] uniform : !tiledattn.ring<2, 64x64xbf16>
+      tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+      gpu.return
+    }
+  }
+}

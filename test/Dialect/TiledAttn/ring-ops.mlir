@@ -24,6 +24,9 @@ func.func @producer_and_consumer(%k: !head, %b: index, %h: index, %row: index, %
   %s, %t = tiledattn.ring.get %r[%p] : !ring
   // CHECK: tiledattn.ring.release %[[R]], %[[TOKEN]] : !tiledattn.ring<2, 128x128xbf16>
   tiledattn.ring.release %r, %t : !ring
+  // CHECK: %{{.*}}, %[[UTOKEN:.*]] = tiledattn.ring.get %[[R]][%[[P]]] uniform : !tiledattn.ring<2, 128x128xbf16>
+  %us, %ut = tiledattn.ring.get %r[%p] uniform : !ring
+  tiledattn.ring.release %r, %ut : !ring
   return
 }
 

@@ -490,3 +490,29 @@ func.func @overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !l
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// uniform_ring: every consumer get is uniform (the producer, one thread,
+// takes none).
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @uniform_ring
+// CHECK: } consumers(2) regs(240) {
+// CHECK-NOT: tiledattn.ring.get %{{.*}}[%{{.*}}] :
+// CHECK: tiledattn.ring.get %{{.*}}[%{{.*}}] uniform
+// CHECK-NOT: tiledattn.ring.get %{{.*}}[%{{.*}}] :
+// CHECK: return
+func.func @uniform_ring(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   persistent = true, tma_store = true,
+                                   overlap_epilogue = true, uniform_ring = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -537,7 +537,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getStoreByAtom(), "store_by_atom");
   note(getK0ByAtom(), "k0_by_atom");
   note(getQInRegisters(), "q_in_registers");
-  note(getUniformRing(), "uniform_ring");
   note(getKvMulticast(), "kv_multicast");
   return set;
 }

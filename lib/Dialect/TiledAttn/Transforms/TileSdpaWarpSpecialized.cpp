@@ -25,8 +25,9 @@
 // With defer_store a tile's O is carried to the next tile and stored between
 // the issue and the wait of that tile's first S. With overlap_epilogue the
 // rows' 1 / l and lse (tiledattn.finish_rows) are computed under the last
-// P.V, and O, normalized after it, is stored as it is; tile_order and
-// uniform_consumer become attributes of the tile loops and the roles.
+// P.V, and O, normalized after it, is stored as it is; tile_order,
+// uniform_consumer and uniform_ring become attributes of the tile loops,
+// the roles and the ring gets.
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -143,9 +144,12 @@ private:
     TmaLoadOp::create(b, loc, source, at.batch, head, row, slot);
   }
 
+  /// In consumer code (the only reader of the rings); uniform_ring: the
+  /// position is known warp-uniform.
   RingGetOp get(RingOp ring, Value position) {
     return RingGetOp::create(b, loc, ring.getType().getSlotType(),
-                             TokenType::get(b.getContext()), ring, position);
+                             TokenType::get(b.getContext()), ring, position,
+                             /*uniform=*/schedule.getUniformRing());
   }
 
   /// The K/V ring position of the tile's block `j`.

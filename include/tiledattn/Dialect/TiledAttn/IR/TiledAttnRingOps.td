@@ -122,18 +122,27 @@ def TiledAttn_RingGetOp : TiledAttn_Op<"ring.get", [
     exactly once, in the same block as the get (or as the `tiledattn.turn`
     it leaves through), so that every path that takes a slot gives it back
     and every phase of the slot's barriers is waited for.
+
+    With `uniform` the position reaches the wait through a warp reduction
+    (redux.sync), so ptxas knows it, and the slot's address, are the same
+    in every lane and keeps the slot, phase and descriptor arithmetic on
+    the uniform datapath (docs/Schedules.md, `uniform_ring`). Every lane of
+    the warp must reach the get.
   }], TiledAttn_RingPositionDoc, [{
 
     Example:
 
     ```mlir
     %slot, %held = tiledattn.ring.get %ring[%p] : !tiledattn.ring<2, 128x128xbf16>
+    %slot2, %held2 = tiledattn.ring.get %ring[%p] uniform : !tiledattn.ring<2, 128x128xbf16>
     ```
   }]);
-  let arguments = (ins TiledAttn_RingType:$ring, Index:$position);
+  let arguments = (ins TiledAttn_RingType:$ring, Index:$position,
+                       UnitAttr:$uniform);
   let results = (outs TiledAttn_SmemType:$slot, TiledAttn_TokenType:$token);
   let assemblyFormat = [{
-    $ring `[` $position `]` attr-dict `:` qualified(type($ring))
+    $ring `[` $position `]` (`uniform` $uniform^)? attr-dict `:`
+    qualified(type($ring))
   }];
   let hasVerifier = 1;
 }
