@@ -186,6 +186,17 @@ inline void setRegisterBudget(OpBuilder &b, Location loc, int64_t registers,
       NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
 }
 
+/// `index` through a warp reduction (redux.sync umin): the same value, now
+/// known warp-uniform to ptxas, which keeps what follows from it on the
+/// uniform datapath. Every lane of the warp must reach it.
+inline Value warpUniformIndex(OpBuilder &b, Location loc, Value index) {
+  Value word = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  Value same =
+      NVVM::ReduxOp::create(b, loc, b.getI32Type(), word, NVVM::ReduxKind::UMIN,
+                            arith::ConstantIntOp::create(b, loc, -1, 32));
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), same);
+}
+
 /// Ping-pong: consumer warpgroup c (index) may issue once named barrier
 /// kTurnBarrier + c completes: it syncs there (128 threads) and consumer
 /// c - 1 arrives (128 more) when its own turn ends. Barrier 0 is
@@ -241,6 +252,31 @@ inline void endTurn(OpBuilder &b, Location loc, Value consumer,
       b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), next),
       arith::ConstantIntOp::create(b, loc, 256, 32));
 }
+
+/// Rank `t` (i32) of a block that takes ranks b, b + G, b + 2G, ... (G,
+/// `step`, the grid), with every other full round of G ranks run backwards:
+/// across heads, a round of causal tiles holds tiles of a few lengths, and
+/// no block should always get the longest.
+inline Value mirrorOddRounds(OpBuilder &b, Location loc, Value t, Value step,
+                             Value tiles) {
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  Value round = arith::DivUIOp::create(b, loc, t, step);
+  Value odd = arith::TruncIOp::create(b, loc, b.getI1Type(), round);
+  Value roundStart = arith::MulIOp::create(b, loc, round, step);
+  Value roundEnd = arith::AddIOp::create(b, loc, roundStart, step);
+  Value full =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, roundEnd, tiles);
+  // roundStart + (roundEnd - 1 - t): the same round backwards.
+  Value mirrored = arith::AddIOp::create(
+      b, loc, roundStart,
+      arith::SubIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, roundEnd, i32(1)), t));
+  return arith::SelectOp::create(
+      b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t);
+}
+
 /// Runs `lower` on every gpu.func kernel of `module`, once every op of type
 /// OpT is known to be in one (else OpT's error: "expected to be in a
 /// gpu.func kernel: " and `why`).

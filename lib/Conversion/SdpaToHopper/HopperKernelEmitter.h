@@ -201,11 +201,10 @@ private:
   /// depends on it on the uniform datapath (else it may spill, or branch
   /// with reconvergence barriers).
   Value warpUniform(Value value) {
-    bool isIndex = value.getType().isIndex();
-    Value word = isIndex ? toI32(value) : value;
-    Value same = NVVM::ReduxOp::create(b, loc, b.getI32Type(), word,
-                                       NVVM::ReduxKind::UMIN, i32(-1));
-    return isIndex ? toIndex(same) : same;
+    if (value.getType().isIndex())
+      return warpUniformIndex(b, loc, value);
+    return NVVM::ReduxOp::create(b, loc, b.getI32Type(), value,
+                                 NVVM::ReduxKind::UMIN, i32(-1));
   }
   Value toIndex(Value i32) {
     return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);

@@ -106,23 +106,8 @@ void HopperKernelEmitter::forEachTile(function_ref<void(Regs &)> body,
   b.setInsertionPointToStart(loop.getBody());
   Value t = loop.getInductionVar();
   Value rank = t;
-  if (causal && schedule.getTileOrder() == TileOrder::across_heads) {
-    // Block b takes the tiles of rank b, b + G, b + 2G, ... (G = gridDim.x)
-    // with every other full round reversed, so no block always gets the
-    // longest tile of a round.
-    Value round = arith::DivUIOp::create(b, loc, t, gridX);
-    Value odd = arith::TruncIOp::create(b, loc, b.getI1Type(), round);
-    Value roundStart = arith::MulIOp::create(b, loc, round, gridX);
-    Value roundEnd = arith::AddIOp::create(b, loc, roundStart, gridX);
-    Value full = cmp(arith::CmpIPredicate::ule, roundEnd, numTiles);
-    // roundStart + (roundEnd - 1 - t): the same round backwards.
-    Value mirrored = arith::AddIOp::create(
-        b, loc, roundStart,
-        arith::SubIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, roundEnd, i32(1)), t));
-    rank = arith::SelectOp::create(
-        b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t);
-  }
+  if (causal && schedule.getTileOrder() == TileOrder::across_heads)
+    rank = mirrorOddRounds(b, loc, t, gridX, numTiles);
   setTileOfRank(rank, qBlocks);
   runTile(loop, body);
   carried.assign(loop.getResults().begin() + 2, loop.getResults().end());

@@ -130,9 +130,6 @@ private:
     if (failed(scores))
       return failure();
     AccumulatorPlace p = place();
-    auto add = [&](Value a, Value c) -> Value {
-      return arith::AddIOp::create(b, loc, a, c);
-    };
     Value rowBase = add(op.getRow(), add(p.warpRow, p.group));
     auto firstKey = [&] {
       return add(op.getCol(), arith::MulIOp::create(
@@ -269,6 +266,7 @@ private:
   }
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
   void ifThen(Value cond, function_ref<void()> body) {
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -343,9 +341,6 @@ private:
     auto rem = [&](Value a, int64_t c) -> Value {
       return arith::RemUIOp::create(b, loc, a, idx(c));
     };
-    auto add = [&](Value a, Value c) -> Value {
-      return arith::AddIOp::create(b, loc, a, c);
-    };
     Value matrix = div(p.lane, 8), rowInMatrix = rem(p.lane, 8);
     // (One op per statement: the order of a call's arguments is not fixed.)
     Value warpFirst = add(op.getStageRow(), p.warpRow);
@@ -401,12 +396,6 @@ private:
     if (failed(scores))
       return failure();
     AccumulatorPlace p = place();
-    auto idx = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    auto add = [&](Value a, Value c) -> Value {
-      return arith::AddIOp::create(b, loc, a, c);
-    };
     Value rowBase = add(op.getRow(), add(p.warpRow, p.group));
     Value rows[2] = {rowBase, add(rowBase, idx(8))};
     Value colBase =

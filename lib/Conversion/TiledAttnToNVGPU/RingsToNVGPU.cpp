@@ -311,6 +311,16 @@ private:
     return success();
   }
 
+  /// A TMA box of `rows` x 64 columns of shared memory at byte `offset`
+  /// (past the shared memory's base, pad included).
+  Value atomView(Type elementType, int64_t rows, Value offset) {
+    auto view = MemRefType::get(
+        {1, 1, rows, 64}, elementType, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup));
+    return memref::ViewOp::create(b, loc, view, smem, offset, ValueRange{});
+  }
+
   /// One TMA copy per 64-column atom of the slot, `rows` rows each, atoms
   /// `rows` x 128 bytes apart.
   void emitLoad(TmaLoadOp load, const Slot &s, Value full) {
@@ -318,14 +328,9 @@ private:
     int64_t rows = type.getRows();
     auto arg = cast<BlockArgument>(load.getSource());
     Value map = maps.lookup({arg.getArgNumber(), rows});
-    auto view = MemRefType::get(
-        {1, 1, rows, 64}, type.getElementType(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup));
     for (int64_t a = 0; a < type.getAtoms(); ++a) {
       Value offset = add(pad, add(s.offset, idx(a * rows * 128)));
-      Value dest =
-          memref::ViewOp::create(b, loc, view, smem, offset, ValueRange{});
+      Value dest = atomView(type.getElementType(), rows, offset);
       nvgpu::TmaAsyncLoadOp::create(b, loc, dest, barriers, map,
                                     ValueRange{idx(64 * a), load.getRow(),
                                                load.getHead(), load.getBatch()},
@@ -338,14 +343,8 @@ private:
   LogicalResult lowerGet(RingGetOp get) {
     const LoweredRing &l = lowered.lookup(get.getRing());
     Value position = get.getPosition();
-    if (get.getUniform()) {
-      Value word =
-          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), position);
-      Value same = NVVM::ReduxOp::create(
-          b, loc, b.getI32Type(), word, NVVM::ReduxKind::UMIN,
-          arith::ConstantIntOp::create(b, loc, -1, 32));
-      position = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), same);
-    }
+    if (get.getUniform())
+      position = warpUniformIndex(b, loc, position);
     auto [slot, parity] =
         ringSlotAndParity(b, loc, position, l.type.getDepth());
     waitParity(b, loc, barriers, barrier(l.firstBarrier, slot), parity);
@@ -385,10 +384,6 @@ private:
     int64_t rows = kWarpgroupRows;
     auto dest = cast<BlockArgument>(store.getDest());
     Value map = maps.lookup({dest.getArgNumber(), rows});
-    auto view = MemRefType::get(
-        {1, 1, rows, 64}, stage.getElementType(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup));
     b.setInsertionPointAfter(store);
     fenceProxyAsyncShared(b, loc); // the stmatrix before the TMA reads
     syncWarpgroup(b, loc, tid);
@@ -396,9 +391,8 @@ private:
     int64_t atoms = store.getAcc().getType().getNumCols() / 64;
     ifThen(eq(rem(tid, 128), 0), [&] {
       for (int64_t a = 0; a < atoms; ++a) {
-        Value source = memref::ViewOp::create(
-            b, loc, view, smem, add(first, idx(a * stage.getRows() * 128)),
-            ValueRange{});
+        Value source = atomView(stage.getElementType(), rows,
+                                add(first, idx(a * stage.getRows() * 128)));
         nvgpu::TmaAsyncStoreOp::create(b, loc, source, map,
                                        ValueRange{idx(64 * a), store.getRow(),
                                                   store.getHead(),

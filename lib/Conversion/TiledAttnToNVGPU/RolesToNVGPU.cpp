@@ -66,13 +66,8 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
   b.setInsertionPointToStart(&split.getElseRegion().front());
   Value consumer = arith::SubIOp::create(
       b, loc, warpgroup, arith::ConstantIndexOp::create(b, loc, 1));
-  if (roles.getUniformIndex()) { // the same in every lane: say so to ptxas
-    Value word = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), consumer);
-    Value same = NVVM::ReduxOp::create(
-        b, loc, b.getI32Type(), word, NVVM::ReduxKind::UMIN,
-        arith::ConstantIntOp::create(b, loc, -1, 32));
-    consumer = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), same);
-  }
+  if (roles.getUniformIndex())
+    consumer = warpUniformIndex(b, loc, consumer);
   if (registerBudgets)
     setRegisterBudget(b, loc, roles.getConsumerRegs(),
                       NVVM::SetMaxRegisterAction::increase);

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TileLoops.h"
+#include "tiledattn/Conversion/NVVMHelpers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -53,33 +54,6 @@ void lowerOneTile(RewriterBase &rewriter, ForEachTileOp op) {
       arith::ConstantIndexOp::create(rewriter, loc, 0)};
   args.append(op.getInits().begin(), op.getInits().end());
   inlineTile(rewriter, op, args);
-}
-
-/// Rank `t` (i32) of a block that takes ranks b, b + G, b + 2G, ... (G,
-/// `step`, the grid), with every other full round of G ranks run backwards:
-/// across heads, a round of causal tiles holds tiles of a few lengths, and
-/// no block should always get the longest.
-Value mirrorOddRounds(RewriterBase &rewriter, Location loc, Value t, Value step,
-                      Value tiles) {
-  auto i32 = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(rewriter, loc, v, 32);
-  };
-  Value round = arith::DivUIOp::create(rewriter, loc, t, step);
-  Value odd =
-      arith::TruncIOp::create(rewriter, loc, rewriter.getI1Type(), round);
-  Value roundStart = arith::MulIOp::create(rewriter, loc, round, step);
-  Value roundEnd = arith::AddIOp::create(rewriter, loc, roundStart, step);
-  Value full = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
-                                     roundEnd, tiles);
-  // roundStart + (roundEnd - 1 - t): the same round backwards.
-  Value mirrored = arith::AddIOp::create(
-      rewriter, loc, roundStart,
-      arith::SubIOp::create(
-          rewriter, loc, arith::SubIOp::create(rewriter, loc, roundEnd, i32(1)),
-          t));
-  return arith::SelectOp::create(
-      rewriter, loc, arith::AndIOp::create(rewriter, loc, odd, full), mirrored,
-      t);
 }
 
 void lowerPersistent(RewriterBase &rewriter, ForEachTileOp op) {

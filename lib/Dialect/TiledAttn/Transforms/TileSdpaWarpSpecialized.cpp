@@ -248,13 +248,19 @@ private:
         .getResult();
   }
 
-  /// `mma_async` on its own or, with pingpong, inside a turn; then its wait.
-  Value mma(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
-            TileType result) {
-    Value future = issueInTurn([&]() -> SmallVector<Value> {
+  /// `mma_async` on its own or, with pingpong, inside a turn: its future.
+  Value issue(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
+              TileType result) {
+    return issueInTurn([&]() -> SmallVector<Value> {
       return {mmaAsync(a, aRow, bSlot, acc, transposeB, result)};
     })[0];
-    return WaitOp::create(b, loc, result, future);
+  }
+
+  /// issue, then its wait.
+  Value mma(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
+            TileType result) {
+    return WaitOp::create(b, loc, result,
+                          issue(a, aRow, bSlot, acc, transposeB, result));
   }
 
   /// The sdpa's score_mod on the scaled scores of the tile at (row, col):
@@ -465,10 +471,8 @@ private:
   SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
                                            ValueRange inits) {
     auto k0 = get(kRing, kvFirst);
-    Value firstS = issueInTurn([&]() -> SmallVector<Value> {
-      return {mmaAsync(c.qSlot, c.slotRow, k0.getSlot(), Value(),
-                       /*transposeB=*/true, c.scoreType)};
-    })[0];
+    Value firstS = issue(c.qSlot, c.slotRow, k0.getSlot(), Value(),
+                         /*transposeB=*/true, c.scoreType);
     // defer_store: the tile before's O goes out under this tile's first S.
     if (schedule.getDeferStore())
       storeHeld(c);
@@ -522,10 +526,8 @@ private:
     auto v = get(vRing, kv(last));
     if (schedule.getOverlapEpilogue()) {
       // The rows' 1 / l and lse under the last P.V; O normalized after it.
-      Value pv = issueInTurn([&]() -> SmallVector<Value> {
-        return {mmaAsync(state[3], Value(), v.getSlot(), state[0],
-                         /*transposeB=*/false, c.accType)};
-      })[0];
+      Value pv = issue(state[3], Value(), v.getSlot(), state[0],
+                       /*transposeB=*/false, c.accType);
       Value inv =
           FinishRowsOp::create(b, loc, state[1].getType(), state[1], state[2],
                                op.getLse(), at.batch, at.head, c.row);
