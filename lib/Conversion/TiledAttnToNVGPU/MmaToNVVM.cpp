@@ -211,9 +211,10 @@ private:
         return failure();
       Value rowOffset =
           arith::MulIOp::create(b, loc, mma.getARow(), idx(kAtomRowBytes));
-      Value descA = buildWgmmaDescriptor(
-          b, loc, arith::AddIOp::create(b, loc, *aAddress, rowOffset), 16,
-          kSwizzleStrideBytes);
+      Value rows = arith::AddIOp::create(b, loc, *aAddress, rowOffset);
+      if (mma.getUniformA()) // recomputed per issue, on the uniform datapath
+        rows = warpUniformIndex(b, loc, rows);
+      Value descA = buildWgmmaDescriptor(b, loc, rows, 16, kSwizzleStrideBytes);
       if (!acc)
         acc = LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), n / 2));
       NVVM::WgmmaFenceAlignedOp::create(b, loc);

@@ -92,5 +92,35 @@ module attributes {gpu.container_module} {
       "test.use"(%s, %ot) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>) -> ()
       gpu.return
     }
+
+    // uniform_a: A's address (slot + a_row rows) goes through redux.sync
+    // before its descriptor is built, at the issue.
+    // CHECK-LABEL: gpu.func @uniform_a
+    gpu.func @uniform_a(%q: !head, %k: !head, %v: !head, %o: !head, %j: index, %c: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %qr = tiledattn.ring releases(8) : !qring
+      %kr = tiledattn.ring releases(8) : !ring
+      %vr = tiledattn.ring releases(8) : !ring
+      %qs, %qt = tiledattn.ring.get %qr[%c0] : !qring
+      %ks, %kt = tiledattn.ring.get %kr[%j] : !ring
+      %row = arith.muli %c, %c64 : index
+      // CHECK: %[[ROWBYTES:.*]] = arith.muli %{{.*}}, %{{.*}}128{{.*}} : index
+      // CHECK: %[[AADDR:.*]] = arith.addi %{{.*}}, %[[ROWBYTES]] : index
+      // CHECK: %[[WORD:.*]] = arith.index_castui %[[AADDR]] : index to i32
+      // CHECK: %[[SAME:.*]] = nvvm.redux.sync umin %[[WORD]]
+      // CHECK: %[[UNIFORM:.*]] = arith.index_castui %[[SAME]] : i32 to index
+      // CHECK: arith.index_castui %[[UNIFORM]] : index to i64
+      // CHECK: nvvm.wgmma.fence.aligned
+      // CHECK-COUNT-4: nvvm.wgmma.mma_async
+      // CHECK-NOT: nvvm.redux.sync
+      // CHECK: gpu.return
+      %sf = tiledattn.mma_async %qs[%row] uniform_a, %ks transpose_b : !tiledattn.smem<128x64xbf16>, !slot -> !tiledattn.future<64x64xf32>
+      %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !ring
+      tiledattn.ring.release %qr, %qt : !qring
+      "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
   }
 }

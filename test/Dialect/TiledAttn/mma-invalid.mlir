@@ -207,3 +207,13 @@ func.func @wait_wrong_type(%f: !tiledattn.future<64x128xf32>) {
   %s = "tiledattn.wait"(%f) : (!tiledattn.future<64x128xf32>) -> !tiledattn.tile<64x64xf32>
   return
 }
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @uniform_a_with_registers(%p: !tiledattn.tile<64x128xbf16>, %v: !slot) {
+  // expected-error @+1 {{expected no `uniform_a` with A in registers (it makes a shared-memory A's address uniform)}}
+  %f = tiledattn.mma_async %p uniform_a, %v : !tiledattn.tile<64x128xbf16>, !slot -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}

@@ -15,10 +15,13 @@ func.func @qk_then_pv(%q: !slot, %k: !slot, %v: !slot, %p: !tiledattn.tile<64x12
     -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>) {
   // CHECK: %[[SF:.*]] = tiledattn.mma_async %[[Q]][%[[ROW]]], %[[K]] transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
   %sf = tiledattn.mma_async %q[%row], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
+  // CHECK: tiledattn.mma_async %[[Q]][%[[ROW]]] uniform_a, %[[K]] transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %uf = tiledattn.mma_async %q[%row] uniform_a, %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
   // CHECK: %[[OF:.*]] = tiledattn.mma_async %[[P]], %[[V]] acc(%[[ACC]]) : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
   %of = tiledattn.mma_async %p, %v acc(%acc) : !tiledattn.tile<64x128xbf16>, !slot -> !tiledattn.future<64x128xf32>
   // CHECK: %[[S:.*]] = tiledattn.wait %[[SF]] : !tiledattn.future<64x128xf32>
   %s = tiledattn.wait %sf : !tiledattn.future<64x128xf32>
+  %u = tiledattn.wait %uf : !tiledattn.future<64x128xf32>
   // CHECK: %[[O:.*]] = tiledattn.wait %[[OF]] : !tiledattn.future<64x128xf32>
   %o = tiledattn.wait %of : !tiledattn.future<64x128xf32>
   return %s, %o : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>

@@ -1,4 +1,5 @@
 // RUN: tiledattn-opt %s -split-input-file -tiledattn-tile-sdpa | FileCheck %s
+// RUN: tiledattn-opt %s -split-input-file -tiledattn-tile-sdpa | FileCheck %s --check-prefix=UNIFORM-A
 
 // For a producer = tma schedule, tiledattn-tile-sdpa writes the
 // warp-specialized program: rings of Q, K and V slots filled by one
@@ -65,21 +66,22 @@
 // The unmasked blocks: no tiledattn.mask.
 // CHECK:     %[[U:.*]]:3 = scf.for %[[J:.*]] = %{{.*}} to %[[UBLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[M0]], %{{.*}} = %[[L0]])
 // CHECK:       %[[KPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
-// CHECK:       %[[KS:.*]], %[[KT:.*]] = tiledattn.ring.get %[[KR]][%[[KPOS]]]
-// CHECK:       %[[SF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
-// CHECK:         %[[F:.*]] = tiledattn.mma_async %[[QS]][%[[AROW]]], %[[KS]] transpose_b
-// CHECK:         tiledattn.yield %[[F]]
-// CHECK:       %[[S:.*]] = tiledattn.wait %[[SF]]
-// CHECK:       tiledattn.ring.release %[[KR]], %[[KT]]
+// Each slot is taken inside the turn, just before its mma.
+// CHECK:       %[[SF:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
+// CHECK-NEXT:    %[[KS:.*]], %[[KT:.*]] = tiledattn.ring.get %[[KR]][%[[KPOS]]]
+// CHECK-NEXT:    %[[F:.*]] = tiledattn.mma_async %[[QS]][%[[AROW]]], %[[KS]] transpose_b
+// CHECK-NEXT:    tiledattn.yield %[[F]], %[[KT]]
+// CHECK:       %[[S:.*]] = tiledattn.wait %[[SF]]#0
+// CHECK:       tiledattn.ring.release %[[KR]], %[[SF]]#1
 // CHECK-NOT:   tiledattn.mask
 // CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
 // CHECK:       %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
 // CHECK:       %[[VPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
-// CHECK:       %[[VS:.*]], %[[VT:.*]] = tiledattn.ring.get %[[VR]][%[[VPOS]]]
-// CHECK:       %[[OF:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
-// CHECK:         tiledattn.mma_async %[[P]], %[[VS]] acc(%[[ACC1]])
-// CHECK:       %[[ACC2:.*]] = tiledattn.wait %[[OF]]
-// CHECK:       tiledattn.ring.release %[[VR]], %[[VT]]
+// CHECK:       %[[OF:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
+// CHECK-NEXT:    %[[VS:.*]], %[[VT:.*]] = tiledattn.ring.get %[[VR]][%[[VPOS]]]
+// CHECK-NEXT:    tiledattn.mma_async %[[P]], %[[VS]] acc(%[[ACC1]])
+// CHECK:       %[[ACC2:.*]] = tiledattn.wait %[[OF]]#0
+// CHECK:       tiledattn.ring.release %[[VR]], %[[OF]]#1
 // CHECK:       scf.yield %[[ACC2]], %[[MX]], %[[SUM]]
 // Then the ragged end, masked.
 // CHECK:     %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
@@ -210,11 +212,11 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:     arith.ceildivui
 // CHECK:     %[[UNMASKED:.*]] = arith.divui
 // CHECK:   %[[QSLOT:.*]], %[[QTOKEN:.*]] = tiledattn.ring.get %[[QR]]
-// CHECK:   %[[K0:.*]], %[[K0TOKEN:.*]] = tiledattn.ring.get %[[KR]]
-// CHECK:   %[[S0F:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
-// CHECK:     tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K0]] transpose_b
-// CHECK:   %[[S0:.*]] = tiledattn.wait %[[S0F]]
-// CHECK:   tiledattn.ring.release %[[KR]], %[[K0TOKEN]]
+// CHECK:   %[[S0F:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
+// CHECK-NEXT: %[[K0:.*]], %{{.*}} = tiledattn.ring.get %[[KR]]
+// CHECK-NEXT: tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K0]] transpose_b
+// CHECK:   %[[S0:.*]] = tiledattn.wait %[[S0F]]#0
+// CHECK:   tiledattn.ring.release %[[KR]], %[[S0F]]#1
 // CHECK:   %[[FIRSTMASKED:.*]] = arith.cmpi eq, %[[UNMASKED]], %{{.*}} : index
 // CHECK:   %[[S0M:.*]] = scf.if %[[FIRSTMASKED]] -> (!tiledattn.tile<64x128xf32>) {
 // CHECK:     tiledattn.mask %[[S0]]
@@ -223,21 +225,22 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:   %[[P0:.*]], %[[M1:.*]], %[[L1:.*]], %{{.*}} = tiledattn.online_softmax %[[S0M]]
 // CHECK:   %[[BEGIN:.*]] = arith.maxui %[[UNMASKED]], %[[ONE:.*]] : index
 // CHECK:   %[[U:.*]]:4 = scf.for %[[J:.*]] = %[[ONE]] to %[[BEGIN]] step %{{.*}} iter_args(%[[O:.*]] = %[[O0]], %[[M:.*]] = %[[M1]], %[[L:.*]] = %[[L1]], %[[P:.*]] = %[[P0]])
-// CHECK:     %[[PREV:.*]] = arith.subi %[[J]]
+// V_{j-1}'s slot is waited for after S_j's issue, inside the turn.
 // CHECK:     %[[KPOS:.*]] = arith.addi %[[KV0]], %[[J]]
-// CHECK:     %[[K:.*]], %[[KTOKEN:.*]] = tiledattn.ring.get %[[KR]][%[[KPOS]]]
+// CHECK:     %[[PREV:.*]] = arith.subi %[[J]]
 // CHECK:     %[[VPOS:.*]] = arith.addi %[[KV0]], %[[PREV]]
-// CHECK:     %[[V:.*]], %[[VTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[VPOS]]]
-// CHECK:     %[[F:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.future<64x128xf32> {
-// CHECK:       %[[SF:.*]] = tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K]] transpose_b
-// CHECK:       %[[OF:.*]] = tiledattn.mma_async %[[P]], %[[V]] acc(%[[O]])
-// CHECK:       tiledattn.yield %[[SF]], %[[OF]]
+// CHECK:     %[[F:.*]]:4 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.future<64x128xf32>, !tiledattn.token, !tiledattn.token {
+// CHECK-NEXT:  %[[K:.*]], %[[KTOKEN:.*]] = tiledattn.ring.get %[[KR]][%[[KPOS]]]
+// CHECK-NEXT:  %[[SF:.*]] = tiledattn.mma_async %[[QSLOT]][%{{.*}}], %[[K]] transpose_b
+// CHECK-NEXT:  %[[V:.*]], %[[VTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[VPOS]]]
+// CHECK-NEXT:  %[[OF:.*]] = tiledattn.mma_async %[[P]], %[[V]] acc(%[[O]])
+// CHECK-NEXT:  tiledattn.yield %[[SF]], %[[OF]], %[[KTOKEN]], %[[VTOKEN]]
 // CHECK:     %[[S:.*]] = tiledattn.wait %[[F]]#0
-// CHECK:     tiledattn.ring.release %[[KR]], %[[KTOKEN]]
+// CHECK:     tiledattn.ring.release %[[KR]], %[[F]]#2
 // CHECK-NOT: tiledattn.mask
 // CHECK:     %[[PN:.*]], %[[MN:.*]], %[[LN:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], %[[M]], %[[L]]
 // CHECK:     %[[OW:.*]] = tiledattn.wait %[[F]]#1
-// CHECK:     tiledattn.ring.release %[[VR]], %[[VTOKEN]]
+// CHECK:     tiledattn.ring.release %[[VR]], %[[F]]#3
 // CHECK:     %[[OR:.*]] = tiledattn.rescale %[[OW]], %[[ALPHA]]
 // CHECK:     scf.yield %[[OR]], %[[MN]], %[[LN]], %[[PN]]
 // CHECK:   %[[D:.*]]:4 = scf.for %{{.*}} = %[[BEGIN]] to %[[BLOCKS:[^ ]*]] step %{{.*}} iter_args({{.*}} = %[[U]]#0, {{.*}} = %[[U]]#1, {{.*}} = %[[U]]#2, {{.*}} = %[[U]]#3)
@@ -247,11 +250,11 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:     tiledattn.online_softmax
 // CHECK:   %[[LAST:.*]] = arith.subi %[[BLOCKS]]
 // CHECK:   %[[LASTPOS:.*]] = arith.addi %[[KV0]], %[[LAST]]
-// CHECK:   %[[VL:.*]], %[[VLTOKEN:.*]] = tiledattn.ring.get %[[VR]][%[[LASTPOS]]]
-// CHECK:   %[[OLF:.*]] = tiledattn.turn
-// CHECK:     tiledattn.mma_async %[[D]]#3, %[[VL]] acc(%[[D]]#0)
-// CHECK:   %[[OL:.*]] = tiledattn.wait %[[OLF]]
-// CHECK:   tiledattn.ring.release %[[VR]], %[[VLTOKEN]]
+// CHECK:   %[[OLF:.*]]:2 = tiledattn.turn
+// CHECK-NEXT: %[[VL:.*]], %{{.*}} = tiledattn.ring.get %[[VR]][%[[LASTPOS]]]
+// CHECK-NEXT: tiledattn.mma_async %[[D]]#3, %[[VL]] acc(%[[D]]#0)
+// CHECK:   %[[OL:.*]] = tiledattn.wait %[[OLF]]#0
+// CHECK:   tiledattn.ring.release %[[VR]], %[[OLF]]#1
 // CHECK:   tiledattn.ring.release %[[QR]], %[[QTOKEN]]
 // CHECK:   tiledattn.store %[[OL]], %[[D]]#1, %[[D]]#2
 func.func @overlapped(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
@@ -402,12 +405,12 @@ func.func @tma_store_of_a_wider_value(%q: !qk, %k: !qk, %v: !vo, %o: !vo, %lse: 
 // CHECK:   %[[NONE:.*]] = arith.constant false
 // CHECK:   %[[LAST:.*]]:8 = tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} iter_args(%{{.*}}, %[[ACC0]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NONE]] : index, !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, index, index, index, i1)
 // CHECK:   ^bb0(%[[BX:[^:]*]]: index, %[[BY:[^:]*]]: index, %[[BZ:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[HACC:[^:]*]]: !tiledattn.tile<64x128xf32>, %[[HMAX:[^:]*]]: !tiledattn.tile<64xf32>, %[[HSUM:[^:]*]]: !tiledattn.tile<64xf32>, %[[HROW:[^:]*]]: index, %[[HHEAD:[^:]*]]: index, %[[HBATCH:[^:]*]]: index, %[[HVALID:[^:]*]]: i1):
-// CHECK:     %[[S0:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:     %[[S0:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
 // CHECK:     scf.if %[[HVALID]] {
 // CHECK-NEXT:  tiledattn.tma_store_wait
 // CHECK-NEXT:  tiledattn.tma_store %[[HACC]], %[[HMAX]], %[[HSUM]] into %[[O]][%[[HBATCH]], %[[HHEAD]], %[[HROW]]] via %[[STAGE]][%{{.*}}] lse(%[[LSE]])
 // CHECK:     }
-// CHECK-NEXT: tiledattn.wait %[[S0]]
+// CHECK-NEXT: tiledattn.wait %[[S0]]#0
 // CHECK-NOT: tiledattn.tma_store
 // CHECK:     tiledattn.ring.release
 // CHECK:     %[[TRUE:.*]] = arith.constant true
@@ -472,9 +475,9 @@ func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
 // CHECK:   %[[QSLOT:.*]], %[[QTOKEN:.*]] = tiledattn.ring.get
 // CHECK:   scf.for
 // CHECK:   %[[LOOPS:.*]]:4 = scf.for
-// CHECK:   %[[PV:.*]] = tiledattn.turn -> !tiledattn.future<64x128xf32> {
+// CHECK:   %[[PV:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
 // CHECK:   %[[INV:.*]] = tiledattn.finish_rows %[[LOOPS]]#1, %[[LOOPS]]#2 into %[[LSE]][
-// CHECK-NEXT: %[[ACC:.*]] = tiledattn.wait %[[PV]]
+// CHECK-NEXT: %[[ACC:.*]] = tiledattn.wait %[[PV]]#0
 // CHECK-NEXT: tiledattn.ring.release
 // CHECK-NEXT: %[[NORMALIZED:.*]] = tiledattn.rescale %[[ACC]], %[[INV]]
 // CHECK-NEXT: tiledattn.tma_store %[[NORMALIZED]] into %[[O]][{{.*}}] via %[[QSLOT]][{{.*}}] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>{{$}}
@@ -494,7 +497,8 @@ func.func @overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !l
 // -----
 
 // uniform_ring: every consumer get is uniform (the producer, one thread,
-// takes none).
+// takes none), and so is the address of Q's rows each S reads (uniform_a);
+// P.V's A is in registers.
 
 !head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
@@ -505,6 +509,10 @@ func.func @overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !l
 // CHECK: tiledattn.ring.get %{{.*}}[%{{.*}}] uniform
 // CHECK-NOT: tiledattn.ring.get %{{.*}}[%{{.*}}] :
 // CHECK: return
+// UNIFORM-A-LABEL: func.func @uniform_ring
+// UNIFORM-A-COUNT-3: tiledattn.mma_async %{{.*}}[%{{.*}}] uniform_a, %{{.*}} transpose_b
+// UNIFORM-A-NOT: uniform_a
+// UNIFORM-A: return
 func.func @uniform_ring(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,

@@ -108,6 +108,9 @@ LogicalResult MmaAsyncOp::verify() {
     if (getARow())
       return emitOpError("expected no `a_row` with A in registers (a tile "
                          "is the 64 rows it multiplies)");
+    if (getUniformA())
+      return emitOpError("expected no `uniform_a` with A in registers "
+                         "(it makes a shared-memory A's address uniform)");
     if (tile.getRank() != 2 || tile.getNumRows() != kWarpgroupRows ||
         aElement.isF32())
       return emitOpError("expected a register A of 64 x K f16 or bf16 (one "

@@ -222,8 +222,12 @@ private:
     });
   }
 
-  /// Issues the mmas `issue` makes, on their own or, with pingpong, inside
-  /// one turn; returns their futures.
+  /// Runs `issue` (ring gets and the mmas on their slots) on its own or,
+  /// with pingpong, inside one turn; returns what it returns (futures and
+  /// the slots' tokens). The gets go inside the turn so that each slot's
+  /// wait comes after the turn starts and just before its mma: waits
+  /// before the turn delay the turn itself (docs/perf-notes.md, eleventh
+  /// session, wait_before_turn: 1.5-4% slower).
   SmallVector<Value> issueInTurn(function_ref<SmallVector<Value>()> issue) {
     if (!schedule.getPingpong())
       return issue();
@@ -231,36 +235,51 @@ private:
     OpBuilder::InsertionGuard guard(b);
     Block &body = turn.getBody().emplaceBlock();
     b.setInsertionPointToStart(&body);
-    SmallVector<Value> futures = issue();
-    YieldOp::create(b, loc, futures);
-    // The turn's results are the futures: rebuild it with their types.
+    SmallVector<Value> results = issue();
+    YieldOp::create(b, loc, results);
+    // The turn's results are what the body yields: rebuild it with their
+    // types.
     b.setInsertionPoint(turn);
-    auto typed = TurnOp::create(b, loc, ValueRange(futures).getTypes());
+    auto typed = TurnOp::create(b, loc, ValueRange(results).getTypes());
     typed.getBody().takeBody(turn.getBody());
     turn.erase();
     return SmallVector<Value>(typed.getResults());
   }
 
+  /// With uniform_ring a shared-memory A's address is made uniform too
+  /// (`uniform_a`), as the ring positions are.
   Value mmaAsync(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
                  TileType result) {
+    bool uniformA = aRow && schedule.getUniformRing();
     return MmaAsyncOp::create(b, loc, FutureType::get(b.getContext(), result),
-                              a, aRow, bSlot, acc, transposeB)
+                              a, aRow, bSlot, acc, transposeB, uniformA)
         .getResult();
   }
 
-  /// `mma_async` on its own or, with pingpong, inside a turn: its future.
-  Value issue(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
-              TileType result) {
-    return issueInTurn([&]() -> SmallVector<Value> {
-      return {mmaAsync(a, aRow, bSlot, acc, transposeB, result)};
-    })[0];
+  /// An mma whose B is a ring slot: its future and the slot's token.
+  struct Issued {
+    Value future, token;
+  };
+
+  /// Takes the slot at `position` of `ring` and issues `mma_async` on it,
+  /// both in one turn with pingpong.
+  Issued issue(Value a, Value aRow, RingOp ring, Value position, Value acc,
+               bool transposeB, TileType result) {
+    SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
+      RingGetOp slot = get(ring, position);
+      return {mmaAsync(a, aRow, slot.getSlot(), acc, transposeB, result),
+              slot.getToken()};
+    });
+    return {issued[0], issued[1]};
   }
 
-  /// issue, then its wait.
-  Value mma(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
-            TileType result) {
-    return WaitOp::create(b, loc, result,
-                          issue(a, aRow, bSlot, acc, transposeB, result));
+  /// issue, then its wait; then the slot goes back to the producer.
+  Value mma(Value a, Value aRow, RingOp ring, Value position, Value acc,
+            bool transposeB, TileType result) {
+    Issued issued = issue(a, aRow, ring, position, acc, transposeB, result);
+    Value out = WaitOp::create(b, loc, result, issued.future);
+    RingReleaseOp::create(b, loc, ring, issued.token);
+    return out;
   }
 
   /// The sdpa's score_mod on the scaled scores of the tile at (row, col):
@@ -448,18 +467,14 @@ private:
     return emitBlockLoops(
         0, inits,
         [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
-          auto k = get(kRing, kv(j));
-          Value scores = mma(c.qSlot, c.slotRow, k.getSlot(), Value(),
+          Value scores = mma(c.qSlot, c.slotRow, kRing, kv(j), Value(),
                              /*transposeB=*/true, c.scoreType);
-          RingReleaseOp::create(b, loc, kRing, k.getToken());
           scores = modAndMask(c, scores, j, mask);
           auto sm = softmax(c, scores, state[1], state[2]);
           Value rescaled =
               RescaleOp::create(b, loc, c.accType, state[0], sm.getRescale());
-          auto v = get(vRing, kv(j));
-          Value next = mma(sm.getProbs(), Value(), v.getSlot(), rescaled,
+          Value next = mma(sm.getProbs(), Value(), vRing, kv(j), rescaled,
                            /*transposeB=*/false, c.accType);
-          RingReleaseOp::create(b, loc, vRing, v.getToken());
           return {next, sm.getNewRowMax(), sm.getNewRowSum()};
         });
   }
@@ -470,14 +485,13 @@ private:
   /// P.V still runs; then the last block's P.V. Returns O, row max, sum.
   SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
                                            ValueRange inits) {
-    auto k0 = get(kRing, kvFirst);
-    Value firstS = issue(c.qSlot, c.slotRow, k0.getSlot(), Value(),
-                         /*transposeB=*/true, c.scoreType);
+    Issued firstS = issue(c.qSlot, c.slotRow, kRing, kvFirst, Value(),
+                          /*transposeB=*/true, c.scoreType);
     // defer_store: the tile before's O goes out under this tile's first S.
     if (schedule.getDeferStore())
       storeHeld(c);
-    Value scores = WaitOp::create(b, loc, c.scoreType, firstS);
-    RingReleaseOp::create(b, loc, kRing, k0.getToken());
+    Value scores = WaitOp::create(b, loc, c.scoreType, firstS.future);
+    RingReleaseOp::create(b, loc, kRing, firstS.token);
     // Block 0 is masked only when it is the diagonal or the ragged end.
     bool maskAlways = !schedule.getSplitKvLoop();
     if (maskAlways) {
@@ -504,40 +518,41 @@ private:
     state = emitBlockLoops(
         1, state,
         [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
-          Value previous = arith::SubIOp::create(b, loc, j, idx(1));
-          auto k = get(kRing, kv(j));
-          auto v = get(vRing, kv(previous));
-          SmallVector<Value> futures = issueInTurn([&]() -> SmallVector<Value> {
-            return {mmaAsync(c.qSlot, c.slotRow, k.getSlot(), Value(),
-                             /*transposeB=*/true, c.scoreType),
-                    mmaAsync(state[3], Value(), v.getSlot(), state[0],
-                             /*transposeB=*/false, c.accType)};
+          Value kPosition = kv(j);
+          Value vPosition = kv(arith::SubIOp::create(b, loc, j, idx(1)));
+          // V_{j-1}'s slot is waited for after S_j's issue.
+          SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
+            RingGetOp k = get(kRing, kPosition);
+            Value s = mmaAsync(c.qSlot, c.slotRow, k.getSlot(), Value(),
+                               /*transposeB=*/true, c.scoreType);
+            RingGetOp v = get(vRing, vPosition);
+            Value pv = mmaAsync(state[3], Value(), v.getSlot(), state[0],
+                                /*transposeB=*/false, c.accType);
+            return {s, pv, k.getToken(), v.getToken()};
           });
-          Value scores = WaitOp::create(b, loc, c.scoreType, futures[0]);
-          RingReleaseOp::create(b, loc, kRing, k.getToken());
+          Value scores = WaitOp::create(b, loc, c.scoreType, issued[0]);
+          RingReleaseOp::create(b, loc, kRing, issued[2]);
           scores = modAndMask(c, scores, j, mask);
           auto sm = softmax(c, scores, state[1], state[2]);
-          Value acc = WaitOp::create(b, loc, c.accType, futures[1]);
-          RingReleaseOp::create(b, loc, vRing, v.getToken());
+          Value acc = WaitOp::create(b, loc, c.accType, issued[1]);
+          RingReleaseOp::create(b, loc, vRing, issued[3]);
           acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());
           return {acc, sm.getNewRowMax(), sm.getNewRowSum(), sm.getProbs()};
         });
-    Value last = arith::SubIOp::create(b, loc, blocks, idx(1));
-    auto v = get(vRing, kv(last));
+    Value last = kv(arith::SubIOp::create(b, loc, blocks, idx(1)));
     if (schedule.getOverlapEpilogue()) {
       // The rows' 1 / l and lse under the last P.V; O normalized after it.
-      Value pv = issue(state[3], Value(), v.getSlot(), state[0],
-                       /*transposeB=*/false, c.accType);
+      Issued pv = issue(state[3], Value(), vRing, last, state[0],
+                        /*transposeB=*/false, c.accType);
       Value inv =
           FinishRowsOp::create(b, loc, state[1].getType(), state[1], state[2],
                                op.getLse(), at.batch, at.head, c.row);
-      Value acc = WaitOp::create(b, loc, c.accType, pv);
-      RingReleaseOp::create(b, loc, vRing, v.getToken());
+      Value acc = WaitOp::create(b, loc, c.accType, pv.future);
+      RingReleaseOp::create(b, loc, vRing, pv.token);
       return {RescaleOp::create(b, loc, c.accType, acc, inv), Value(), Value()};
     }
-    Value acc = mma(state[3], Value(), v.getSlot(), state[0],
+    Value acc = mma(state[3], Value(), vRing, last, state[0],
                     /*transposeB=*/false, c.accType);
-    RingReleaseOp::create(b, loc, vRing, v.getToken());
     return {acc, state[1], state[2]};
   }
 };

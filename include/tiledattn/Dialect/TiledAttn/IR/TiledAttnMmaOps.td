@@ -34,6 +34,13 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     and a K slot (keys x head dim) with `transpose_b`; `O += P V` takes P
     from registers and a V slot (keys x head dim) as it is.
 
+    With `uniform_a` the shared-memory A's address (the slot and `a_row`)
+    is the same in every lane of the warp, as a warpgroup's rows are: the
+    lowering passes it through `redux.sync` at each issue, so that ptxas
+    keeps A's descriptors on the uniform datapath instead of holding one per
+    k-step in registers across the loop (at D = 256, 32 registers that the
+    softmax then lacks).
+
     A shared-memory `A` starts on a row that is a multiple of 8 (the
     swizzle's period). `K` is a multiple of 16 and `N` at most 256 (one
     wgmma); `A` and `B` hold the same element type, f16 or bf16.
@@ -47,15 +54,19 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %o = tiledattn.mma_async %p, %v acc(%acc)
         : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16>
           -> !tiledattn.future<64x128xf32>
+    %s2 = tiledattn.mma_async %q[%row] uniform_a, %k transpose_b
+        : !tiledattn.smem<128x256xbf16>, !tiledattn.smem<64x256xbf16>
+          -> !tiledattn.future<64x64xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
                        Optional<Index>:$a_row, TiledAttn_SmemType:$b,
                        Optional<TiledAttn_AnyTile>:$acc,
-                       UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_b, UnitAttr:$uniform_a);
   let results = (outs TiledAttn_FutureType:$result);
   let assemblyFormat = [{
-    $a (`[` $a_row^ `]`)? `,` $b (`transpose_b` $transpose_b^)?
+    $a (`[` $a_row^ `]`)? (`uniform_a` $uniform_a^)? `,` $b
+    (`transpose_b` $transpose_b^)?
     (`acc` `(` $acc^ `)`)? attr-dict `:` qualified(type($a)) `,`
     qualified(type($b)) `->` qualified(type($result))
   }];
