@@ -153,8 +153,8 @@ private:
     return success();
   }
 
-  /// The op's every row may have seen only -inf (it says so), so the guard
-  /// is always on; P is packed into the words of an mma's A.
+  /// A row may have seen only -inf unless the op is `finite`, so the guard
+  /// is on without it; P is packed into the words of an mma's A.
   LogicalResult lowerOnlineSoftmax(OnlineSoftmaxOp op) {
     FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
     if (failed(scores))
@@ -166,7 +166,7 @@ private:
     scaleLog2 = math.fmul(op.getScale(), math.f32(1.4426950408889634));
     Value rescale[2];
     math.softmax(*scores, st, /*mask=*/nullptr, rescale, Value(),
-                 /*mayBeMasked=*/true);
+                 /*mayBeMasked=*/!op.getFinite());
     auto probsType = cast<TileType>(op.getProbs().getType());
     Regs words = math.pack(*scores, probsType.getElementType());
     op.getProbs().replaceAllUsesWith(tileOf(probsType, words));

@@ -130,6 +130,28 @@ module attributes {gpu.container_module} {
       "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
+    // finite: the new maximum goes straight to the exponents, no -inf guard.
+    // CHECK-LABEL: gpu.func @online_softmax_finite
+    // CHECK-SAME: (%{{[^:]*}}: !llvm.struct<{{[^>]*}}>, %[[M:[^:]*]]: !llvm.struct<(f32, f32)>,
+    // CHECK-DAG: %[[M0:.*]] = llvm.extractvalue %[[M]][0]
+    // CHECK: %[[SL2:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+    // CHECK: %[[BS:.*]] = arith.mulf %{{.*}}, %[[SL2]] : f32
+    // CHECK: %[[NEWM:.*]] = arith.maxnumf %[[M0]], %[[BS]] : f32
+    // CHECK-NOT: arith.cmpf
+    // CHECK-NOT: arith.select
+    // CHECK: %[[D:.*]] = arith.subf %[[M0]], %[[NEWM]] : f32
+    // CHECK-NOT: arith.cmpf
+    // CHECK-NOT: arith.select
+    // CHECK: gpu.return
+    gpu.func @online_softmax_finite(%s: !acc, %m: !rows, %l: !rows, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %p, %m1, %l1, %alpha = tiledattn.online_softmax %st, %mt, %lt, %scale finite
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
+      "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
     // Constants and loops: a warpgroup tile carried by scf.for is its
     // registers' struct in the loop (upstream's structural type conversion).
     // CHECK-LABEL: gpu.func @carried

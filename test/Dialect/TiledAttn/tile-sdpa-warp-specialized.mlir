@@ -74,7 +74,8 @@
 // CHECK:       %[[S:.*]] = tiledattn.wait %[[SF]]#0
 // CHECK:       tiledattn.ring.release %[[KR]], %[[SF]]#1
 // CHECK-NOT:   tiledattn.mask
-// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
+// No mask touched these scores: `finite`, no -inf guard.
+// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] finite : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
 // CHECK:       %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
 // CHECK:       %[[VPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
 // CHECK:       %[[OF:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
@@ -86,6 +87,7 @@
 // Then the ragged end, masked.
 // CHECK:     %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
 // CHECK:       tiledattn.mask %{{.*}}, %[[MYROW]], %{{.*}}, %[[SK]] : !tiledattn.tile<64x128xf32>
+// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] :
 // CHECK:     tiledattn.ring.release %[[QR]], %[[QT]]
 // CHECK:     tiledattn.store %[[R]]#0, %[[R]]#1, %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
 // CHECK:     tiledattn.yield

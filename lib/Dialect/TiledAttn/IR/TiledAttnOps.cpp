@@ -861,11 +861,11 @@ LogicalResult MaskOp::verify() {
 
 void OnlineSoftmaxOp::build(OpBuilder &b, OperationState &state, Value scores,
                             Value rowMax, Value rowSum, Value scale,
-                            Type probsElementType) {
+                            Type probsElementType, bool finite) {
   auto s = cast<TileType>(scores.getType());
   auto probs = TileType::get(b.getContext(), s.getShape(), probsElementType);
   build(b, state, probs, rowMax.getType(), rowSum.getType(), rowMax.getType(),
-        scores, rowMax, rowSum, scale);
+        scores, rowMax, rowSum, scale, finite);
 }
 
 /// Checks that `t` is an M-row f32 vector tile; `what` names it.

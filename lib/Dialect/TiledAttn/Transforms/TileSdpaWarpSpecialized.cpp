@@ -330,10 +330,13 @@ private:
     return scores;
   }
 
+  /// `unmasked`: no mask touched the scores, and with no score_mod they
+  /// are finite (`finite`: no -inf guard).
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
-                          Value rowSum) {
+                          Value rowSum, bool unmasked) {
     return OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
-                                   c.softmaxScale, elementType);
+                                   c.softmaxScale, elementType,
+                                   unmasked && op.getScoreMod().empty());
   }
 
   /// The loops over K/V blocks: those that need no mask first, then the
@@ -470,7 +473,7 @@ private:
           Value scores = mma(c.qSlot, c.slotRow, kRing, kv(j), Value(),
                              /*transposeB=*/true, c.scoreType);
           scores = modAndMask(c, scores, j, mask);
-          auto sm = softmax(c, scores, state[1], state[2]);
+          auto sm = softmax(c, scores, state[1], state[2], !mask);
           Value rescaled =
               RescaleOp::create(b, loc, c.accType, state[0], sm.getRescale());
           Value next = mma(sm.getProbs(), Value(), vRing, kv(j), rescaled,
@@ -512,7 +515,8 @@ private:
       scf::YieldOp::create(b, loc, scores);
       scores = ifMasked.getResult(0);
     }
-    auto first = softmax(c, scores, inits[1], inits[2]);
+    // Block 0 may have been masked (the scf.if above): guarded.
+    auto first = softmax(c, scores, inits[1], inits[2], /*unmasked=*/false);
     SmallVector<Value> state{inits[0], first.getNewRowMax(),
                              first.getNewRowSum(), first.getProbs()};
     state = emitBlockLoops(
@@ -533,7 +537,7 @@ private:
           Value scores = WaitOp::create(b, loc, c.scoreType, issued[0]);
           RingReleaseOp::create(b, loc, kRing, issued[2]);
           scores = modAndMask(c, scores, j, mask);
-          auto sm = softmax(c, scores, state[1], state[2]);
+          auto sm = softmax(c, scores, state[1], state[2], !mask);
           Value acc = WaitOp::create(b, loc, c.accType, issued[1]);
           RingReleaseOp::create(b, loc, vRing, issued[3]);
           acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());

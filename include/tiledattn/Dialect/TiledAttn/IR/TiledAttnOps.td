@@ -249,28 +249,39 @@ def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,
     `alpha`, the factor by which the caller rescales its output accumulator
     (`tiledattn.rescale`).
 
+    With `finite` the program promises that every score is finite (a block
+    no mask or score_mod touched): then `m'` is finite too and the lowering
+    leaves out the -inf guard on the way from the maximum to the exponents
+    (a compare and a select per row, on the softmax's critical path). A
+    -inf score under `finite` gives NaN rows.
+
     Example:
 
     ```mlir
     %p, %m1, %l1, %alpha = tiledattn.online_softmax %s, %m, %l, %scale
         : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
           -> !tiledattn.tile<64x64xf16>
+    %p2, %m2, %l2, %alpha2 = tiledattn.online_softmax %s, %m1, %l1, %scale finite
+        : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+          -> !tiledattn.tile<64x64xf16>
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$scores, TiledAttn_AnyTile:$row_max,
-                       TiledAttn_AnyTile:$row_sum, F32:$scale);
+                       TiledAttn_AnyTile:$row_sum, F32:$scale,
+                       UnitAttr:$finite);
   let results = (outs TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$new_row_max,
                       TiledAttn_AnyTile:$new_row_sum,
                       TiledAttn_AnyTile:$rescale);
   let assemblyFormat = [{
-    $scores `,` $row_max `,` $row_sum `,` $scale attr-dict `:`
-    qualified(type($scores)) `,` qualified(type($row_max)) `->`
+    $scores `,` $row_max `,` $row_sum `,` $scale (`finite` $finite^)?
+    attr-dict `:` qualified(type($scores)) `,` qualified(type($row_max)) `->`
     qualified(type($probs))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$scores, "::mlir::Value":$rowMax,
                    "::mlir::Value":$rowSum, "::mlir::Value":$scale,
-                   "::mlir::Type":$probsElementType)>
+                   "::mlir::Type":$probsElementType,
+                   CArg<"bool", "false">:$finite)>
   ];
   let hasVerifier = 1;
 }
