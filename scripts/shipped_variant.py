@@ -14,7 +14,8 @@ shipped column depends on the kernel (docs/Hopper.md).
 Each candidate is the shipped schedule of a bundle
 (python/tiledattn/schedules/sdpa_fwd_<NAME>.mlir) with the fields appended to
 its #tiledattn.schedule<...>, compiled into OUT/<TAG>_<NAME>. The bundle's
-key-length range (tiledattn.min_seqlen_k / max_seqlen_k) is dropped, so the
+key-length range (tiledattn.min_seqlen_k / max_seqlen_k) is dropped (its
+other function attributes stay), so the
 harness runs the candidate at every length: read its ratios at the lengths
 the shipped bundle covers (docs/Schedules.md lists them).
 """
@@ -31,7 +32,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCHEDULES = ROOT / "python" / "tiledattn" / "schedules"
 
 _SCHEDULE = re.compile(r"#tiledattn\.schedule<([^>]*)>")
-_RANGE = re.compile(r"\s*attributes\s*\{[^}]*seqlen_k[^}]*\}")
+_ATTRIBUTES = re.compile(r"\s*attributes\s*\{([^}]*)\}")
+
+
+def _drop_range(text):
+    """`text` without the function's tiledattn.min/max_seqlen_k; its other
+    attributes (tiledattn.hopper_emitter: the same lowering as the shipped
+    bundle) stay."""
+    m = _ATTRIBUTES.search(text)
+    if not m:
+        return text
+    kept = [a.strip() for a in m.group(1).split(",") if "seqlen_k" not in a]
+    rest = "\n    attributes {" + ", ".join(kept) + "}" if kept else ""
+    return text[: m.start()] + rest + text[m.end() :]
 
 
 def add_fields(text, fields):
@@ -54,7 +67,7 @@ def add_fields(text, fields):
     start, end = matches[0].span(1)
     if added:  # none: a control, the shipped kernel itself as a candidate
         text = text[:end] + ", " + ", ".join(added) + text[end:]
-    return _RANGE.sub("", text, count=1)
+    return _drop_range(text)
 
 
 def main(argv=None):

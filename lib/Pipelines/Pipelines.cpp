@@ -33,6 +33,7 @@ void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(
   if (!options.hopperTileProgram) {
     ConvertSdpaToHopperPassOptions hopper;
     hopper.registerBudgets = options.registerBudgets;
+    hopper.unexpressedOnly = !options.hopperEmitter;
     pm.addPass(createConvertSdpaToHopperPass(hopper));
   }
   pm.addPass(createTileSdpaPass());

@@ -25,14 +25,21 @@ def test_fields_go_into_the_schedule_and_the_range_goes():
     assert "seqlen_k" not in text
     # Everything else is untouched.
     assert text.replace(", store_by_atom = true, exp2_on_fma = 8", "") == _SHORT.replace(
-        "\n    attributes {tiledattn.max_seqlen_k = 512 : i64}", ""
+        "tiledattn.max_seqlen_k = 512 : i64, ", ""
     )
+    # The lowering stays the shipped bundle's.
+    assert "attributes {tiledattn.hopper_emitter}" in text
 
 
 def test_no_fields_give_the_shipped_schedule_without_its_range():
     text = shipped_variant.add_fields(_SHORT, " ")
-    assert text == _SHORT.replace("\n    attributes {tiledattn.max_seqlen_k = 512 : i64}", "")
+    assert text == _SHORT.replace("tiledattn.max_seqlen_k = 512 : i64, ", "")
     assert "seqlen_k" not in text
+
+
+def test_a_range_alone_goes_with_its_attributes():
+    text = "func.func @f()\n    attributes {tiledattn.min_seqlen_k = 2048 : i64} {\n}\n"
+    assert shipped_variant._drop_range(text) == "func.func @f() {\n}\n"
 
 
 def test_a_field_the_schedule_sets_is_refused():

@@ -1,7 +1,7 @@
 // REQUIRES: ptxas
 // The softmax's math.fma becomes a libdevice call (__nv_fmaf) that only
 // links when CUDA_HOME names the toolkit (hopper-ptx-libdevice.mlir).
-// RUN: env CUDA_HOME=%cuda_home tiledattn-opt %s --tiledattn-to-ptx-pipeline | %PYTHON %S/Inputs/extract_ptx.py > %t.ptx
+// RUN: env CUDA_HOME=%cuda_home tiledattn-opt %s --tiledattn-to-ptx-pipeline=hopper-emitter=1 | %PYTHON %S/Inputs/extract_ptx.py > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 

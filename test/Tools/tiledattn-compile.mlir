@@ -2,6 +2,8 @@
 // RUN: rm -rf %t && tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t | FileCheck %s --check-prefix=SUMMARY
 // RUN: FileCheck %s --input-file %t/manifest.json
 // RUN: FileCheck %s --check-prefix=PTX --input-file %t/kernel.ptx
+// RUN: FileCheck %s --check-prefix=STORE --input-file %t/kernel.ptx
+// RUN: FileCheck %s --check-prefix=NOLIBDEVICE --input-file %t/kernel.ptx
 // RUN: test -s %t/kernel.cubin
 // RUN: rm -rf %t.q && tiledattn-compile --quiet --chip=sm_90a %schedules/sdpa_fwd_f16_d64.mlir -o %t.q | count 0
 // RUN: FileCheck %s --check-prefix=QUIET --input-file %t.q/manifest.json
@@ -10,10 +12,11 @@
 // kernel.cubin, and a one-line summary of what ptxas reported.
 
 // Dynamic: 1024 (alignment pad) + Q 128 x 128 x 2 + 2 stages x (K + V) x
-// 128 x 128 x 2 = 164864. Static: the 9 mbarriers (1 + 4 x stages, 8 bytes
-// each) and upstream's dynamic-shared-memory symbol, 80 bytes as ptxas
-// counts them.
-// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=164944 threads=384 -> {{.*}}
+// 128 x 128 x 2 = 164864. Static: the 10 mbarriers of the tile program's
+// rings (a full and an empty one per slot: Q's, then 2 stages x (K + V)),
+// 8 bytes each, and upstream's dynamic-shared-memory symbol, 88 bytes as
+// ptxas counts them.
+// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=164952 threads=384 -> {{.*}}
 
 // CHECK-DAG: "format_version": 1
 // CHECK-DAG: "name": "sdpa_fwd_bf16_d128_causal"
@@ -44,17 +47,18 @@
 // PTX-COUNT-4: .param .align 64 .b8 sdpa_fwd_bf16_d128_causal_param_{{[0-9]+}}[128]
 // PTX: cvta.param.u64
 // PTX: mbarrier.init.shared.b64
-// PTX: setmaxnreg.inc.sync.aligned.u32 240
-// PTX: mbarrier.try_wait.parity.shared.b64
-// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// PTX: setmaxnreg.dec.sync.aligned.u32 24
-// PTX: cp.async.bulk.tensor.4d.shared::cluster.global
+// The producer's and the consumers' code, in either order.
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 240
+// PTX-DAG: mbarrier.try_wait.parity.shared.b64
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 24
+// PTX-DAG: cp.async.bulk.tensor.4d.shared::cluster.global
+// NOLIBDEVICE-NOT: __nv_
 // O leaves by stmatrix and a TMA store, whose reads are waited for.
-// PTX: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// PTX: cp.async.bulk.tensor.4d.global.shared::cta
-// PTX: cp.async.bulk.commit_group
-// PTX: cp.async.bulk.wait_group.read 0
-// PTX-NOT: __nv_
+// STORE: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// STORE: cp.async.bulk.tensor.4d.global.shared::cta
+// STORE: cp.async.bulk.commit_group
+// STORE: cp.async.bulk.wait_group.read 0
 
 // QUIET-DAG: "dtype": "f16"
 // QUIET-DAG: "head_dim": 64

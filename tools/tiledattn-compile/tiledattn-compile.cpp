@@ -52,6 +52,11 @@ static cl::opt<bool> hopperTileProgram(
     cl::desc(
         "lower producer = tma schedules through tiledattn-tile-sdpa's "
         "warp-specialized tile program instead of convert-sdpa-to-hopper"));
+static cl::opt<bool> hopperEmitter(
+    "hopper-emitter",
+    cl::desc("lower every producer = tma schedule convert-sdpa-to-hopper "
+             "takes with it, also those the tile program writes (the kernels "
+             "before the tile program, for same-run A/B)"));
 static cl::opt<bool> sanitizerBuild(
     "sanitizer-build",
     cl::desc("leave out setmaxnreg, for runs under compute-sanitizer "
@@ -101,6 +106,11 @@ int main(int argc, char **argv) {
   options.experimentalWgmma = experimentalWgmma;
   options.registerBudgets = !sanitizerBuild;
   options.hopperTileProgram = hopperTileProgram;
+  options.hopperEmitter = hopperEmitter;
+  if (hopperTileProgram && hopperEmitter)
+    return fail("--hopper-tile-program and --hopper-emitter exclude each "
+                "other: pick the path every schedule takes, or neither for "
+                "the default split");
   // The math functions of score_mod bodies (math.tanh, ...) become calls
   // into libdevice: link the one of ptxas's toolkit, so that the bundle
   // does not depend on CUDA_HOME being set.

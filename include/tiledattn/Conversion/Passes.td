@@ -228,6 +228,14 @@ def ConvertSdpaToHopperPass
     the gpu.func records them in `tiledattn.tensor_maps` and its shared
     memory in `tiledattn.dynamic_smem_bytes`.
 
+    `unexpressed-only=true` lowers only the sdpa ops whose schedules set a
+    refinement the tile program does not write yet
+    (`ScheduleAttr::getHopperRefinements`), or whose function carries
+    `tiledattn.hopper_emitter` (a shipped schedule whose tile program is
+    still measured slower), and leaves the rest to `tiledattn-tile-sdpa`:
+    the default pipeline's split, until the tile program writes every
+    refinement as fast and this pass goes.
+
     `register-budgets=false` leaves out the `setmaxnreg`s (every warp keeps
     the launch's register count, and the consumers spill): the build the GPU
     round runs under compute-sanitizer's memcheck, since a tool that patches
@@ -253,7 +261,11 @@ def ConvertSdpaToHopperPass
   let options = [
     Option<"registerBudgets", "register-budgets", "bool", "true",
            "Give the roles their register budgets with setmaxnreg (off for "
-           "builds run under compute-sanitizer)">
+           "builds run under compute-sanitizer)">,
+    Option<"unexpressedOnly", "unexpressed-only", "bool", "false",
+           "Lower only the sdpa ops whose schedules set a refinement the "
+           "tile program does not write yet or whose function carries "
+           "tiledattn.hopper_emitter; leave the rest to tiledattn-tile-sdpa">
   ];
 }
 

@@ -244,7 +244,13 @@ public:
       // through tiledattn-tile-sdpa's tile program.
       if (!isLoweredByHopperEmitter(op))
         return;
-      if (auto func = dyn_cast<func::FuncOp>(op->getParentOp()))
+      auto func = dyn_cast<func::FuncOp>(op->getParentOp());
+      // The default pipeline: the tile program where it writes the schedule,
+      // unless the function keeps this pass's kernel.
+      if (unexpressedOnly && op.getSchedule().getHopperRefinements().empty() &&
+          !(func && func->hasAttr(kHopperEmitterAttrName)))
+        return;
+      if (func)
         work.push_back({func, op});
     });
     if (work.empty())

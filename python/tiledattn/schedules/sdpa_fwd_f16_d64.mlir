@@ -1,4 +1,6 @@
 // Shipped default schedule: f16, head dim 64, no mask. Warp-specialized TMA + wgmma.
+// Lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter): its tile
+// program is still 2-4% slower (docs/perf-notes.md, twentieth session).
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d64.mlir -o sdpa_fwd_f16_d64
 // docs/Schedules.md describes every field.
@@ -6,7 +8,8 @@
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
 func.func @sdpa_fwd_f16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
-                 %scale: f32) {
+                 %scale: f32)
+    attributes {tiledattn.hopper_emitter} {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 192, block_n = 128, num_stages = 2,
                                    warps = 16, mma = wgmma, producer = tma,

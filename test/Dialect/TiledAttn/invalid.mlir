@@ -1024,6 +1024,16 @@ module attributes {tiledattn.max_seqlen_k = 2048 : i64} {}
 
 // -----
 
+// expected-error @+1 {{expected tiledattn.hopper_emitter on the function that holds tiledattn.sdpa, but it is on builtin.module}}
+module attributes {tiledattn.hopper_emitter} {}
+
+// -----
+
+// expected-error @+1 {{expected tiledattn.hopper_emitter to be a unit attribute, but got true}}
+func.func private @hopper_emitter_bool() attributes {tiledattn.hopper_emitter = true}
+
+// -----
+
 // expected-error @+1 {{schedule field narrow_diagonal: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_narrow_diagonal_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, narrow_diagonal = true>}
 

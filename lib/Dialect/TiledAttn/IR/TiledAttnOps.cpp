@@ -60,6 +60,17 @@ LogicalResult
 TiledAttnDialect::verifyOperationAttribute(Operation *op,
                                            NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
+  if (name == kHopperEmitterAttrName) {
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError("expected ")
+             << name << " on the function that holds tiledattn.sdpa, but it "
+             << "is on " << op->getName();
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return op->emitError("expected ")
+             << name << " to be a unit attribute, but got "
+             << attribute.getValue();
+    return success();
+  }
   if (name != kMinSeqlenKAttrName && name != kMaxSeqlenKAttrName)
     return success(); // the attributes the passes set check themselves
   if (!isa<FunctionOpInterface>(op))

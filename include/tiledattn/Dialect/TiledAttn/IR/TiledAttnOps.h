@@ -61,6 +61,12 @@ constexpr int64_t kOnesTileBytes = 1024;
 /// range holds seqlen_k (docs/Schedules.md).
 constexpr llvm::StringLiteral kMinSeqlenKAttrName = "tiledattn.min_seqlen_k";
 constexpr llvm::StringLiteral kMaxSeqlenKAttrName = "tiledattn.max_seqlen_k";
+/// A unit attribute of a schedule's function: the default pipeline lowers
+/// its sdpa with convert-sdpa-to-hopper even where the tile program writes
+/// the schedule (a shipped schedule whose tile program is still measured
+/// slower than that kernel; docs/perf-notes.md). Goes with that pass.
+constexpr llvm::StringLiteral kHopperEmitterAttrName =
+    "tiledattn.hopper_emitter";
 /// Head dims that have a lowering today.
 bool isSupportedHeadDim(int64_t headDim);
 /// Whether convert-sdpa-to-hopper lowers `op` (producer = tma, no score_mod,
