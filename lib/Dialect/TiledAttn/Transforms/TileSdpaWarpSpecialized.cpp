@@ -10,7 +10,9 @@
 // warpgroup takes 64 query rows and runs the online softmax loop over the
 // K/V blocks with asynchronous warpgroup mmas, S = Q K^T from shared memory
 // and O += P V with P from registers, releasing each slot once its mma has
-// read it. With pingpong the consumers issue their mmas in turns. The
+// read it. With pingpong the consumers issue their mmas in turns, each slot
+// taken inside the turn just before its mma. The softmax of a block no mask
+// or score_mod touched is `finite` (no -inf guard). The
 // sdpa's score_mod, if any, becomes a tiledattn.score_mod on the scaled
 // scores after S's wait (before the mask); the softmax then takes scale 1.
 //
@@ -27,7 +29,7 @@
 // rows' 1 / l and lse (tiledattn.finish_rows) are computed under the last
 // P.V, and O, normalized after it, is stored as it is; tile_order,
 // uniform_consumer and uniform_ring become attributes of the tile loops,
-// the roles and the ring gets.
+// the roles, and the ring gets and Q's mmas (`uniform_a`).
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
