@@ -66,6 +66,17 @@ def test_the_command_line_compiles_each_bundle(tmp_path, monkeypatch, capsys):
     assert "[2/2] t_f16_d128: compiled" in capsys.readouterr().out
 
 
+def test_tile_program_passes_its_flag(tmp_path, monkeypatch):
+    seen = tmp_path / "seen"
+    tool = tmp_path / "tiledattn-compile"
+    tool.write_text(f'#!/bin/sh\necho "$1" >> {seen}\nmkdir -p "$4"\n')
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("TILEDATTN_COMPILE", str(tool))
+    argv = ["a = 1", "bf16_d128", "--tile-program", "--out", str(tmp_path / "out")]
+    assert shipped_variant.main(argv) == 0
+    assert seen.read_text() == "--hopper-tile-program\n"
+
+
 def test_an_unknown_bundle_names_the_shipped_ones(tmp_path, capsys):
     assert shipped_variant.main(["a = 1", "bf16_d96", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
