@@ -391,16 +391,18 @@ private:
     // defer_store: no O is held before the first tile.
     SmallVector<Value> noneHeld;
     if (schedule.getDeferStore())
-      noneHeld = {acc0,
-                  rowMax0,
-                  rowSum0,
-                  idx(0),
-                  idx(0),
-                  idx(0),
-                  arith::ConstantIntOp::create(b, loc, 0, 1)};
+      noneHeld = HeldO{acc0,
+                       rowMax0,
+                       rowSum0,
+                       idx(0),
+                       idx(0),
+                       idx(0),
+                       arith::ConstantIntOp::create(b, loc, 0, 1)}
+                     .values();
     SmallVector<Value> last = forEachTile(
         [&](ValueRange carried) -> SmallVector<Value> {
-          held = carried;
+          if (schedule.getDeferStore())
+            held = HeldO::from(carried);
           c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
           auto q = get(qRing, tilesDone);
           c.qSlot = q.getSlot();
@@ -416,30 +418,46 @@ private:
           // Held until the next tile has issued its first S.
           RingReleaseOp::create(b, loc, qRing, c.qToken);
           Value valid = arith::ConstantIntOp::create(b, loc, 1, 1);
-          return {out[0], out[1], out[2], c.row, at.head, at.batch, valid};
+          return HeldO{out[0], out[1], out[2], c.row, at.head, at.batch, valid}
+              .values();
         },
         noneHeld);
     if (schedule.getDeferStore()) { // The last tile's.
-      held = last;
+      held = HeldO::from(last);
       storeHeld(c);
     }
     if (oStage) // The block's shared memory outlives the last copy's reads.
       TmaStoreWaitOp::create(b, loc);
   }
 
-  /// defer_store: the O a tile hands the next (acc, row max, row sum), its
-  /// row, head and batch, and whether there is one (not before the first).
-  SmallVector<Value> held;
+  /// defer_store: the O a tile hands the next, carried by the tile loop in
+  /// this order (values() / from()).
+  struct HeldO {
+    Value acc, rowMax, rowSum;
+    /// Where it goes: the consumer's first row, the head and the batch.
+    Value row, head, batch;
+    /// Whether there is one (i1; not before the first tile).
+    Value valid;
+    SmallVector<Value> values() const {
+      return {acc, rowMax, rowSum, row, head, batch, valid};
+    }
+    static HeldO from(ValueRange v) {
+      return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    }
+  };
+  HeldO held;
 
   /// Stores the held O, if there is one, through the O tile (once the copy
   /// before has read it).
   void storeHeld(const Consumer &c) {
-    auto ifHeld = scf::IfOp::create(b, loc, held[6], /*withElseRegion=*/false);
+    auto ifHeld =
+        scf::IfOp::create(b, loc, held.valid, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifHeld.getThenRegion().front());
     TmaStoreWaitOp::create(b, loc);
-    TmaStoreOp::create(b, loc, held[0], held[1], held[2], op.getO(), held[5],
-                       held[4], held[3], oStage, c.slotRow, op.getLse());
+    TmaStoreOp::create(b, loc, held.acc, held.rowMax, held.rowSum, op.getO(),
+                       held.batch, held.head, held.row, oStage, c.slotRow,
+                       op.getLse());
   }
 
   /// O and lse of the consumer's rows, and Q's slot back to the producer.
