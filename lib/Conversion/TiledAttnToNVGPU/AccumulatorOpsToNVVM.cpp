@@ -72,7 +72,8 @@ public:
         .Case([&](ConstantOp constant) { return lowerConstant(constant); })
         .Case([&](StoreOp store) { return lowerStore(store); })
         .Case([&](TmaStoreOp store) { return lowerTmaStore(store); })
-        .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); });
+        .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); })
+        .Case([&](ReadRowsOp read) { return lowerReadRows(read); });
   }
 
 private:
@@ -308,11 +309,78 @@ private:
     return failure(failed(rows));
   }
 
+  /// The lane's addressing of an ldmatrix.x4 / stmatrix.x4 on its warp's 16
+  /// rows of a 128-byte-swizzled !tiledattn.smem tile (rows from
+  /// `firstRow`, a multiple of 8): lanes 8j .. 8j + 7 address the rows of
+  /// matrix j, rows (j % 2) * 8 + lane % 8 of the warp's 16, 16-byte chunk
+  /// i + j / 2 for the chunk pair (i, i + 1). Matrix j holds register j of
+  /// the wgmma fragment (A's words, or the accumulator's packed pairs).
+  struct MatrixX4Rows {
+    Value matrix, rowInMatrix, rowStart;
+  };
+  Value divIdx(Value a, int64_t c) {
+    return arith::DivUIOp::create(b, loc, a, idx(c));
+  }
+  Value remIdx(Value a, int64_t c) {
+    return arith::RemUIOp::create(b, loc, a, idx(c));
+  }
+  MatrixX4Rows matrixX4Rows(const AccumulatorPlace &p, Value address,
+                            Value firstRow) {
+    Value matrix = divIdx(p.lane, 8), rowInMatrix = remIdx(p.lane, 8);
+    // (One op per statement: the order of a call's arguments is not fixed.)
+    Value warpFirst = add(firstRow, p.warpRow);
+    Value halfRows = arith::MulIOp::create(b, loc, remIdx(matrix, 2), idx(8));
+    Value row = add(warpFirst, add(halfRows, rowInMatrix));
+    Value rowStart = add(address, arith::MulIOp::create(b, loc, row, idx(128)));
+    return {matrix, rowInMatrix, rowStart};
+  }
+  /// The lane's !llvm.ptr<3> for the chunk pair (i, i + 1); 64-column atoms
+  /// `atomBytes` apart.
+  Value matrixX4Pointer(const MatrixX4Rows &m, int64_t i, int64_t atomBytes) {
+    // 16-byte chunk c of a row sits at chunk c ^ (row % 8); the first row
+    // is a multiple of 8, so row % 8 is the lane's row in its matrix.
+    Value chunk = arith::XOrIOp::create(
+        b, loc, add(divIdx(m.matrix, 2), idx(i % 8)), m.rowInMatrix);
+    Value offset = add(add(m.rowStart, idx((i / 8) * atomBytes)),
+                       arith::MulIOp::create(b, loc, chunk, idx(16)));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset)
+            .getResult());
+  }
+
+  /// The warpgroup's 64 rows of a slot into registers: one ldmatrix.x4 per
+  /// 16 columns gives the 4 words of A's fragment for that k-step, in the
+  /// order tiledattn.mma_async reads a register A.
+  LogicalResult lowerReadRows(ReadRowsOp op) {
+    Value address = castSource(op.getSlot());
+    if (!address || !address.getType().isIndex())
+      return op.emitOpError("expected the slot to be a shared-memory "
+                            "address (run tiledattn-lower-rings before "
+                            "tiledattn-lower-mma)");
+    SmemType slot = op.getSlot().getType();
+    MatrixX4Rows m = matrixX4Rows(place(), address, op.getRow());
+    MLIRContext *ctx = b.getContext();
+    Type x4 = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(4, b.getI32Type()));
+    Regs words;
+    for (int64_t kk = 0; kk < slot.getCols() / 16; ++kk) {
+      Value pointer = matrixX4Pointer(m, 2 * kk, slot.getRows() * 128);
+      Value four = NVVM::LdMatrixOp::create(
+          b, loc, x4, pointer, /*num=*/4, NVVM::MMALayout::row,
+          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+      for (int64_t w = 0; w < 4; ++w)
+        words.push_back(LLVM::ExtractValueOp::create(b, loc, four, w));
+    }
+    auto type = cast<TileType>(op.getType());
+    op.getResult().replaceAllUsesWith(tileOf(type, words));
+    return success();
+  }
+
   /// O into the stage by stmatrix.x4, two 8-column chunks of the warp's 16
   /// rows each (the accumulator's register order is stmatrix's fragment
-  /// order), in the 128-byte-swizzled layout of !tiledattn.smem: lanes
-  /// 8j .. 8j + 7 address the rows of matrix j, rows (j % 2) * 8 + lane % 8
-  /// of the warp's 16, chunk i + j / 2.
+  /// order), addressed as matrixX4Rows says.
   LogicalResult lowerTmaStore(TmaStoreOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
     FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
@@ -335,34 +403,14 @@ private:
     }
     Type elementType = op.getStage().getType().getElementType();
     int64_t atomBytes = op.getStage().getType().getRows() * 128;
-    auto div = [&](Value a, int64_t c) -> Value {
-      return arith::DivUIOp::create(b, loc, a, idx(c));
-    };
-    auto rem = [&](Value a, int64_t c) -> Value {
-      return arith::RemUIOp::create(b, loc, a, idx(c));
-    };
-    Value matrix = div(p.lane, 8), rowInMatrix = rem(p.lane, 8);
-    // (One op per statement: the order of a call's arguments is not fixed.)
-    Value warpFirst = add(op.getStageRow(), p.warpRow);
-    Value halfRows = arith::MulIOp::create(b, loc, rem(matrix, 2), idx(8));
-    Value row = add(warpFirst, add(halfRows, rowInMatrix));
-    Value rowStart = add(address, arith::MulIOp::create(b, loc, row, idx(128)));
+    MatrixX4Rows m = matrixX4Rows(p, address, op.getStageRow());
     MLIRContext *ctx = b.getContext();
     for (int64_t i = 0; i < type.getNumCols() / 8; i += 2) {
       SmallVector<Value> values;
       for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
         values.push_back(rows ? math.fmul((*acc)[j], (*rows)[(j % 4) / 2].inv)
                               : (*acc)[j]);
-      // 16-byte chunk c of a row sits at chunk c ^ (row % 8); stage_row is a
-      // multiple of 8, so row % 8 is the lane's row in its matrix.
-      Value chunk = arith::XOrIOp::create(
-          b, loc, add(div(matrix, 2), idx(i % 8)), rowInMatrix);
-      Value offset = add(add(rowStart, idx((i / 8) * atomBytes)),
-                         arith::MulIOp::create(b, loc, chunk, idx(16)));
-      Value pointer = LLVM::IntToPtrOp::create(
-          b, loc, LLVM::LLVMPointerType::get(ctx, 3),
-          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset)
-              .getResult());
+      Value pointer = matrixX4Pointer(m, i, atomBytes);
       NVVM::StMatrixOp::create(
           b, loc, pointer, math.pack(values, elementType),
           NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),

@@ -104,8 +104,8 @@ public:
         return WalkResult::interrupt();
       }
       if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, ScoreModOp,
-              OnlineSoftmaxOp, RescaleOp, StoreOp, TmaStoreOp, FinishRowsOp>(
-              op))
+              OnlineSoftmaxOp, RescaleOp, StoreOp, TmaStoreOp, FinishRowsOp,
+              ReadRowsOp>(op))
         ops.push_back(op);
       return WalkResult::advance();
     });

@@ -93,6 +93,33 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // read_rows: one ldmatrix.x4 per 16 of the slot's 64 columns, lanes
+    // addressing their rows (from the row given) with the 128-byte swizzle;
+    // the 16 words are the register A of an S with B K-major (tnspB 0).
+    // CHECK-LABEL: gpu.func @read_rows
+    // CHECK-COUNT-4: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+    // CHECK-NOT: nvvm.ldmatrix
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0;
+    // CHECK: gpu.return
+    gpu.func @read_rows(%q: !head, %k: !head, %v: !head, %o: !head, %j: index, %c: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %qr = tiledattn.ring releases(8) : !qring
+      %kr = tiledattn.ring releases(8) : !ring
+      %vr = tiledattn.ring releases(8) : !ring
+      %qs, %qt = tiledattn.ring.get %qr[%c0] : !qring
+      %row = arith.muli %c, %c64 : index
+      %qa = tiledattn.read_rows %qs[%row] : !tiledattn.smem<128x64xbf16> -> !tiledattn.tile<64x64xbf16>
+      %ks, %kt = tiledattn.ring.get %kr[%j] : !ring
+      %sf = tiledattn.mma_async %qa, %ks transpose_b : !tiledattn.tile<64x64xbf16>, !slot -> !tiledattn.future<64x64xf32>
+      %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !ring
+      tiledattn.ring.release %qr, %qt : !qring
+      "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
     // uniform_a: A's address (slot + a_row rows) goes through redux.sync
     // before its descriptor is built, at the issue.
     // CHECK-LABEL: gpu.func @uniform_a

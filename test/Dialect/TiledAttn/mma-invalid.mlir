@@ -217,3 +217,22 @@ func.func @uniform_a_with_registers(%p: !tiledattn.tile<64x128xbf16>, %v: !slot)
   %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
   return
 }
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @read_rows_wrong_result(%q: !slot, %r: index) {
+  // expected-error @+1 {{expected the result to be the warpgroup's 64 rows of the tile, '!tiledattn.tile<64x128xbf16>', but got '!tiledattn.tile<64x128xf16>'}}
+  %a = tiledattn.read_rows %q[%r] : !slot -> !tiledattn.tile<64x128xf16>
+  return
+}
+
+// -----
+
+!slot = !tiledattn.smem<128x128xbf16>
+func.func @read_rows_past_end(%q: !slot) {
+  %r = arith.constant 96 : index
+  // expected-error @+1 {{expected `row` to be a multiple of 8 (the swizzle's period) with rows row .. row + 63 inside the tile's 128, but got 96}}
+  %a = tiledattn.read_rows %q[%r] : !slot -> !tiledattn.tile<64x128xbf16>
+  return
+}

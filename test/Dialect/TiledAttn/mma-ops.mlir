@@ -22,6 +22,12 @@ func.func @qk_then_pv(%q: !slot, %k: !slot, %v: !slot, %p: !tiledattn.tile<64x12
   // CHECK: %[[S:.*]] = tiledattn.wait %[[SF]] : !tiledattn.future<64x128xf32>
   %s = tiledattn.wait %sf : !tiledattn.future<64x128xf32>
   %u = tiledattn.wait %uf : !tiledattn.future<64x128xf32>
+  // q_in_registers: the consumer's rows of Q read once, then A from registers.
+  // CHECK: %[[QA:.*]] = tiledattn.read_rows %[[Q]][%[[ROW]]] : !tiledattn.smem<128x128xbf16> -> !tiledattn.tile<64x128xbf16>
+  // CHECK: tiledattn.mma_async %[[QA]], %[[K]] transpose_b : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %qa = tiledattn.read_rows %q[%row] : !slot -> !tiledattn.tile<64x128xbf16>
+  %rf = tiledattn.mma_async %qa, %k transpose_b : !tiledattn.tile<64x128xbf16>, !slot -> !tiledattn.future<64x128xf32>
+  %r = tiledattn.wait %rf : !tiledattn.future<64x128xf32>
   // CHECK: %[[O:.*]] = tiledattn.wait %[[OF]] : !tiledattn.future<64x128xf32>
   %o = tiledattn.wait %of : !tiledattn.future<64x128xf32>
   return %s, %o : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>

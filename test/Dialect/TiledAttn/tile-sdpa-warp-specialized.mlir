@@ -498,6 +498,33 @@ func.func @overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !l
 
 // -----
 
+// q_in_registers: each tile, right after Q's get, the consumer reads its
+// rows of Q into registers, and every S takes A from there.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @q_in_registers
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[ROW:.*]] = arith.muli %{{.*}}, %c64
+// CHECK:   %[[QSLOT:.*]], %{{.*}} = tiledattn.ring.get
+// CHECK-NEXT: %[[QA:.*]] = tiledattn.read_rows %[[QSLOT]][%[[ROW]]] : !tiledattn.smem<128x128xbf16> -> !tiledattn.tile<64x128xbf16>
+// CHECK-COUNT-3: tiledattn.mma_async %[[QA]], %{{.*}} transpose_b : !tiledattn.tile<64x128xbf16>
+// CHECK-NOT: tiledattn.mma_async %[[QSLOT]]
+// CHECK: return
+func.func @q_in_registers(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   q_in_registers = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // uniform_ring: every consumer get is uniform (the producer, one thread,
 // takes none), and so is the address of Q's rows each S reads (uniform_a);
 // P.V's A is in registers.

@@ -82,6 +82,41 @@ static LogicalResult verifyWaitedOnce(MmaAsyncOp op) {
   return success();
 }
 
+/// A constant first row of 64 in a shared-memory tile must be a multiple of
+/// the swizzle's period and leave the 64 rows inside the tile.
+static LogicalResult verifyFirstRow(Operation *op, Value row, SmemType tile,
+                                    StringRef name, StringRef tileName) {
+  APInt value;
+  if (!matchPattern(row, m_ConstantInt(&value)))
+    return success();
+  int64_t r = value.getSExtValue();
+  if (r < 0 || r % kSwizzleRows || r + kWarpgroupRows > tile.getRows())
+    return op->emitOpError("expected `")
+           << name << "` to be a multiple of " << kSwizzleRows
+           << " (the swizzle's period) with rows " << name << " .. " << name
+           << " + 63 inside " << tileName << " " << tile.getRows()
+           << ", but got " << r;
+  return success();
+}
+
+LogicalResult ReadRowsOp::verify() {
+  SmemType slot = getSlot().getType();
+  if (slot.getRows() < kWarpgroupRows)
+    return emitOpError("expected a shared-memory tile of at least ")
+           << kWarpgroupRows << " rows, but got " << slot;
+  auto expected = TileType::get(getContext(), {kWarpgroupRows, slot.getCols()},
+                                slot.getElementType());
+  if (getResult().getType() != expected)
+    return emitOpError("expected the result to be the warpgroup's 64 rows "
+                       "of the tile, ")
+           << expected << ", but got " << getResult().getType();
+  if (slot.getCols() % 16)
+    return emitOpError("expected the tile's columns to be a multiple of 16 "
+                       "(one ldmatrix.x4 each), but got ")
+           << slot.getCols();
+  return verifyFirstRow(*this, getRow(), slot, "row", "the tile's");
+}
+
 LogicalResult MmaAsyncOp::verify() {
   Type aElement;
   int64_t k = getK();
@@ -93,15 +128,8 @@ LogicalResult MmaAsyncOp::verify() {
     if (smem.getRows() < kWarpgroupRows)
       return emitOpError("expected a shared-memory A of at least ")
              << kWarpgroupRows << " rows, but got " << smem;
-    APInt row;
-    if (matchPattern(getARow(), m_ConstantInt(&row))) {
-      int64_t r = row.getSExtValue();
-      if (r < 0 || r % kSwizzleRows || r + kWarpgroupRows > smem.getRows())
-        return emitOpError("expected `a_row` to be a multiple of ")
-               << kSwizzleRows << " (the swizzle's period) with rows a_row .. "
-               << "a_row + 63 inside A's " << smem.getRows() << ", but got "
-               << r;
-    }
+    if (failed(verifyFirstRow(*this, getARow(), smem, "a_row", "A's")))
+      return failure();
   } else {
     auto tile = cast<TileType>(getA().getType());
     aElement = tile.getElementType();

@@ -547,7 +547,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getQByAtom(), "q_by_atom");
   note(getStoreByAtom(), "store_by_atom");
   note(getK0ByAtom(), "k0_by_atom");
-  note(getQInRegisters(), "q_in_registers");
   note(getKvMulticast(), "kv_multicast");
   return set;
 }

@@ -30,6 +30,8 @@
 // P.V, and O, normalized after it, is stored as it is; tile_order,
 // uniform_consumer and uniform_ring become attributes of the tile loops,
 // the roles, and the ring gets and Q's mmas (`uniform_a`).
+// With q_in_registers each consumer reads its rows of Q into registers once
+// per tile (tiledattn.read_rows) and every S takes A from there.
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -314,6 +316,10 @@ private:
     /// Its first row in the Q slot, and in the sequence.
     Value slotRow, row;
     Value qSlot, qToken;
+    /// Each S's A: the consumer's rows of the Q slot (qARow), or with
+    /// q_in_registers those rows read into registers once per tile (no
+    /// qARow).
+    Value qA, qARow;
     /// The online softmax's scale: 1 when a score_mod scaled the scores.
     Value softmaxScale;
   };
@@ -407,6 +413,14 @@ private:
           auto q = get(qRing, tilesDone);
           c.qSlot = q.getSlot();
           c.qToken = q.getToken();
+          c.qA = c.qSlot;
+          c.qARow = c.slotRow;
+          if (schedule.getQInRegisters()) {
+            c.qA = ReadRowsOp::create(
+                b, loc, tile({kWarpgroupRows, headDim}, elementType), c.qSlot,
+                c.slotRow);
+            c.qARow = Value();
+          }
           SmallVector<Value> out =
               schedule.getOverlapSoftmax()
                   ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
@@ -490,7 +504,7 @@ private:
     return emitBlockLoops(
         0, inits,
         [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
-          Value scores = mma(c.qSlot, c.slotRow, kRing, kv(j), Value(),
+          Value scores = mma(c.qA, c.qARow, kRing, kv(j), Value(),
                              /*transposeB=*/true, c.scoreType);
           scores = modAndMask(c, scores, j, mask);
           auto sm = softmax(c, scores, state[1], state[2], !mask);
@@ -508,7 +522,7 @@ private:
   /// P.V still runs; then the last block's P.V. Returns O, row max, sum.
   SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
                                            ValueRange inits) {
-    Issued firstS = issue(c.qSlot, c.slotRow, kRing, kvFirst, Value(),
+    Issued firstS = issue(c.qA, c.qARow, kRing, kvFirst, Value(),
                           /*transposeB=*/true, c.scoreType);
     // defer_store: the tile before's O goes out under this tile's first S.
     if (schedule.getDeferStore())
@@ -547,7 +561,7 @@ private:
           // V_{j-1}'s slot is waited for after S_j's issue.
           SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
             RingGetOp k = get(kRing, kPosition);
-            Value s = mmaAsync(c.qSlot, c.slotRow, k.getSlot(), Value(),
+            Value s = mmaAsync(c.qA, c.qARow, k.getSlot(), Value(),
                                /*transposeB=*/true, c.scoreType);
             RingGetOp v = get(vRing, vPosition);
             Value pv = mmaAsync(state[3], Value(), v.getSlot(), state[0],

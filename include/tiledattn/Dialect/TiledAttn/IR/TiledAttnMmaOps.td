@@ -82,6 +82,38 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
   }];
 }
 
+def TiledAttn_ReadRowsOp : TiledAttn_Op<"read_rows", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Read a warpgroup's 64 rows of a shared-memory tile into "
+                "registers, as an mma's A";
+  let description = [{
+    The `tiledattn.read_rows` operation copies rows `row .. row + 63` of a
+    shared-memory tile (a ring slot) into a register tile of the warpgroup,
+    in the layout `tiledattn.mma_async` takes for a register A (one
+    ldmatrix.x4 per 16 columns). A consumer that reads its rows of Q once
+    per tile this way (`q_in_registers`) lets the tensor cores read only K
+    from shared memory during each Q K^T. `row` is a multiple of 8 (the
+    swizzle's period); the element type is f16 or bf16.
+
+    Example:
+
+    ```mlir
+    %qa = tiledattn.read_rows %q[%row]
+        : !tiledattn.smem<128x128xbf16> -> !tiledattn.tile<64x128xbf16>
+    %s = tiledattn.mma_async %qa, %k transpose_b
+        : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x128xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_SmemType:$slot, Index:$row);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $slot `[` $row `]` attr-dict `:` qualified(type($slot)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_WaitOp : TiledAttn_Op<"wait", [
     MemoryEffects<[MemRead, MemWrite]>,
     TypesMatchWith<"the result is the future's tile", "future", "result",
