@@ -50,8 +50,10 @@ static cl::opt<bool> experimentalWgmma(
 static cl::opt<bool> hopperTileProgram(
     "hopper-tile-program",
     cl::desc(
-        "lower producer = tma schedules through tiledattn-tile-sdpa's "
-        "warp-specialized tile program instead of convert-sdpa-to-hopper"));
+        "lower every producer = tma schedule through tiledattn-tile-sdpa's "
+        "warp-specialized tile program, also those the default keeps on "
+        "convert-sdpa-to-hopper (refused where the schedule sets a "
+        "refinement the program does not write yet)"));
 static cl::opt<bool> hopperEmitter(
     "hopper-emitter",
     cl::desc("lower every producer = tma schedule convert-sdpa-to-hopper "

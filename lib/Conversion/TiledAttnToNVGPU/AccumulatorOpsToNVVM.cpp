@@ -309,6 +309,18 @@ private:
     return failure(failed(rows));
   }
 
+  /// The byte address `tile` (a slot or an alloc tile) is a cast of once
+  /// tiledattn-lower-rings has run; `what` names it in the error.
+  FailureOr<Value> sharedAddressOf(Operation *op, Value tile, StringRef what) {
+    Value address = castSource(tile);
+    if (!address || !address.getType().isIndex())
+      return op->emitOpError("expected the ")
+             << what
+             << " to be a shared-memory address (run tiledattn-lower-rings "
+                "before tiledattn-lower-mma)";
+    return address;
+  }
+
   /// The lane's addressing of an ldmatrix.x4 / stmatrix.x4 on its warp's 16
   /// rows of a 128-byte-swizzled !tiledattn.smem tile (rows from
   /// `firstRow`, a multiple of 8): lanes 8j .. 8j + 7 address the rows of
@@ -353,13 +365,11 @@ private:
   /// 16 columns gives the 4 words of A's fragment for that k-step, in the
   /// order tiledattn.mma_async reads a register A.
   LogicalResult lowerReadRows(ReadRowsOp op) {
-    Value address = castSource(op.getSlot());
-    if (!address || !address.getType().isIndex())
-      return op.emitOpError("expected the slot to be a shared-memory "
-                            "address (run tiledattn-lower-rings before "
-                            "tiledattn-lower-mma)");
+    FailureOr<Value> address = sharedAddressOf(op, op.getSlot(), "slot");
+    if (failed(address))
+      return failure();
     SmemType slot = op.getSlot().getType();
-    MatrixX4Rows m = matrixX4Rows(place(), address, op.getRow());
+    MatrixX4Rows m = matrixX4Rows(place(), *address, op.getRow());
     MLIRContext *ctx = b.getContext();
     Type x4 = LLVM::LLVMStructType::getLiteral(
         ctx, SmallVector<Type>(4, b.getI32Type()));
@@ -386,11 +396,9 @@ private:
     FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
     if (failed(acc))
       return failure();
-    Value address = castSource(op.getStage());
-    if (!address || !address.getType().isIndex())
-      return op.emitOpError("expected the stage to be a shared-memory "
-                            "address (run tiledattn-lower-rings before "
-                            "tiledattn-lower-mma)");
+    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
+    if (failed(address))
+      return failure();
     AccumulatorPlace p = place();
     // Without row statistics O is stored as it is.
     std::optional<std::array<FinishedRow, 2>> rows;
@@ -403,7 +411,7 @@ private:
     }
     Type elementType = op.getStage().getType().getElementType();
     int64_t atomBytes = op.getStage().getType().getRows() * 128;
-    MatrixX4Rows m = matrixX4Rows(p, address, op.getStageRow());
+    MatrixX4Rows m = matrixX4Rows(p, *address, op.getStageRow());
     MLIRContext *ctx = b.getContext();
     for (int64_t i = 0; i < type.getNumCols() / 8; i += 2) {
       SmallVector<Value> values;

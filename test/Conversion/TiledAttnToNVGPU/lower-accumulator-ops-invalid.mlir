@@ -56,3 +56,15 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @slot_not_lowered(%s: !tiledattn.smem<128x64xbf16>, %i: index) kernel {
+      // expected-error @+1 {{expected the slot to be a shared-memory address (run tiledattn-lower-rings before tiledattn-lower-mma)}}
+      %a = tiledattn.read_rows %s[%i] : !tiledattn.smem<128x64xbf16> -> !tiledattn.tile<64x64xbf16>
+      gpu.return
+    }
+  }
+}

@@ -60,23 +60,20 @@ LogicalResult
 TiledAttnDialect::verifyOperationAttribute(Operation *op,
                                            NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
+  if (name != kMinSeqlenKAttrName && name != kMaxSeqlenKAttrName &&
+      name != kHopperEmitterAttrName)
+    return success(); // the attributes the passes set check themselves
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError("expected ")
+           << name << " on the function that holds tiledattn.sdpa, but it is "
+           << "on " << op->getName();
   if (name == kHopperEmitterAttrName) {
-    if (!isa<FunctionOpInterface>(op))
-      return op->emitError("expected ")
-             << name << " on the function that holds tiledattn.sdpa, but it "
-             << "is on " << op->getName();
     if (!isa<UnitAttr>(attribute.getValue()))
       return op->emitError("expected ")
              << name << " to be a unit attribute, but got "
              << attribute.getValue();
     return success();
   }
-  if (name != kMinSeqlenKAttrName && name != kMaxSeqlenKAttrName)
-    return success(); // the attributes the passes set check themselves
-  if (!isa<FunctionOpInterface>(op))
-    return op->emitError("expected ")
-           << name << " on the function that holds tiledattn.sdpa, but it is "
-           << "on " << op->getName();
   auto value = dyn_cast<IntegerAttr>(attribute.getValue());
   if (!value || value.getType().isInteger(1) || value.getInt() < 1)
     return op->emitError("expected ")
