@@ -19,7 +19,9 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include <optional>
 #include <utility>
 
 namespace mlir::tiledattn {
@@ -166,6 +168,41 @@ inline void waitParity(OpBuilder &b, Location loc, Value barriers, Value index,
       b, loc, barriers, parity,
       arith::ConstantIndexOp::create(b, loc, 10000000), index);
 }
+
+/// The waits a `partial` ring get leaves to the mmas that name its token in
+/// `after_parts`: tiledattn-lower-rings hands them to tiledattn-lower-mma as
+/// a cast of (barriers, the slot's first full barrier, parity, parts) to
+/// the token's type, part p's barrier being `first + p`.
+struct PartWaits {
+  Value barriers, first, parity;
+  int64_t parts;
+
+  Value cast(OpBuilder &b, Location loc, Type token) const {
+    Value operands[] = {barriers, first, parity,
+                        arith::ConstantIndexOp::create(b, loc, parts)};
+    return UnrealizedConversionCastOp::create(b, loc, token, operands)
+        .getResult(0);
+  }
+  /// From such a cast, or nothing.
+  static std::optional<PartWaits> from(Value token) {
+    auto cast = token.getDefiningOp<UnrealizedConversionCastOp>();
+    if (!cast || cast.getInputs().size() != 4)
+      return std::nullopt;
+    std::optional<int64_t> parts = getConstantIntValue(cast.getInputs()[3]);
+    if (!parts)
+      return std::nullopt;
+    return PartWaits{cast.getInputs()[0], cast.getInputs()[1],
+                     cast.getInputs()[2], *parts};
+  }
+  /// Waits for part `part`.
+  void wait(OpBuilder &b, Location loc, int64_t part) const {
+    Value index = first;
+    if (part)
+      index = arith::AddIOp::create(
+          b, loc, first, arith::ConstantIndexOp::create(b, loc, part));
+    waitParity(b, loc, barriers, index, parity);
+  }
+};
 
 /// One arrival on barrier `index` of `barriers` by the calling thread.
 inline void arriveOn(OpBuilder &b, Location loc, Value barriers, Value index) {

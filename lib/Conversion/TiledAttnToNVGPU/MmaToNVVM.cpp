@@ -183,6 +183,24 @@ private:
     SmemType bType = mma.getB().getType();
     Type element = bType.getElementType();
     int64_t k = mma.getK(), n = mma.getN(), kSteps = k / 16;
+    // after_parts: each partial slot's part p waited for just before the
+    // first k-step in its columns.
+    SmallVector<PartWaits> partWaits;
+    for (Value token : mma.getAfterParts()) {
+      std::optional<PartWaits> waits = PartWaits::from(token);
+      if (!waits)
+        return mma.emitOpError("expected after_parts to be lowered partial "
+                               "gets (run tiledattn-lower-rings before "
+                               "tiledattn-lower-mma)");
+      partWaits.push_back(*waits);
+    }
+    auto waitForParts = [&](int64_t kk) {
+      for (const PartWaits &waits : partWaits) {
+        int64_t partCols = k / waits.parts;
+        if ((16 * kk) % partCols == 0)
+          waits.wait(b, loc, 16 * kk / partCols);
+      }
+    };
     bool bKMajor = mma.getTransposeB();
     FailureOr<Value> bAddress = addressOf(mma, mma.getB(), "B");
     if (failed(bAddress))
@@ -219,6 +237,7 @@ private:
         acc = LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), n / 2));
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
       for (int64_t kk = 0; kk < kSteps; ++kk) {
+        waitForParts(kk);
         int64_t aStep =
             (kk / 4) * aType.getRows() * kAtomRowBytes + 32 * (kk % 4);
         acc = wgmmaSmem(b, loc, acc, advanceDescriptor(b, loc, descA, aStep),
@@ -236,6 +255,7 @@ private:
                 : LLVM::PoisonOp::create(b, loc, b.getF32Type()).getResult());
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
       for (int64_t kk = 0; kk < kSteps; ++kk) {
+        waitForParts(kk);
         SmallVector<Value> words;
         for (int64_t w = 0; w < 4; ++w)
           words.push_back(LLVM::ExtractValueOp::create(b, loc, *a, 4 * kk + w));

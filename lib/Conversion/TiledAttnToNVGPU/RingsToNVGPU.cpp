@@ -38,15 +38,15 @@ using namespace mlir::tiledattn;
 
 namespace {
 /// Where a ring lives once lowered: its first slot's byte offset past the
-/// alignment pad and its first barrier (full barriers, then empty ones).
+/// alignment pad and its first barrier (the full barriers, `parts` per slot,
+/// then the empty ones).
 struct LoweredRing {
   RingType type;
+  int64_t parts = 1;
   int64_t offset = 0, firstBarrier = 0;
   int64_t slotBytes() const { return type.getSlotType().getBytes(); }
-  int64_t fullBarrier(int64_t slot) const { return firstBarrier + slot; }
-  int64_t emptyBarrier(int64_t slot) const {
-    return firstBarrier + type.getDepth() + slot;
-  }
+  int64_t fullBarriers() const { return type.getDepth() * parts; }
+  int64_t firstEmptyBarrier() const { return firstBarrier + fullBarriers(); }
 };
 
 /// The tensor-map operands the runtime knows, by kernel argument.
@@ -167,10 +167,11 @@ private:
     for (RingOp ring : rings) {
       LoweredRing l;
       l.type = cast<RingType>(ring.getType());
+      l.parts = ring.getNumParts();
       l.offset = llvm::alignTo(bytes, kSwizzleAlignmentBytes);
       l.firstBarrier = numBarriers;
       bytes = l.offset + l.type.getDepth() * l.slotBytes();
-      numBarriers += 2 * l.type.getDepth();
+      numBarriers += l.fullBarriers() + l.type.getDepth();
       lowered[ring.getResult()] = l;
     }
     for (AllocOp alloc : allocs) {
@@ -264,12 +265,13 @@ private:
       for (auto &[ring, l] : lowered) {
         int64_t depth = l.type.getDepth();
         int64_t releases = cast<RingOp>(ring.getDefiningOp()).getReleases();
-        for (int64_t s = 0; s < depth; ++s)
+        for (int64_t i = 0; i < l.fullBarriers(); ++i)
           nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1),
-                                        idx(l.fullBarrier(s)), Value());
+                                        idx(l.firstBarrier + i), Value());
         for (int64_t s = 0; s < depth; ++s)
           nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(releases),
-                                        idx(l.emptyBarrier(s)), Value());
+                                        idx(l.firstEmptyBarrier() + s),
+                                        Value());
       }
       for (auto &[key, map] : maps)
         nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
@@ -281,33 +283,66 @@ private:
   /// Barrier `first + slot` (slot an index value).
   Value barrier(int64_t first, Value slot) { return add(slot, idx(first)); }
 
+  /// The full barrier of part `part` of `slot`.
+  Value fullBarrier(const LoweredRing &l, Value slot, int64_t part) {
+    if (l.parts == 1)
+      return barrier(l.firstBarrier, slot);
+    return add(mul(slot, l.parts), idx(l.firstBarrier + part));
+  }
+
   Slot slotAt(const LoweredRing &l, Value slot) {
     return {l, add(mul(slot, l.slotBytes()), idx(l.offset)), slot};
   }
 
-  /// Waits for the slot to be empty, announces its bytes on its full
-  /// barrier, and inlines the body, whose copy completes there.
+  /// The slot of `position` in `l` once empty (waited for).
+  Slot emptySlot(const LoweredRing &l, Value position) {
+    auto [slot, parity] =
+        ringSlotAndParity(b, loc, position, l.type.getDepth());
+    waitParity(b, loc, barriers, barrier(l.firstEmptyBarrier(), slot),
+               emptyParity(b, loc, parity));
+    return slotAt(l, slot);
+  }
+
+  /// Waits for the slot (and the `with` slot) to be empty, announces each
+  /// of its parts' bytes on the part's full barrier, and inlines the body,
+  /// whose copies complete there, part by part (only the put's parts'
+  /// columns). The `with` slot's own full barrier completes once they are
+  /// issued.
   LogicalResult lowerPut(RingPutOp put) {
     const LoweredRing &l = lowered.lookup(put.getRing());
-    auto [slot, parity] =
-        ringSlotAndParity(b, loc, put.getPosition(), l.type.getDepth());
-    waitParity(b, loc, barriers,
-               barrier(l.firstBarrier + l.type.getDepth(), slot),
-               emptyParity(b, loc, parity));
-    Slot s = slotAt(l, slot);
-    Value full = barrier(l.firstBarrier, slot);
-    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers,
-                                            idx(l.slotBytes()), full, Value());
-    dead.push_back(put); // after the body's ops, which use its slot
+    Slot s = emptySlot(l, put.getPosition());
+    std::optional<Slot> with;
+    if (put.getWithRing())
+      with =
+          emptySlot(lowered.lookup(put.getWithRing()), put.getWithPosition());
+    auto [first, end] = put.getPartRange();
+    int64_t partBytes =
+        (l.slotBytes() + (with ? with->ring.slotBytes() : 0)) / l.parts;
+    SmallVector<Value> full;
+    for (int64_t part = first; part < end; ++part) {
+      full.push_back(fullBarrier(l, s.slot, part));
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(partBytes),
+                                              full.back(), Value());
+    }
+    dead.push_back(put); // after the body's ops, which use its slots
+    SmallVector<TmaLoadOp> loads;
     Block &body = put.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(body)) {
       op.moveBefore(put);
       if (auto load = dyn_cast<TmaLoadOp>(op)) {
-        b.setInsertionPoint(load);
-        emitLoad(load, s, full);
+        loads.push_back(load);
         dead.push_back(load);
       }
     }
+    b.setInsertionPoint(put);
+    for (int64_t part = first; part < end; ++part)
+      for (TmaLoadOp load : loads)
+        emitLoad(load, load.getDest() == put.getSlot() ? s : *with,
+                 part * l.type.getSlotType().getAtoms() / l.parts,
+                 (part + 1) * l.type.getSlotType().getAtoms() / l.parts,
+                 full[part - first]);
+    if (with)
+      arriveOn(b, loc, barriers, fullBarrier(with->ring, with->slot, 0));
     return success();
   }
 
@@ -321,14 +356,16 @@ private:
     return memref::ViewOp::create(b, loc, view, smem, offset, ValueRange{});
   }
 
-  /// One TMA copy per 64-column atom of the slot, `rows` rows each, atoms
-  /// `rows` x 128 bytes apart.
-  void emitLoad(TmaLoadOp load, const Slot &s, Value full) {
+  /// One TMA copy per 64-column atom [firstAtom, endAtom) of the slot,
+  /// completing on `full`, `rows` rows each, atoms `rows` x 128 bytes
+  /// apart.
+  void emitLoad(TmaLoadOp load, const Slot &s, int64_t firstAtom,
+                int64_t endAtom, Value full) {
     SmemType type = load.getDest().getType();
     int64_t rows = type.getRows();
     auto arg = cast<BlockArgument>(load.getSource());
     Value map = maps.lookup({arg.getArgNumber(), rows});
-    for (int64_t a = 0; a < type.getAtoms(); ++a) {
+    for (int64_t a = firstAtom; a < endAtom; ++a) {
       Value offset = add(pad, add(s.offset, idx(a * rows * 128)));
       Value dest = atomView(type.getElementType(), rows, offset);
       nvgpu::TmaAsyncLoadOp::create(b, loc, dest, barriers, map,
@@ -339,7 +376,9 @@ private:
   }
 
   /// Waits for the slot to be full (with `uniform`, at a position known
-  /// warp-uniform).
+  /// warp-uniform), each of its parts. A partial get does not wait: the
+  /// mmas that name its token in `after_parts` do, tiledattn-lower-mma
+  /// placing the waits (partWaits).
   LogicalResult lowerGet(RingGetOp get) {
     const LoweredRing &l = lowered.lookup(get.getRing());
     Value position = get.getPosition();
@@ -347,7 +386,11 @@ private:
       position = warpUniformIndex(b, loc, position);
     auto [slot, parity] =
         ringSlotAndParity(b, loc, position, l.type.getDepth());
-    waitParity(b, loc, barriers, barrier(l.firstBarrier, slot), parity);
+    if (get.getPartial())
+      partWaits(get, l, slot, parity);
+    else
+      for (int64_t part = 0; part < l.parts; ++part)
+        waitParity(b, loc, barriers, fullBarrier(l, slot, part), parity);
     Slot s = slotAt(l, slot);
     slots[get.getToken()] = s;
     // Readers (tiledattn-lower-mma) take the slot's shared-memory address.
@@ -358,13 +401,26 @@ private:
     return success();
   }
 
+  /// The token of a partial get, where an mma names it in `after_parts`,
+  /// becomes what tiledattn-lower-mma waits on before the k-steps of each
+  /// part: a cast of the barriers, the slot's first full barrier, the
+  /// phase's parity and the number of parts (PartWaits in
+  /// NVVMHelpers.h).
+  void partWaits(RingGetOp get, const LoweredRing &l, Value slot,
+                 Value parity) {
+    Value waits =
+        PartWaits{barriers, fullBarrier(l, slot, 0), parity, l.parts}.cast(
+            b, loc, get.getToken().getType());
+    get.getToken().replaceUsesWithIf(
+        waits, [](OpOperand &use) { return isa<MmaAsyncOp>(use.getOwner()); });
+  }
+
   /// Lane 0 of each warp arrives on the slot's empty barrier.
   LogicalResult lowerRelease(RingReleaseOp release) {
     const Slot &s = slots[getOfToken(release.getToken()).getToken()];
     Value lane = rem(tid, 32);
     ifThen(eq(lane, 0), [&] {
-      arriveOn(b, loc, barriers,
-               barrier(s.ring.firstBarrier + s.ring.type.getDepth(), s.slot));
+      arriveOn(b, loc, barriers, barrier(s.ring.firstEmptyBarrier(), s.slot));
     });
     dead.push_back(release);
     return success();

@@ -9,6 +9,9 @@
 !slot = !tiledattn.smem<64x64xbf16>
 !ring = !tiledattn.ring<2, 64x64xbf16>
 !qring = !tiledattn.ring<1, 128x64xbf16>
+!head128 = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!ring128 = !tiledattn.ring<2, 64x128xbf16>
+!qring128 = !tiledattn.ring<1, 128x128xbf16>
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !words = !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
 module attributes {gpu.container_module} {
@@ -146,6 +149,57 @@ module attributes {gpu.container_module} {
       %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
       tiledattn.ring.release %kr, %kt : !ring
       tiledattn.ring.release %qr, %qt : !qring
+      "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
+    // q_by_atom and k0_by_atom: Q's slot fills in 2 parts (one per atom of
+    // a head dim of 128), the first K block in the same put, on Q's part
+    // barriers. The consumer takes both `partial` (no wait at the get); the
+    // mma waits for Q's part 0 and K's own barrier before its first k-step
+    // and for Q's part 1 before its fifth (column 64), between the wgmmas.
+    // CHECK-LABEL: gpu.func @after_parts
+    gpu.func @after_parts(%q: !head128, %k: !head128, %v: !head128, %o: !head128, %c: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %qr = tiledattn.ring releases(8) parts(2) : !qring128
+      %kr = tiledattn.ring releases(8) : !ring128
+      // Q's part barriers 0-1, its empty one 2; K's full 3-4, empty 5-6.
+      // CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 7>
+      // The producer: Q's and K's slots empty, then each part's bytes
+      // (16 KiB of Q and 8 KiB of K: 24576) and its copies, part by part;
+      // then K's own barrier completes.
+      // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%{{.*}}]
+      // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%{{.*}}]
+      // CHECK: %[[TX:.*]] = arith.constant 24576 : index
+      // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[P0:.*]]], %[[TX]] :
+      // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[P1:.*]]], %{{.*}} :
+      // CHECK: nvgpu.tma.async.load %[[QMAP:.*]][%{{.*}}], %[[BAR]][%[[P0]]] to {{.*}} : <tensor = memref<1x1x128x64xbf16, 3>
+      // CHECK: nvgpu.tma.async.load %[[KMAP:.*]][%{{.*}}], %[[BAR]][%[[P0]]] to {{.*}} : <tensor = memref<1x1x64x64xbf16, 3>
+      // CHECK: nvgpu.tma.async.load %[[QMAP]][%{{.*}}], %[[BAR]][%[[P1]]]
+      // CHECK: nvgpu.tma.async.load %[[KMAP]][%{{.*}}], %[[BAR]][%[[P1]]]
+      // CHECK: nvgpu.mbarrier.arrive %[[BAR]]
+      tiledattn.ring.put %qr[%c0] with %kr[%c0] : !qring128, !ring128 {
+      ^bb0(%qslot: !tiledattn.smem<128x128xbf16>, %kslot: !tiledattn.smem<64x128xbf16>):
+        tiledattn.tma_load %q[%c0, %c0, %c0] into %qslot : !head128, !tiledattn.smem<128x128xbf16>
+        tiledattn.tma_load %k[%c0, %c0, %c0] into %kslot : !head128, !tiledattn.smem<64x128xbf16>
+      }
+      // No wait at the gets.
+      // CHECK-NOT: nvgpu.mbarrier.try_wait.parity
+      // CHECK: nvvm.wgmma.fence.aligned
+      // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]]
+      // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]]
+      // CHECK-COUNT-4: nvvm.wgmma.mma_async
+      // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]]
+      // CHECK-COUNT-4: nvvm.wgmma.mma_async
+      // CHECK: nvvm.wgmma.commit.group.sync.aligned
+      %qs, %qt = tiledattn.ring.get %qr[%c0] partial : !qring128
+      %ks, %kt = tiledattn.ring.get %kr[%c0] partial : !ring128
+      %row = arith.muli %c, %c64 : index
+      %sf = tiledattn.mma_async %qs[%row], %ks transpose_b after_parts(%qt, %kt) : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x64xf32>
+      %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !ring128
+      tiledattn.ring.release %qr, %qt : !qring128
       "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
       gpu.return
     }

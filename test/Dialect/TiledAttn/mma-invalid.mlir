@@ -154,7 +154,7 @@ func.func @wrong_result(%q: !slot, %k: !slot, %r: index) {
 !slot = !tiledattn.smem<128x128xbf16>
 func.func @wrong_acc(%q: !slot, %k: !slot, %r: index, %acc: !tiledattn.tile<64x64xf32>) {
   // expected-error @+1 {{the accumulator is the result's tile}}
-  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
+  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
   %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
   return
 }
@@ -234,5 +234,35 @@ func.func @read_rows_past_end(%q: !slot) {
   %r = arith.constant 96 : index
   // expected-error @+1 {{expected `row` to be a multiple of 8 (the swizzle's period) with rows row .. row + 63 inside the tile's 128, but got 96}}
   %a = tiledattn.read_rows %q[%r] : !slot -> !tiledattn.tile<64x128xbf16>
+  return
+}
+
+// -----
+
+!qring = !tiledattn.ring<1, 128x256xbf16>
+!kring = !tiledattn.ring<2, 64x256xbf16>
+func.func @after_parts_of_full_get(%i: index) {
+  %qr = tiledattn.ring releases(8) parts(4) : !qring
+  %kr = tiledattn.ring releases(8) : !kring
+  %q, %qt = tiledattn.ring.get %qr[%i] : !qring
+  %k, %kt = tiledattn.ring.get %kr[%i] : !kring
+  // expected-error @+1 {{expected after_parts to name the tokens of partial tiledattn.ring.gets (a get that waited left no parts to wait for)}}
+  %f = tiledattn.mma_async %q[%i], %k transpose_b after_parts(%qt) : !tiledattn.smem<128x256xbf16>, !tiledattn.smem<64x256xbf16> -> !tiledattn.future<64x64xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  tiledattn.ring.release %kr, %kt : !kring
+  tiledattn.ring.release %qr, %qt : !qring
+  return
+}
+
+// -----
+
+!vring = !tiledattn.ring<2, 64x128xbf16>
+func.func @after_parts_of_mn_major_b(%i: index, %p: !tiledattn.tile<64x64xbf16>) {
+  %vr = tiledattn.ring releases(8) parts(2) : !vring
+  %v, %vt = tiledattn.ring.get %vr[%i] partial : !vring
+  // expected-error @+1 {{expected each after_parts token to be for A's slot or, with transpose_b, B's (whose columns are K, which the parts split), but one is for another slot}}
+  %f = tiledattn.mma_async %p, %v after_parts(%vt) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x128xf32>
+  %o = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  tiledattn.ring.release %vr, %vt : !vring
   return
 }

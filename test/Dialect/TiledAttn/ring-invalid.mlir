@@ -50,7 +50,7 @@ func.func @ring_no_releases() {
 !head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @put_slot_type(%k: !head, %i: index) {
   %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
-  // expected-error @+1 {{expected the body to take one argument, the slot, of type '!tiledattn.smem<64x64xbf16>', but it takes 1 argument(s), the first of type '!tiledattn.smem<128x64xbf16>'}}
+  // expected-error @+1 {{expected the body to take one argument, the slot, of type '!tiledattn.smem<64x64xbf16>', but it takes 1 argument(s) of types '!tiledattn.smem<128x64xbf16>'}}
   tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
   ^bb0(%slot: !tiledattn.smem<128x64xbf16>):
   }
@@ -61,7 +61,7 @@ func.func @put_slot_type(%k: !head, %i: index) {
 
 func.func @put_no_load(%i: index) {
   %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
-  // expected-error @+1 {{expected the body to fill the slot with one tiledattn.tma_load, but it has 0}}
+  // expected-error @+1 {{expected the body to fill each slot with one tiledattn.tma_load, but slot #0 has 0}}
   tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
   ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
   }
@@ -73,7 +73,7 @@ func.func @put_no_load(%i: index) {
 !head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @put_two_loads(%k: !head, %i: index) {
   %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
-  // expected-error @+1 {{expected the body to fill the slot with one tiledattn.tma_load, but it has 2}}
+  // expected-error @+1 {{expected the body to fill each slot with one tiledattn.tma_load, but slot #0 has 2}}
   tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
   ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
     tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
@@ -98,7 +98,7 @@ func.func @load_into_other_slot(%k: !head, %i: index, %other: !tiledattn.smem<64
   %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
   tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
   ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
-    // expected-error @+1 {{expected to copy into the slot of its tiledattn.ring.put, but `dest` is another value}}
+    // expected-error @+1 {{expected to copy into a slot of its tiledattn.ring.put, but `dest` is another value}}
     tiledattn.tma_load %k[%i, %i, %i] into %other : !head, !tiledattn.smem<64x64xbf16>
   }
   return
@@ -335,5 +335,147 @@ func.func @tma_store_with_one_statistic(%o: !o, %acc: !tiledattn.tile<64x128xf32
 func.func @finish_rows_of_128(%lse: !lse, %r: !tiledattn.tile<128xf32>, %i: index) {
   // expected-error @+1 {{expected a warpgroup's row tiles, !tiledattn.tile<64xf32>, but got '!tiledattn.tile<128xf32>'}}
   %inv = tiledattn.finish_rows %r, %r into %lse[%i, %i, %i] : !tiledattn.tile<128xf32>, !lse
+  return
+}
+
+// -----
+
+func.func @ring_parts_not_atoms() {
+  // expected-error @+1 {{expected parts to divide the slot's 4 64-column atoms (each part whole atoms), but got 3}}
+  %r = tiledattn.ring releases(8) parts(3) : !tiledattn.ring<1, 128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @ring_zero_parts() {
+  // expected-error @+1 {{attribute 'parts' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %r = tiledattn.ring releases(8) parts(0) : !tiledattn.ring<1, 128x256xbf16>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_parts_out_of_range(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  // expected-error @+1 {{expected parts(first to end) with 0 <= first < end <= 4 (the ring's parts), but got parts(2 to 5)}}
+  tiledattn.ring.put %r[%i] parts(2 to 5) : !tiledattn.ring<1, 128x256xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_no_parts(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  // expected-error @+1 {{expected parts(first to end) with 0 <= first < end <= 4 (the ring's parts), but got parts(1 to 1)}}
+  tiledattn.ring.put %r[%i] parts(1 to 1) : !tiledattn.ring<1, 128x256xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_with_one_slot(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x256xbf16>
+  // expected-error @+1 {{expected the body to take two arguments, the slots, of types '!tiledattn.smem<128x256xbf16>', '!tiledattn.smem<64x256xbf16>', but it takes 1 argument(s) of types '!tiledattn.smem<128x256xbf16>'}}
+  tiledattn.ring.put %r[%i] with %k[%i] : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x256xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_with_itself(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<2, 128x256xbf16>
+  // expected-error @+1 {{expected `with` to name another ring}}
+  tiledattn.ring.put %r[%i] with %r[%i] : !tiledattn.ring<2, 128x256xbf16>, !tiledattn.ring<2, 128x256xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %other: !tiledattn.smem<128x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+    tiledattn.tma_load %q[%i, %i, %i] into %other : !head, !tiledattn.smem<128x256xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!v = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_with_other_columns(%q: !head, %vh: !v, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  %v = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x128xbf16>
+  // expected-error @+1 {{expected the `with` slot to have this slot's 256 columns (the parts split both alike), but got '!tiledattn.smem<64x128xbf16>'}}
+  tiledattn.ring.put %r[%i] with %v[%i] : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x128xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %other: !tiledattn.smem<64x128xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+    tiledattn.tma_load %vh[%i, %i, %i] into %other : !v, !tiledattn.smem<64x128xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_with_parted_ring(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  %k = tiledattn.ring releases(8) parts(2) : !tiledattn.ring<2, 64x256xbf16>
+  // expected-error @+1 {{expected the `with` ring to have no parts of its own (its columns arrive on this ring's), but it has 2}}
+  tiledattn.ring.put %r[%i] with %k[%i] : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x256xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %other: !tiledattn.smem<64x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+    tiledattn.tma_load %q[%i, %i, %i] into %other : !head, !tiledattn.smem<64x256xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_with_slot_unfilled(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x256xbf16>
+  // expected-error @+1 {{expected the body to fill each slot with one tiledattn.tma_load, but slot #1 has 0}}
+  tiledattn.ring.put %r[%i] with %k[%i] : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x256xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %other: !tiledattn.smem<64x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!qring = !tiledattn.ring<1, 128x256xbf16>
+!kring = !tiledattn.ring<2, 64x256xbf16>
+func.func @put_with_ring_no_position(%q: !head, %i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !qring
+  %k = tiledattn.ring releases(8) : !kring
+  // expected-error @+1 {{expected `with` to name a ring and a position}}
+  "tiledattn.ring.put"(%r, %i, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %other: !tiledattn.smem<64x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
+    tiledattn.tma_load %q[%i, %i, %i] into %other : !head, !tiledattn.smem<64x256xbf16>
+  }) : (!qring, index, !kring) -> ()
+  return
+}
+
+// -----
+
+func.func @partial_get_never_waited(%i: index) {
+  %r = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  // expected-error @+1 {{expected a partial get's token to be named in the after_parts of a tiledattn.mma_async (nothing else waits for the slot's parts)}}
+  %s, %t = tiledattn.ring.get %r[%i] partial : !tiledattn.ring<1, 128x256xbf16>
+  tiledattn.ring.release %r, %t : !tiledattn.ring<1, 128x256xbf16>
   return
 }

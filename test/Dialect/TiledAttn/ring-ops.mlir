@@ -70,3 +70,36 @@ func.func @finish_rows(%o: !o, %lse: !lse, %acc: !acc, %m: !rows, %l: !rows, %i:
       : !acc, !o, !tiledattn.smem<128x128xbf16>
   return
 }
+
+// A ring whose slots fill in parts: its first part put alone, the rest with
+// another ring's slot; a partial get whose token the mma names.
+!q256 = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!qring = !tiledattn.ring<1, 128x256xbf16>
+!kring = !tiledattn.ring<2, 64x256xbf16>
+// CHECK-LABEL: func.func @parts
+func.func @parts(%q: !q256, %i: index) {
+  // CHECK: %[[QR:.*]] = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+  %qr = tiledattn.ring releases(8) parts(4) : !qring
+  %kr = tiledattn.ring releases(8) : !kring
+  // CHECK: tiledattn.ring.put %[[QR]][%{{.*}}] parts(0 to 1) : !tiledattn.ring<1, 128x256xbf16> {
+  tiledattn.ring.put %qr[%i] parts(0 to 1) : !qring {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !q256, !tiledattn.smem<128x256xbf16>
+  }
+  // CHECK: tiledattn.ring.put %[[QR]][%{{.*}}] parts(1 to 4) with %[[KR:.*]][%{{.*}}] : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x256xbf16> {
+  // CHECK-NEXT: ^bb0(%{{.*}}: !tiledattn.smem<128x256xbf16>, %{{.*}}: !tiledattn.smem<64x256xbf16>):
+  tiledattn.ring.put %qr[%i] parts(1 to 4) with %kr[%i] : !qring, !kring {
+  ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %kslot: !tiledattn.smem<64x256xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !q256, !tiledattn.smem<128x256xbf16>
+    tiledattn.tma_load %q[%i, %i, %i] into %kslot : !q256, !tiledattn.smem<64x256xbf16>
+  }
+  // CHECK: %{{.*}}, %[[QT:.*]] = tiledattn.ring.get %[[QR]][%{{.*}}] partial : !tiledattn.ring<1, 128x256xbf16>
+  %qs, %qt = tiledattn.ring.get %qr[%i] partial : !qring
+  %ks, %kt = tiledattn.ring.get %kr[%i] uniform partial : !kring
+  // CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} transpose_b after_parts(%[[QT]], %{{.*}}) :
+  %f = tiledattn.mma_async %qs[%i], %ks transpose_b after_parts(%qt, %kt) : !tiledattn.smem<128x256xbf16>, !tiledattn.smem<64x256xbf16> -> !tiledattn.future<64x64xf32>
+  %s = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  tiledattn.ring.release %kr, %kt : !kring
+  tiledattn.ring.release %qr, %qt : !qring
+  return
+}

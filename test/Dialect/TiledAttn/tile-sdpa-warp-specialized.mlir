@@ -553,3 +553,73 @@ func.func @uniform_ring(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// q_by_atom: Q's ring fills in 4 parts (one per atom of head dim 256); the
+// producer puts the first before the first K block and the rest right
+// after it; each consumer takes Q `partial`, and only the tile's first S
+// waits for its parts (after_parts).
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @q_by_atom
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+// CHECK: %[[KR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x256xbf16>
+// CHECK: tiledattn.warp_specialize producer
+// CHECK: tiledattn.ring.put %[[QR]][%{{.*}}] parts(0 to 1) :
+// CHECK: scf.for
+// CHECK: tiledattn.ring.put %[[KR]]
+// CHECK: scf.if
+// CHECK-NEXT: tiledattn.ring.put %[[QR]][%{{.*}}] parts(1 to 4) :
+// CHECK: } consumers(2) regs(240) {
+// CHECK: %[[QS:.*]], %[[QT:.*]] = tiledattn.ring.get %[[QR]][%{{.*}}] partial
+// CHECK: tiledattn.mma_async %[[QS]][%{{.*}}], %{{.*}} transpose_b after_parts(%[[QT]])
+// CHECK-NOT: after_parts
+// CHECK: return
+func.func @q_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   q_by_atom = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// k0_by_atom: the first K block goes in Q's put (`with`), each of its atoms
+// with Q's; the K loop skips block 0, and the first S takes that K slot
+// `partial` too and names both tokens.
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @k0_by_atom
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) parts(4)
+// CHECK: %[[KR:.*]] = tiledattn.ring releases(8) :
+// CHECK: tiledattn.ring.put %[[QR]][%{{.*}}] parts(0 to 4) with %[[KR]][%{{.*}}] : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x256xbf16> {
+// CHECK: scf.for %[[J:.*]] = %{{.*}}
+// CHECK: %[[LATER:.*]] = arith.cmpi ne, %[[J]], %c0
+// CHECK: scf.if %[[LATER]] {
+// CHECK-NEXT: tiledattn.ring.put %[[KR]]
+// CHECK-NOT: parts(1 to 4)
+// CHECK: } consumers(2) regs(240) {
+// CHECK: %[[QS:.*]], %[[QT:.*]] = tiledattn.ring.get %[[QR]][%{{.*}}] partial
+// CHECK: %[[KS:.*]], %[[KT:.*]] = tiledattn.ring.get %[[KR]][%{{.*}}] partial
+// CHECK-NEXT: tiledattn.mma_async %[[QS]][%{{.*}}], %[[KS]] transpose_b after_parts(%[[QT]], %[[KT]])
+// CHECK-NOT: partial
+// CHECK: return
+func.func @k0_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   q_by_atom = true, k0_by_atom = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -169,5 +169,21 @@ LogicalResult MmaAsyncOp::verify() {
            << n << " (A's rows by B's "
            << (getTransposeB() ? "rows" : "columns") << "), but got "
            << getFutureType();
+  // (Once tiledattn-lower-rings has run, the tokens are its casts.)
+  for (Value token : getAfterParts()) {
+    RingGetOp get = getOfToken(token);
+    if (!get)
+      continue;
+    if (!get.getPartial())
+      return emitOpError("expected after_parts to name the tokens of partial "
+                         "tiledattn.ring.gets (a get that waited left no "
+                         "parts to wait for)");
+    Value slot = get.getSlot();
+    if (slot != getA() && !(slot == getB() && getTransposeB()))
+      return emitOpError("expected each after_parts token to be for A's "
+                         "slot or, with transpose_b, B's (whose columns "
+                         "are K, which the parts split), but one is for "
+                         "another slot");
+  }
   return verifyWaitedOnce(*this);
 }

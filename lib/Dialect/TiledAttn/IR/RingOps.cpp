@@ -122,8 +122,27 @@ static LogicalResult verifyInEntryBlock(Operation *op, StringRef why) {
 }
 
 LogicalResult RingOp::verify() {
-  return verifyInEntryBlock(*this, "(its barriers are set up once, before "
-                                   "any role runs)");
+  if (failed(verifyInEntryBlock(*this, "(its barriers are set up once, "
+                                       "before any role runs)")))
+    return failure();
+  int64_t atoms = cast<RingType>(getType()).getSlotType().getAtoms();
+  if (atoms % getNumParts())
+    return emitOpError("expected parts to divide the slot's ")
+           << atoms << " 64-column atoms (each part whole atoms), but got "
+           << getNumParts();
+  return success();
+}
+
+/// The parts of each slot of `ring`: its tiledattn.ring's `parts`.
+static int64_t partsOf(Value ring) {
+  auto op = ring.getDefiningOp<RingOp>();
+  return op ? op.getNumParts() : 1;
+}
+
+std::pair<int64_t, int64_t> RingPutOp::getPartRange() {
+  if (!getFirstPart())
+    return {0, partsOf(getRing())};
+  return {int64_t(*getFirstPart()), int64_t(getEndPart().value_or(0))};
 }
 
 LogicalResult AllocOp::verify() {
@@ -174,22 +193,57 @@ LogicalResult TmaStoreOp::verify() {
 
 LogicalResult RingPutOp::verify() {
   Block &body = getBody().front();
-  SmemType slot = getRingType().getSlotType();
-  if (body.getNumArguments() != 1 || body.getArgument(0).getType() != slot) {
-    InFlightDiagnostic diag = emitOpError("expected the body to take one "
-                                          "argument, the slot, of type ")
-                              << slot << ", but it takes "
+  SmallVector<Type> slots{getRingType().getSlotType()};
+  if (getWithRing())
+    slots.push_back(cast<RingType>(getWithRing().getType()).getSlotType());
+  if (body.getArgumentTypes() != ArrayRef<Type>(slots)) {
+    InFlightDiagnostic diag = emitOpError("expected the body to take ")
+                              << (slots.size() == 1 ? "one argument, the "
+                                                      "slot, of type "
+                                                    : "two arguments, the "
+                                                      "slots, of types ")
+                              << slots << ", but it takes "
                               << body.getNumArguments() << " argument(s)";
     if (body.getNumArguments())
-      diag << ", the first of type " << body.getArgument(0).getType();
+      diag << " of types " << body.getArgumentTypes();
     return diag;
   }
-  int64_t loads =
-      llvm::count_if(body, [](Operation &op) { return isa<TmaLoadOp>(op); });
-  if (loads != 1)
-    return emitOpError("expected the body to fill the slot with one "
-                       "tiledattn.tma_load, but it has ")
-           << loads;
+  if (!getWithRing() != !getWithPosition())
+    return emitOpError("expected `with` to name a ring and a position");
+  if (getWithRing()) {
+    auto withSlot = cast<SmemType>(slots[1]);
+    if (getWithRing() == getRing())
+      return emitOpError("expected `with` to name another ring");
+    if (withSlot.getCols() != cast<SmemType>(slots[0]).getCols())
+      return emitOpError("expected the `with` slot to have this slot's ")
+             << cast<SmemType>(slots[0]).getCols()
+             << " columns (the parts split both alike), but got " << withSlot;
+    if (partsOf(getWithRing()) != 1)
+      return emitOpError("expected the `with` ring to have no parts of its "
+                         "own (its columns arrive on this ring's), but it "
+                         "has ")
+             << partsOf(getWithRing());
+  }
+  auto [first, end] = getPartRange();
+  int64_t parts = partsOf(getRing());
+  if (first < 0 || first >= end || end > parts)
+    return emitOpError("expected parts(first to end) with 0 <= first < end "
+                       "<= ")
+           << parts << " (the ring's parts), but got parts(" << first << " to "
+           << end << ")";
+  // One load into each slot (a load into anything else is the load's error).
+  for (Operation &op : body)
+    if (auto load = dyn_cast<TmaLoadOp>(op))
+      if (!llvm::is_contained(body.getArguments(), load.getDest()))
+        return success();
+  for (BlockArgument slot : body.getArguments()) {
+    int64_t loads = llvm::count_if(
+        slot.getUsers(), [](Operation *op) { return isa<TmaLoadOp>(op); });
+    if (loads != 1)
+      return emitOpError("expected the body to fill each slot with one "
+                         "tiledattn.tma_load, but slot #")
+             << slot.getArgNumber() << " has " << loads;
+  }
   return success();
 }
 
@@ -200,8 +254,8 @@ LogicalResult TmaLoadOp::verify() {
                        "(its copy completes on the slot's full barrier), but "
                        "it is in ")
            << getOperation()->getParentOp()->getName();
-  if (getDest() != put.getSlot())
-    return emitOpError("expected to copy into the slot of its "
+  if (getDest() != put.getSlot() && getDest() != put.getWithSlot())
+    return emitOpError("expected to copy into a slot of its "
                        "tiledattn.ring.put, but `dest` is another value");
   auto source = cast<MemRefType>(getSource().getType());
   SmemType slot = getDest().getType();
@@ -235,9 +289,20 @@ RingGetOp mlir::tiledattn::getOfToken(Value token) {
   return token.getDefiningOp<RingGetOp>();
 }
 
+/// A token's uses but those that name it in an mma's `after_parts` (which
+/// wait for its parts and leave the slot held).
+static SmallVector<OpOperand *> holdingUses(Value value) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : value.getUses())
+    if (!isa<MmaAsyncOp>(use.getOwner()))
+      uses.push_back(&use);
+  return uses;
+}
+
 Value mlir::tiledattn::followOutOfTurns(Value value) {
-  while (value.hasOneUse()) {
-    OpOperand &use = *value.use_begin();
+  for (SmallVector<OpOperand *> uses = holdingUses(value); uses.size() == 1;
+       uses = holdingUses(value)) {
+    OpOperand &use = *uses.front();
     if (!isa<YieldOp>(use.getOwner()))
       break;
     value = use.getOwner()->getParentOp()->getResult(use.getOperandNumber());
@@ -246,15 +311,22 @@ Value mlir::tiledattn::followOutOfTurns(Value value) {
 }
 
 LogicalResult RingGetOp::verify() {
-  // Out of turns, the token's one use is a release in the block it is
-  // defined in (the get's, or the turn's it leaves through).
+  if (getPartial() && llvm::none_of(getToken().getUsers(), [](Operation *op) {
+        return isa<MmaAsyncOp>(op);
+      }))
+    return emitOpError("expected a partial get's token to be named in the "
+                       "after_parts of a tiledattn.mma_async (nothing else "
+                       "waits for the slot's parts)");
+  // Out of turns, the token's one use (but after_parts) is a release in the
+  // block it is defined in (the get's, or the turn's it leaves through).
   Value token = followOutOfTurns(getToken());
-  if (!token.hasOneUse())
+  SmallVector<OpOperand *> uses = holdingUses(token);
+  if (uses.size() != 1)
     return emitOpError("expected the token to be released once, by a "
                        "tiledattn.ring.release (every path that takes a "
                        "slot gives it back), but it has ")
-           << std::distance(token.use_begin(), token.use_end()) << " uses";
-  Operation *user = *token.user_begin();
+           << uses.size() << " uses";
+  Operation *user = uses.front()->getOwner();
   if (!isa<RingReleaseOp>(user))
     return emitOpError("expected the token to go to a "
                        "tiledattn.ring.release or out of a tiledattn.turn, "

@@ -541,9 +541,7 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getRowSumMma(), "row_sum_mma");
   note(getHoldPacked(), "hold_packed");
   note(getStageOInQ(), "stage_o_in_q");
-  note(getQByAtom(), "q_by_atom");
   note(getStoreByAtom(), "store_by_atom");
-  note(getK0ByAtom(), "k0_by_atom");
   note(getKvMulticast(), "kv_multicast");
   return set;
 }

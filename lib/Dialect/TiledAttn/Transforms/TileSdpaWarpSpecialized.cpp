@@ -31,7 +31,12 @@
 // uniform_consumer and uniform_ring become attributes of the tile loops,
 // the roles, and the ring gets and Q's mmas (`uniform_a`).
 // With q_in_registers each consumer reads its rows of Q into registers once
-// per tile (tiledattn.read_rows) and every S takes A from there.
+// per tile (tiledattn.read_rows) and every S takes A from there. With
+// q_by_atom Q's ring fills in parts, one per atom (the first before the
+// first K block, the rest after it), and the tile's first S takes Q
+// `partial`, waiting for each atom before its k-steps (`after_parts`); with
+// k0_by_atom the first K block comes in the same put as Q (`with`), each of
+// its atoms on Q's atom's barrier, and the first S takes it `partial` too.
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -81,15 +86,18 @@ public:
     // Every consumer warp releases each slot it read.
     int64_t releases = 4 * consumers;
     // With q_buffers = 2 the producer loads a tile's Q while the consumers
-    // still work on the tile before (persistent).
+    // still work on the tile before (persistent); with q_by_atom Q's slot
+    // fills atom by atom.
     qRing = RingOp::create(
         b, loc, ringType(schedule.getQBuffers(), schedule.getBlockM(), headDim),
-        releases);
-    kRing = RingOp::create(
-        b, loc, ringType(schedule.getNumStages(), blockN(), headDim), releases);
+        releases,
+        schedule.getQByAtom() ? b.getI64IntegerAttr(qParts()) : IntegerAttr());
+    kRing = RingOp::create(b, loc,
+                           ringType(schedule.getNumStages(), blockN(), headDim),
+                           releases, IntegerAttr());
     vRing = RingOp::create(
-        b, loc, ringType(schedule.getNumStages(), blockN(), headDimV),
-        releases);
+        b, loc, ringType(schedule.getNumStages(), blockN(), headDimV), releases,
+        IntegerAttr());
     if (schedule.stagesOInItsOwnTile(headDim, headDimV))
       oStage =
           AllocOp::create(b, loc,
@@ -128,6 +136,8 @@ private:
   Value blocks, unmaskedBlocks;
 
   int64_t blockN() const { return schedule.getBlockN(); }
+  /// q_by_atom: the parts Q's slot fills in, one per 64-column atom.
+  int64_t qParts() const { return headDim / 64; }
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   RingType ringType(int64_t depth, int64_t rows, int64_t cols) {
     return RingType::get(
@@ -138,22 +148,43 @@ private:
     return TileType::get(b.getContext(), shape, t);
   }
 
-  /// `ring.put ring[position] { tma_load source[batch, head, row] }`.
-  void put(RingOp ring, Value position, Value source, Value head, Value row) {
-    auto put = RingPutOp::create(b, loc, ring, position);
+  /// What a put copies into a slot: `source[batch, head, row]`.
+  struct Copy {
+    RingOp ring;
+    Value position, source, head, row;
+  };
+
+  /// `ring.put ring[position] { tma_load source[batch, head, row] }`, of
+  /// the slot's parts [first, end) if given, and with `with` another ring's
+  /// slot in the same put (on this one's part barriers).
+  void put(Copy copy,
+           std::optional<std::pair<int64_t, int64_t>> parts = std::nullopt,
+           std::optional<Copy> with = std::nullopt) {
+    IntegerAttr first, end;
+    if (parts) {
+      first = b.getI64IntegerAttr(parts->first);
+      end = b.getI64IntegerAttr(parts->second);
+    }
+    auto put = RingPutOp::create(b, loc, copy.ring, copy.position,
+                                 with ? with->ring : Value(),
+                                 with ? with->position : Value(), first, end);
     OpBuilder::InsertionGuard guard(b);
     Block &body = put.getBody().emplaceBlock();
-    Value slot = body.addArgument(ring.getType().getSlotType(), loc);
     b.setInsertionPointToStart(&body);
-    TmaLoadOp::create(b, loc, source, at.batch, head, row, slot);
+    for (Copy c :
+         with ? SmallVector<Copy>{copy, *with} : SmallVector<Copy>{copy}) {
+      Value slot = body.addArgument(c.ring.getType().getSlotType(), loc);
+      TmaLoadOp::create(b, loc, c.source, at.batch, c.head, c.row, slot);
+    }
   }
 
   /// In consumer code (the only reader of the rings); uniform_ring: the
-  /// position is known warp-uniform.
-  RingGetOp get(RingOp ring, Value position) {
+  /// position is known warp-uniform. `partial`: taken without waiting, its
+  /// parts waited for by the mma that names the token in `after_parts`.
+  RingGetOp get(RingOp ring, Value position, bool partial = false) {
     return RingGetOp::create(b, loc, ring.getType().getSlotType(),
                              TokenType::get(b.getContext()), ring, position,
-                             /*uniform=*/schedule.getUniformRing());
+                             /*uniform=*/schedule.getUniformRing(), partial);
   }
 
   /// The K/V ring position of the tile's block `j`.
@@ -205,7 +236,9 @@ private:
   }
 
   /// One thread issues every copy: Q, then K and V block by block, each
-  /// into the next slot of its ring once the consumers have freed it.
+  /// into the next slot of its ring once the consumers have freed it. With
+  /// q_by_atom Q's first atom goes first, the rest after the first K block,
+  /// so that the first Q K^T can start on 16 + 8 KiB (at D = 256).
   void writeProducer() {
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value first =
@@ -214,14 +247,40 @@ private:
       auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-      put(qRing, tilesDone, op.getQ(), at.head, at.row);
+      bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
+      Copy q{qRing, tilesDone, op.getQ(), at.head, at.row};
+      auto kAt = [&](Value j) -> Copy {
+        Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
+        return {kRing, kv(j), op.getK(), at.headKV, row};
+      };
+      if (k0ByAtom) // Q's atoms, each with the first K block's
+        put(q, std::pair<int64_t, int64_t>(0, qParts()), kAt(idx(0)));
+      else if (qByAtom) // Q's first atom; the rest after the first K block
+        put(q, std::pair<int64_t, int64_t>(0, 1));
+      else
+        put(q);
+      // Runs `then` in block j > 0 (first = false) or j = 0 (first = true).
+      auto ifBlock = [&](Value j, bool first, function_ref<void()> then) {
+        Value cond = arith::CmpIOp::create(
+            b, loc, first ? arith::CmpIPredicate::eq : arith::CmpIPredicate::ne,
+            j, idx(0));
+        auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard inIf(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        then();
+      };
       auto loop = scf::ForOp::create(b, loc, idx(0), blocks, idx(1));
       b.setInsertionPointToStart(loop.getBody());
       Value j = loop.getInductionVar();
-      Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
-      Value position = kv(j); // K and V of a block share their slots
-      put(kRing, position, op.getK(), at.headKV, row);
-      put(vRing, position, op.getV(), at.headKV, row);
+      Copy k = kAt(j); // K and V of a block share their slots
+      if (k0ByAtom)
+        ifBlock(j, /*first=*/false, [&] { put(k); });
+      else
+        put(k);
+      if (qByAtom && !k0ByAtom)
+        ifBlock(j, /*first=*/true,
+                [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
+      put({vRing, k.position, op.getV(), at.headKV, k.row});
       return {};
     });
   }
@@ -251,12 +310,14 @@ private:
   }
 
   /// With uniform_ring a shared-memory A's address is made uniform too
-  /// (`uniform_a`), as the ring positions are.
+  /// (`uniform_a`), as the ring positions are. `afterParts`: partial
+  /// gets' tokens whose parts the mma waits for.
   Value mmaAsync(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
-                 TileType result) {
+                 TileType result, ValueRange afterParts = {}) {
     bool uniformA = aRow && schedule.getUniformRing();
     return MmaAsyncOp::create(b, loc, FutureType::get(b.getContext(), result),
-                              a, aRow, bSlot, acc, transposeB, uniformA)
+                              a, aRow, bSlot, acc, afterParts, transposeB,
+                              uniformA)
         .getResult();
   }
 
@@ -266,12 +327,17 @@ private:
   };
 
   /// Takes the slot at `position` of `ring` and issues `mma_async` on it,
-  /// both in one turn with pingpong.
+  /// both in one turn with pingpong. `afterParts`: as mmaAsync's; with
+  /// `partialB` the slot is taken `partial` and waited for there too.
   Issued issue(Value a, Value aRow, RingOp ring, Value position, Value acc,
-               bool transposeB, TileType result) {
+               bool transposeB, TileType result, ValueRange afterParts = {},
+               bool partialB = false) {
     SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
-      RingGetOp slot = get(ring, position);
-      return {mmaAsync(a, aRow, slot.getSlot(), acc, transposeB, result),
+      RingGetOp slot = get(ring, position, partialB);
+      SmallVector<Value> after(afterParts);
+      if (partialB)
+        after.push_back(slot.getToken());
+      return {mmaAsync(a, aRow, slot.getSlot(), acc, transposeB, result, after),
               slot.getToken()};
     });
     return {issued[0], issued[1]};
@@ -410,7 +476,8 @@ private:
           if (schedule.getDeferStore())
             held = HeldO::from(carried);
           c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
-          auto q = get(qRing, tilesDone);
+          // q_by_atom: the first S waits for Q's atoms one by one.
+          auto q = get(qRing, tilesDone, /*partial=*/schedule.getQByAtom());
           c.qSlot = q.getSlot();
           c.qToken = q.getToken();
           c.qA = c.qSlot;
@@ -522,8 +589,14 @@ private:
   /// P.V still runs; then the last block's P.V. Returns O, row max, sum.
   SmallVector<Value> writeOverlappedBlocks(const Consumer &c,
                                            ValueRange inits) {
+    // q_by_atom: Q's atoms waited for one by one; k0_by_atom: the first K
+    // block came with them (its own barrier completes at their issue).
+    SmallVector<Value> qParts;
+    if (schedule.getQByAtom())
+      qParts.push_back(c.qToken);
     Issued firstS = issue(c.qA, c.qARow, kRing, kvFirst, Value(),
-                          /*transposeB=*/true, c.scoreType);
+                          /*transposeB=*/true, c.scoreType, qParts,
+                          /*partialB=*/schedule.getK0ByAtom());
     // defer_store: the tile before's O goes out under this tile's first S.
     if (schedule.getDeferStore())
       storeHeld(c);

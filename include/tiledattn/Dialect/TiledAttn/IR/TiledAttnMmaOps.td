@@ -41,6 +41,12 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     k-step in registers across the loop (at D = 256, 32 registers that the
     softmax then lacks).
 
+    `after_parts` names the tokens of `partial` ring gets (of A's or, with
+    `transpose_b`, B's slot: their columns are K): the mma waits for part
+    `p` of each such slot just before its k-steps reach that part's
+    columns, so the tensor cores start on a slot's first part while the
+    rest still arrives.
+
     A shared-memory `A` starts on a row that is a multiple of 8 (the
     swizzle's period). `K` is a multiple of 16 and `N` at most 256 (one
     wgmma); `A` and `B` hold the same element type, f16 or bf16.
@@ -57,18 +63,23 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %s2 = tiledattn.mma_async %q[%row] uniform_a, %k transpose_b
         : !tiledattn.smem<128x256xbf16>, !tiledattn.smem<64x256xbf16>
           -> !tiledattn.future<64x64xf32>
+    %s3 = tiledattn.mma_async %q[%row], %k transpose_b after_parts(%q_held)
+        : !tiledattn.smem<128x256xbf16>, !tiledattn.smem<64x256xbf16>
+          -> !tiledattn.future<64x64xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
                        Optional<Index>:$a_row, TiledAttn_SmemType:$b,
                        Optional<TiledAttn_AnyTile>:$acc,
+                       Variadic<TiledAttn_TokenType>:$after_parts,
                        UnitAttr:$transpose_b, UnitAttr:$uniform_a);
   let results = (outs TiledAttn_FutureType:$result);
   let assemblyFormat = [{
     $a (`[` $a_row^ `]`)? (`uniform_a` $uniform_a^)? `,` $b
     (`transpose_b` $transpose_b^)?
-    (`acc` `(` $acc^ `)`)? attr-dict `:` qualified(type($a)) `,`
-    qualified(type($b)) `->` qualified(type($result))
+    (`acc` `(` $acc^ `)`)? (`after_parts` `(` $after_parts^ `)`)? attr-dict
+    `:` qualified(type($a)) `,` qualified(type($b)) `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -31,22 +31,36 @@ def TiledAttn_RingOp : TiledAttn_Op<"ring", [MemoryEffects<[MemAlloc]>]> {
     slot). It sits in the entry block of a kernel function, so that the
     barriers are set up once, before any role runs.
 
+    With `parts(P)` each slot fills in `P` parts, equal ranges of its
+    columns (whole 64-column atoms), each with a full barrier of its own:
+    a consumer can start on the first part of a slot while the others
+    still arrive (a `partial` `tiledattn.ring.get`, whose reader names it
+    in `after_parts`). One-tile D = 256 kernels start their first
+    `Q K^T` on Q's first atom this way (`q_by_atom`).
+
     Example:
 
     ```mlir
     %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+    %q = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
     ```
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$releases);
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$releases,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$parts);
   let results = (outs TiledAttn_RingType:$ring);
   let assemblyFormat = [{
-    `releases` `(` $releases `)` attr-dict `:` qualified(type($ring))
+    `releases` `(` $releases `)` (`parts` `(` $parts^ `)`)? attr-dict `:`
+    qualified(type($ring))
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The parts each slot fills in (1 without `parts`).
+    int64_t getNumParts() { return getParts().value_or(1); }
+  }];
 }
 
 def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
-    SingleBlock, NoTerminator]> {
+    SingleBlock, NoTerminator, AttrSizedOperandSegments]> {
   let summary = "Fill the next slot of a ring by TMA";
   let description = !strconcat([{
     The `tiledattn.ring.put` operation waits until the slot of `position` is
@@ -54,6 +68,21 @@ def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
     the block argument. The body's `tiledattn.tma_load`s fill the slot; it
     becomes full, and `tiledattn.ring.get` on it returns, once their bytes
     have landed. The loads must cover the slot exactly.
+
+    On a ring with `parts(P)`, `parts(first to end)` fills parts
+    `first .. end - 1` only (their columns; each completes on its own full
+    barrier): the slot of one position may be filled by several puts of
+    disjoint part ranges, say its first part before the first K block and
+    the rest after. Every part of a position must be put exactly once.
+
+    With `with %other[%q]` the put fills the slot of another ring's
+    position too (its body takes both slots), part by part on this ring's
+    barriers: part `p` of both slots, the same columns, completes on this
+    slot's part-`p` barrier, so that the first mma can start on the first
+    part of both (`k0_by_atom`: Q's and the first K block's atoms). The
+    other slot's own full barrier completes once the copies are issued:
+    its reader takes it with a `partial` get and names this slot's token in
+    `after_parts` too.
   }], TiledAttn_RingPositionDoc, [{
 
     Example:
@@ -65,18 +94,47 @@ def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
           : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
             !tiledattn.smem<128x128xbf16>
     }
+    tiledattn.ring.put %q_ring[%p] parts(1 to 4) : !tiledattn.ring<1, 128x256xbf16> {
+    ^bb0(%slot: !tiledattn.smem<128x256xbf16>):
+      tiledattn.tma_load %q[%b, %h, %row] into %slot
+          : memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<128x256xbf16>
+    }
+    tiledattn.ring.put %q_ring[%p] with %k_ring[%kv]
+        : !tiledattn.ring<1, 128x256xbf16>, !tiledattn.ring<2, 64x256xbf16> {
+    ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %k_slot: !tiledattn.smem<64x256xbf16>):
+      tiledattn.tma_load %q[%b, %h, %row] into %slot
+          : memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<128x256xbf16>
+      tiledattn.tma_load %k[%b, %h_kv, %c0] into %k_slot
+          : memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<64x256xbf16>
+    }
     ```
   }]);
-  let arguments = (ins TiledAttn_RingType:$ring, Index:$position);
+  let arguments = (ins TiledAttn_RingType:$ring, Index:$position,
+                       Optional<TiledAttn_RingType>:$with_ring,
+                       Optional<Index>:$with_position,
+                       OptionalAttr<I64Attr>:$first_part,
+                       OptionalAttr<I64Attr>:$end_part);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $ring `[` $position `]` attr-dict `:` qualified(type($ring)) $body
+    $ring `[` $position `]`
+    (`parts` `(` $first_part^ `to` $end_part `)`)?
+    (`with` $with_ring^ `[` $with_position `]`)? attr-dict `:`
+    qualified(type($ring)) (`,` qualified(type($with_ring))^)? $body
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     RingType getRingType() { return ::llvm::cast<RingType>(getRing().getType()); }
     /// The slot, as the body sees it.
     ::mlir::BlockArgument getSlot() { return getBody().front().getArgument(0); }
+    /// With `with`, the other ring's slot, as the body sees it.
+    ::mlir::Value getWithSlot() {
+      return getWithRing() ? getBody().front().getArgument(1) : ::mlir::Value();
+    }
+    /// The parts [first, end) it fills: all of the ring's without `parts`.
+    std::pair<int64_t, int64_t> getPartRange();
   }];
 }
 
@@ -128,6 +186,12 @@ def TiledAttn_RingGetOp : TiledAttn_Op<"ring.get", [
     in every lane and keeps the slot, phase and descriptor arithmetic on
     the uniform datapath (docs/Schedules.md, `uniform_ring`). Every lane of
     the warp must reach the get.
+
+    With `partial` the get does not wait: it hands out the slot at once,
+    and the `tiledattn.mma_async`s that name the token in `after_parts`
+    wait for each part of the slot just before the k-steps that read it.
+    Its token must be named so; the slot is full once such an mma has
+    issued, for every reader after it.
   }], TiledAttn_RingPositionDoc, [{
 
     Example:
@@ -135,14 +199,15 @@ def TiledAttn_RingGetOp : TiledAttn_Op<"ring.get", [
     ```mlir
     %slot, %held = tiledattn.ring.get %ring[%p] : !tiledattn.ring<2, 128x128xbf16>
     %slot2, %held2 = tiledattn.ring.get %ring[%p] uniform : !tiledattn.ring<2, 128x128xbf16>
+    %q, %q_held = tiledattn.ring.get %q_ring[%p] partial : !tiledattn.ring<1, 128x256xbf16>
     ```
   }]);
   let arguments = (ins TiledAttn_RingType:$ring, Index:$position,
-                       UnitAttr:$uniform);
+                       UnitAttr:$uniform, UnitAttr:$partial);
   let results = (outs TiledAttn_SmemType:$slot, TiledAttn_TokenType:$token);
   let assemblyFormat = [{
-    $ring `[` $position `]` (`uniform` $uniform^)? attr-dict `:`
-    qualified(type($ring))
+    $ring `[` $position `]` (`uniform` $uniform^)? (`partial` $partial^)?
+    attr-dict `:` qualified(type($ring))
   }];
   let hasVerifier = 1;
 }
