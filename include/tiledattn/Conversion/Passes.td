@@ -79,7 +79,8 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     index (warpgroup - 1). `tiledattn.turn` becomes a sync on the consumer's
     named barrier (1 + c, 256 threads) before the body and an arrive on the
     next consumer's after it; when the consumers take turns, the last one
-    arrives on consumer 0's barrier first, so that consumer 0 starts. The
+    arrives on consumer 0's barrier first, so that consumer 0 starts.
+    `tiledattn.uniform` becomes a redux.sync (umin) of its value. The
     code is convert-sdpa-to-hopper's (NVVMHelpers.h).
 
     `register-budgets=false` leaves out the `setmaxnreg`s, for builds run
@@ -90,7 +91,7 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
 
     #### Output IR
     `scf.if`, `gpu.thread_id`, `arith`, `nvvm.setmaxregister`,
-    `nvvm.barrier`, `nvvm.barrier.arrive`; no role op.
+    `nvvm.barrier`, `nvvm.barrier.arrive`, `nvvm.redux.sync`; no role op.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -89,8 +89,8 @@ public:
     // In program order; a put's body moves out as the put is lowered.
     SmallVector<Operation *> ops;
     kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<RingPutOp, RingGetOp, RingReleaseOp, TmaStoreOp, TmaStoreWaitOp>(
-              op))
+      if (isa<RingPutOp, RingGetOp, RingReleaseOp, RingSkipOp, TmaStoreOp,
+              TmaStoreWaitOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -102,6 +102,7 @@ public:
               .Case([&](RingGetOp get) { return lowerGet(get); })
               .Case(
                   [&](RingReleaseOp release) { return lowerRelease(release); })
+              .Case([&](RingSkipOp skip) { return lowerSkip(skip); })
               .Case([&](TmaStoreOp store) { return lowerStoreCopy(store); })
               .Case([&](TmaStoreWaitOp wait) { return lowerStoreWait(wait); });
       if (failed(result))
@@ -423,6 +424,18 @@ private:
       arriveOn(b, loc, barriers, barrier(s.ring.firstEmptyBarrier(), s.slot));
     });
     dead.push_back(release);
+    return success();
+  }
+
+  /// The skipping readers' arrivals on the slot's empty barrier, made by
+  /// the calling thread.
+  LogicalResult lowerSkip(RingSkipOp skip) {
+    const LoweredRing &l = lowered.lookup(skip.getRing());
+    auto [slot, parity] =
+        ringSlotAndParity(b, loc, skip.getPosition(), l.type.getDepth());
+    for (uint64_t i = 0; i < skip.getReaders(); ++i)
+      arriveOn(b, loc, barriers, barrier(l.firstEmptyBarrier(), slot));
+    dead.push_back(skip);
     return success();
   }
 

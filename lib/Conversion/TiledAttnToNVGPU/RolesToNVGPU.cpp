@@ -134,6 +134,13 @@ public:
       for (TurnOp turn : turns)
         lowerTurn(turn, consumers);
     }
+    // What the program says is warp-uniform, through redux.sync.
+    getOperation().walk([](UniformOp uniform) {
+      OpBuilder b(uniform);
+      uniform.replaceAllUsesWith(
+          warpUniformIndex(b, uniform.getLoc(), uniform.getValue()));
+      uniform.erase();
+    });
   }
 };
 } // namespace

@@ -246,3 +246,31 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// tiledattn.ring.skip: `readers` arrivals by the calling thread on the
+// slot's empty barrier (slot j mod 2 of a ring of 2: barriers 0-1 full,
+// 2-3 empty).
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!ring = !tiledattn.ring<2, 128x128xbf16>
+// CHECK-LABEL: gpu.func @skip
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c2
+// CHECK: %[[EMPTY:.*]] = arith.addi %[[SLOT]], %c2
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[EMPTY]]]
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[EMPTY]]]
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[EMPTY]]]
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BAR]][%[[EMPTY]]]
+// CHECK-NOT: nvgpu.mbarrier.arrive
+// CHECK: gpu.return
+module attributes {gpu.container_module} {
+  gpu.module @rings {
+    gpu.func @skip(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %j: index) kernel {
+      %kr = tiledattn.ring releases(8) : !ring
+      tiledattn.ring.skip %kr[%j] readers(4) : !ring
+      gpu.return
+    }
+  }
+}

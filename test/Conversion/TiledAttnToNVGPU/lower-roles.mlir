@@ -107,3 +107,37 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// tiledattn.uniform: the value through redux.sync, like the consumer index;
+// an empty turn is the turn's barriers alone.
+// CHECK-LABEL: gpu.func @uniform_value
+// CHECK: %[[N:.*]] = arith.addi %{{.*}}, %c64
+// CHECK-NEXT: %[[N32:.*]] = arith.index_castui %[[N]] : index to i32
+// CHECK-NEXT: %[[SAME:.*]] = nvvm.redux.sync umin %[[N32]], %c-1_i32 : i32 -> i32
+// CHECK-NEXT: %[[BOUND:.*]] = arith.index_castui %[[SAME]] : i32 to index
+// CHECK-NEXT: scf.for %{{.*}} = %[[BOUND]] to
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.barrier.arrive
+// CHECK-NOT: tiledattn.uniform
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @uniform_value(%n: index) kernel {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+        %c1 = arith.constant 1 : index
+        %c64 = arith.constant 64 : index
+        %rows = arith.muli %c, %c64 : index
+        %end = arith.addi %rows, %c64 : index
+        %mine = tiledattn.uniform %end : index
+        scf.for %j = %mine to %n step %c1 {
+          tiledattn.turn {
+          }
+        }
+      }
+      gpu.return
+    }
+  }
+}

@@ -479,3 +479,21 @@ func.func @partial_get_never_waited(%i: index) {
   tiledattn.ring.release %r, %t : !tiledattn.ring<1, 128x256xbf16>
   return
 }
+
+// -----
+
+func.func @skip_every_reader(%i: index) {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected fewer readers than the ring's 8 releases (some warp reads each use), but got 8}}
+  tiledattn.ring.skip %r[%i] readers(8) : !tiledattn.ring<2, 64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @skip_no_reader(%i: index) {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{attribute 'readers' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  tiledattn.ring.skip %r[%i] readers(0) : !tiledattn.ring<2, 64x64xbf16>
+  return
+}

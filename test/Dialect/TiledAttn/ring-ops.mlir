@@ -103,3 +103,13 @@ func.func @parts(%q: !q256, %i: index) {
   tiledattn.ring.release %qr, %qt : !qring
   return
 }
+
+// The releases of consumer warps that skip a use of a slot, made by the
+// producer.
+// CHECK-LABEL: func.func @skip
+// CHECK: tiledattn.ring.skip %{{.*}}[%{{.*}}] readers(4) : !tiledattn.ring<2, 64x256xbf16>
+func.func @skip(%i: index) {
+  %kr = tiledattn.ring releases(8) : !kring
+  tiledattn.ring.skip %kr[%i] readers(4) : !kring
+  return
+}

@@ -87,3 +87,10 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// CHECK-LABEL: func.func @uniform_value
+// CHECK: %{{.*}} = tiledattn.uniform %{{.*}} : index
+func.func @uniform_value(%n: index) -> index {
+  %u = tiledattn.uniform %n : index
+  return %u : index
+}

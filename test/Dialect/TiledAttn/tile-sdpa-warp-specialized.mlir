@@ -623,3 +623,40 @@ func.func @k0_by_atom(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %s
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// skip_masked_blocks (causal): the producer releases, after each block's
+// puts, the slots of consumer 0 when its rows end before the block; each
+// consumer's loops end at its own bound, said warp-uniform, and it takes an
+// empty turn for each later block of the tile.
+
+!head = memref<?x?x?x256xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @skip_masked_blocks
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[BLOCKS:[^ ]*]]
+// CHECK: tiledattn.ring.put
+// CHECK: tiledattn.ring.put
+// CHECK: %[[SKIPPED:.*]] = arith.cmpi uge, %[[J]], %{{.*}}
+// CHECK-NEXT: scf.if %[[SKIPPED]] {
+// CHECK-NEXT: tiledattn.ring.skip %{{.*}}[%[[KV:.*]]] readers(4)
+// CHECK-NEXT: tiledattn.ring.skip %{{.*}}[%[[KV]]] readers(4)
+// CHECK: } consumers(2) regs(240) {
+// CHECK: %[[MINE:.*]] = tiledattn.uniform %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[MINE]]
+// CHECK: scf.for %{{.*}} = %[[MINE]] to %{{.*}} step
+// CHECK-NEXT: tiledattn.turn {
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK: return
+func.func @skip_masked_blocks(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   skip_masked_blocks = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -350,6 +350,15 @@ LogicalResult RingReleaseOp::verify() {
   return success();
 }
 
+LogicalResult RingSkipOp::verify() {
+  auto ring = getRing().getDefiningOp<RingOp>();
+  if (ring && getReaders() >= ring.getReleases())
+    return emitOpError("expected fewer readers than the ring's ")
+           << ring.getReleases()
+           << " releases (some warp reads each use), but got " << getReaders();
+  return success();
+}
+
 LogicalResult FinishRowsOp::verify() {
   TileType rows = getRowMax().getType();
   if (rows.getRank() != 1 || rows.getNumRows() != kWarpgroupRows ||

@@ -532,7 +532,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getOverlapEpilogue() && (!getTmaStore() || getDeferStore()),
        "overlap_epilogue");
   note(getNarrowDiagonal(), "narrow_diagonal");
-  note(getSkipMaskedBlocks(), "skip_masked_blocks");
   note(getPrefetchNextQ(), "prefetch_next_q");
   note(getSplitTail(), "split_tail");
   note(getExp2OnFma() != 0, "exp2_on_fma");

@@ -37,6 +37,10 @@
 // `partial`, waiting for each atom before its k-steps (`after_parts`); with
 // k0_by_atom the first K block comes in the same put as Q (`with`), each of
 // its atoms on Q's atom's barrier, and the first S takes it `partial` too.
+// With skip_masked_blocks (causal) each consumer's loops end at the last
+// block its own rows reach (a bound said warp-uniform, tiledattn.uniform),
+// it takes an empty turn for each later block of the tile, and the producer
+// releases those blocks' slots for it (tiledattn.ring.skip).
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -73,6 +77,8 @@ LogicalResult mlir::tiledattn::checkWarpSpecializedSchedule(SdpaOp op) {
 }
 
 namespace {
+constexpr int64_t kWarpsPerWarpgroup = 4;
+
 /// Builds the program of one sdpa op; see the file comment.
 class WarpSpecializedWriter {
 public:
@@ -84,7 +90,7 @@ public:
   void write() {
     int64_t consumers = schedule.getConsumerWarpgroups();
     // Every consumer warp releases each slot it read.
-    int64_t releases = 4 * consumers;
+    int64_t releases = kWarpsPerWarpgroup * consumers;
     // With q_buffers = 2 the producer loads a tile's Q while the consumers
     // still work on the tile before (persistent); with q_by_atom Q's slot
     // fills atom by atom.
@@ -134,6 +140,22 @@ private:
   Value tilesDone, kvFirst;
   /// K/V blocks [0, blocks) take part; [0, unmaskedBlocks) need no mask.
   Value blocks, unmaskedBlocks;
+  /// The blocks [0, consumerBlocks) the consumer being written reads: all,
+  /// or with skip_masked_blocks those its rows reach.
+  Value consumerBlocks;
+
+  /// skip_masked_blocks: causal consumers stop at the last block their own
+  /// rows reach.
+  bool skipsMaskedBlocks() {
+    return op.getCausal() && schedule.getSkipMaskedBlocks();
+  }
+  /// The tile's blocks that rows before `rowsEnd` reach (causal).
+  Value blocksReachedBy(Value rowsEnd) {
+    Value keysEnd = arith::MinUIOp::create(b, loc, at.seqK, rowsEnd);
+    return arith::MinUIOp::create(
+        b, loc, blocks,
+        arith::CeilDivUIOp::create(b, loc, keysEnd, idx(blockN())));
+  }
 
   int64_t blockN() const { return schedule.getBlockN(); }
   /// q_by_atom: the parts Q's slot fills in, one per 64-column atom.
@@ -281,6 +303,20 @@ private:
         ifBlock(j, /*first=*/true,
                 [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
       put({vRing, k.position, op.getV(), at.headKV, k.row});
+      // skip_masked_blocks: the releases of the consumers (but the last,
+      // which reads every block) whose rows end before this block.
+      if (skipsMaskedBlocks())
+        for (int64_t c = 0; c + 1 < schedule.getConsumerWarpgroups(); ++c) {
+          Value rowsEnd =
+              arith::AddIOp::create(b, loc, at.row, idx((c + 1) * 64));
+          Value skipped = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::uge, j, blocksReachedBy(rowsEnd));
+          auto ifSkipped = scf::IfOp::create(b, loc, skipped, false);
+          OpBuilder::InsertionGuard inIf(b);
+          b.setInsertionPointToStart(&ifSkipped.getThenRegion().front());
+          for (RingOp ring : {kRing, vRing})
+            RingSkipOp::create(b, loc, ring, k.position, kWarpsPerWarpgroup);
+        }
       return {};
     });
   }
@@ -437,7 +473,7 @@ private:
                               .getResult();
       state = emitLoop(begin, maskedBegin, state, /*mask=*/false);
     }
-    return emitLoop(maskedBegin, blocks, state, /*mask=*/true);
+    return emitLoop(maskedBegin, consumerBlocks, state, /*mask=*/true);
   }
 
   /// The consumer warpgroup `c`: rows 64c .. 64c + 63 of the block's tile.
@@ -476,6 +512,12 @@ private:
           if (schedule.getDeferStore())
             held = HeldO::from(carried);
           c.row = arith::AddIOp::create(b, loc, at.row, c.slotRow);
+          consumerBlocks = blocks;
+          if (skipsMaskedBlocks()) // the same in the warpgroup: said so
+            consumerBlocks =
+                UniformOp::create(b, loc, b.getIndexType(),
+                                  blocksReachedBy(arith::AddIOp::create(
+                                      b, loc, c.row, idx(kWarpgroupRows))));
           // q_by_atom: the first S waits for Q's atoms one by one.
           auto q = get(qRing, tilesDone, /*partial=*/schedule.getQByAtom());
           c.qSlot = q.getSlot();
@@ -492,6 +534,8 @@ private:
               schedule.getOverlapSoftmax()
                   ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
                   : writeBlocks(c, {acc0, rowMax0, rowSum0});
+          if (skipsMaskedBlocks())
+            skipTurns();
           if (!schedule.getDeferStore()) {
             writeEpilogue(c, out);
             return {};
@@ -509,6 +553,19 @@ private:
     }
     if (oStage) // The block's shared memory outlives the last copy's reads.
       TmaStoreWaitOp::create(b, loc);
+  }
+
+  /// skip_masked_blocks with pingpong: the tile's blocks this consumer
+  /// does not read get its empty turns (one per block, two without
+  /// overlap_softmax), since the other consumers wait for them.
+  void skipTurns() {
+    if (!schedule.getPingpong())
+      return;
+    auto loop = scf::ForOp::create(b, loc, consumerBlocks, blocks, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    for (int t = 0; t < (schedule.getOverlapSoftmax() ? 1 : 2); ++t)
+      issueInTurn([] { return SmallVector<Value>(); });
   }
 
   /// defer_store: the O a tile hands the next, carried by the tile loop in
@@ -650,7 +707,7 @@ private:
           acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());
           return {acc, sm.getNewRowMax(), sm.getNewRowSum(), sm.getProbs()};
         });
-    Value last = kv(arith::SubIOp::create(b, loc, blocks, idx(1)));
+    Value last = kv(arith::SubIOp::create(b, loc, consumerBlocks, idx(1)));
     if (schedule.getOverlapEpilogue()) {
       // The rows' 1 / l and lse under the last P.V; O normalized after it.
       Issued pv = issue(state[3], Value(), vRing, last, state[0],

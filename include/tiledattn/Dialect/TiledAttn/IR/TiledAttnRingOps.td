@@ -234,6 +234,35 @@ def TiledAttn_RingReleaseOp : TiledAttn_Op<"ring.release", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_RingSkipOp : TiledAttn_Op<"ring.skip", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Release a slot for consumer warps that will not read it";
+  let description = !strconcat([{
+    The `tiledattn.ring.skip` operation makes, in the calling thread,
+    `readers` of the arrivals on the empty barrier of the slot of
+    `position` that its consumer warps would make in
+    `tiledattn.ring.release`: for warps that will not take this use of the
+    slot (a causal consumer whose rows end before the block). The producer
+    makes them right after its `tiledattn.ring.put` of the position, having
+    waited there for the slot's previous use; the skipping warps then
+    neither get nor release it.
+  }], TiledAttn_RingPositionDoc, [{
+
+    Example: consumer 0 (4 warps) does not read K/V block `%j`.
+
+    ```mlir
+    tiledattn.ring.skip %k_ring[%p] readers(4) : !tiledattn.ring<2, 64x256xbf16>
+    ```
+  }]);
+  let arguments = (ins TiledAttn_RingType:$ring, Index:$position,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$readers);
+  let assemblyFormat = [{
+    $ring `[` $position `]` `readers` `(` $readers `)` attr-dict `:`
+    qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shared memory outside the rings, and the TMA store
 //===----------------------------------------------------------------------===//
