@@ -20,6 +20,9 @@
 namespace mlir::tiledattn {
 /// The value a lowered register tile or slot is a cast of, if it is one.
 Value castSource(Value v);
+/// The byte address `tile` (a slot or an alloc tile) is a cast of once
+/// tiledattn-lower-rings has run; `what` names it in `op`'s error.
+FailureOr<Value> sharedAddressOf(Operation *op, Value tile, StringRef what);
 /// The registers of a warpgroup tile (one thread's part) as a struct: an
 /// f32 64 x N tile N / 2 floats in wgmma's accumulator layout, a 64-row
 /// vector its two rows, an f16/bf16 64 x K tile (an mma's A) K / 4 words.

@@ -37,6 +37,17 @@ Value mlir::tiledattn::castSource(Value v) {
   return cast.getOperand(0);
 }
 
+FailureOr<Value> mlir::tiledattn::sharedAddressOf(Operation *op, Value tile,
+                                                  StringRef what) {
+  Value address = castSource(tile);
+  if (!address || !address.getType().isIndex())
+    return op->emitOpError("expected the ")
+           << what
+           << " to be a shared-memory address (run tiledattn-lower-rings "
+              "before tiledattn-lower-mma)";
+  return address;
+}
+
 std::optional<Type> mlir::tiledattn::warpgroupRegisters(TileType tile) {
   MLIRContext *ctx = tile.getContext();
   if (tile.getNumRows() != kWarpgroupRows)
@@ -307,18 +318,6 @@ private:
           });
         });
     return failure(failed(rows));
-  }
-
-  /// The byte address `tile` (a slot or an alloc tile) is a cast of once
-  /// tiledattn-lower-rings has run; `what` names it in the error.
-  FailureOr<Value> sharedAddressOf(Operation *op, Value tile, StringRef what) {
-    Value address = castSource(tile);
-    if (!address || !address.getType().isIndex())
-      return op->emitOpError("expected the ")
-             << what
-             << " to be a shared-memory address (run tiledattn-lower-rings "
-                "before tiledattn-lower-mma)";
-    return address;
   }
 
   /// The lane's addressing of an ldmatrix.x4 / stmatrix.x4 on its warp's 16

@@ -157,16 +157,6 @@ private:
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
-  /// The shared-memory address of a slot operand, from tiledattn-lower-rings.
-  FailureOr<Value> addressOf(MmaAsyncOp mma, Value slot, StringRef name) {
-    Value address = castSource(slot);
-    if (!address || !address.getType().isIndex())
-      return mma.emitOpError("expected ")
-             << name << " to be a ring slot's address (run "
-             << "tiledattn-lower-rings before tiledattn-lower-mma)";
-    return address;
-  }
-
   /// The struct of registers a lowered tile is a cast of.
   FailureOr<Value> registersOf(MmaAsyncOp mma, Value tile, StringRef name) {
     if (Value regs = loweredRegisters(tile))
@@ -202,7 +192,7 @@ private:
       }
     };
     bool bKMajor = mma.getTransposeB();
-    FailureOr<Value> bAddress = addressOf(mma, mma.getB(), "B");
+    FailureOr<Value> bAddress = sharedAddressOf(mma, mma.getB(), "B operand");
     if (failed(bAddress))
       return failure();
     // K-major B (N x K): 16 bytes between core matrices along K; MN-major
@@ -224,7 +214,7 @@ private:
     }
     if (mma.isASmem()) {
       auto aType = cast<SmemType>(mma.getA().getType());
-      FailureOr<Value> aAddress = addressOf(mma, mma.getA(), "A");
+      FailureOr<Value> aAddress = sharedAddressOf(mma, mma.getA(), "A operand");
       if (failed(aAddress))
         return failure();
       Value rowOffset =

@@ -34,7 +34,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @rings_first(%q: !slot, %k: !slot, %r: index) kernel {
-      // expected-error @+1 {{expected B to be a ring slot's address (run tiledattn-lower-rings before tiledattn-lower-mma)}}
+      // expected-error @+1 {{expected the B operand to be a shared-memory address (run tiledattn-lower-rings before tiledattn-lower-mma)}}
       %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x64xf32>
       %s = tiledattn.wait %f : !tiledattn.future<64x64xf32>
       gpu.return
