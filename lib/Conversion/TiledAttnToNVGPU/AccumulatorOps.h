@@ -31,9 +31,12 @@ std::optional<Type> warpgroupRegisters(TileType tile);
 /// The struct of registers a lowered warpgroup tile is a cast of (of
 /// warpgroupRegisters' type), or null.
 Value loweredRegisters(Value tile);
-/// Lowers and erases a tiledattn.constant, mask, online_softmax, rescale or
-/// store on a warpgroup's tiles; a diagnostic when its tiles are not
-/// lowered ones (casts of their registers' structs).
+/// Whether lowerAccumulatorOp takes `op`: a tiledattn.constant, mask,
+/// score_mod, online_softmax, rescale, store, tma_store, finish_rows or
+/// read_rows.
+bool isAccumulatorOp(Operation *op);
+/// Lowers and erases such an op on a warpgroup's tiles; a diagnostic when
+/// its tiles are not lowered ones (casts of their registers' structs).
 LogicalResult lowerAccumulatorOp(Operation *op);
 } // namespace mlir::tiledattn
 

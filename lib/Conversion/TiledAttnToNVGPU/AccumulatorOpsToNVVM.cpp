@@ -71,6 +71,7 @@ class AccumulatorLowering {
 public:
   AccumulatorLowering(Operation *op) : b(op) {}
 
+  /// Its cases are isAccumulatorOp's.
   LogicalResult lower(Operation *op) {
     loc = op->getLoc();
     return TypeSwitch<Operation *, LogicalResult>(op)
@@ -486,6 +487,12 @@ private:
   }
 };
 } // namespace
+
+bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
+  // The cases of AccumulatorLowering::lower.
+  return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, RescaleOp, ConstantOp,
+             StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp>(op);
+}
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {
   if (failed(AccumulatorLowering(op).lower(op)))

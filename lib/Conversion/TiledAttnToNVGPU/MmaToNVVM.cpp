@@ -103,9 +103,7 @@ public:
                         "tiledattn-lower-mma (futures pass through turns)");
         return WalkResult::interrupt();
       }
-      if (isa<MmaAsyncOp, WaitOp, ConstantOp, MaskOp, ScoreModOp,
-              OnlineSoftmaxOp, RescaleOp, StoreOp, TmaStoreOp, FinishRowsOp,
-              ReadRowsOp>(op))
+      if (isa<MmaAsyncOp, WaitOp>(op) || isAccumulatorOp(op))
         ops.push_back(op);
       return WalkResult::advance();
     });

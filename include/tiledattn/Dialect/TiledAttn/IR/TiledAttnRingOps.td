@@ -145,8 +145,9 @@ def TiledAttn_TmaLoadOp : TiledAttn_Op<"tma_load", [
     The `tiledattn.tma_load` operation copies rows `row .. row + R - 1` of
     `source[b, h, :, :]` into the `R x C` slot it is given, one TMA box per
     64-column atom, asynchronously: the copy completes on the slot's full
-    barrier. It appears only in the body of a `tiledattn.ring.put`, into the
-    put's slot. `source` is one of the kernel's head tensors (q, k, v), its
+    barrier (on a ring with parts, each part's columns on that part's). It
+    appears only in the body of a `tiledattn.ring.put`, into one of the
+    put's slots. `source` is one of the kernel's head tensors (q, k, v), its
     head dim `C` and element type the slot's. Rows past the end of the
     sequence read as zeros.
   }], TiledAttn_RowsPastEndDoc, [{
