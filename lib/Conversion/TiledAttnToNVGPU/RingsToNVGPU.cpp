@@ -44,6 +44,8 @@ struct LoweredRing {
   RingType type;
   int64_t parts = 1;
   int64_t offset = 0, firstBarrier = 0;
+  /// Where its slots' tag words start (past the pad), if a put tags them.
+  std::optional<int64_t> tagOffset;
   int64_t slotBytes() const { return type.getSlotType().getBytes(); }
   int64_t fullBarriers() const { return type.getDepth() * parts; }
   int64_t firstEmptyBarrier() const { return firstBarrier + fullBarriers(); }
@@ -89,8 +91,8 @@ public:
     // In program order; a put's body moves out as the put is lowered.
     SmallVector<Operation *> ops;
     kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<RingPutOp, RingGetOp, RingReleaseOp, RingSkipOp, TmaStoreOp,
-              TmaStoreWaitOp>(op))
+      if (isa<RingPutOp, RingGetOp, RingReleaseOp, RingSkipOp, RingTagOp,
+              TmaStoreOp, TmaStoreWaitOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -103,6 +105,7 @@ public:
               .Case(
                   [&](RingReleaseOp release) { return lowerRelease(release); })
               .Case([&](RingSkipOp skip) { return lowerSkip(skip); })
+              .Case([&](RingTagOp tag) { return lowerTag(tag); })
               .Case([&](TmaStoreOp store) { return lowerStoreCopy(store); })
               .Case([&](TmaStoreWaitOp wait) { return lowerStoreWait(wait); });
       if (failed(result))
@@ -180,6 +183,14 @@ private:
       allocOffsets.push_back(offset);
       bytes = offset + alloc.getType().getBytes();
     }
+    // A word per slot of each ring whose puts leave a tag, after the rest.
+    kernel.walk([&](RingPutOp put) {
+      LoweredRing &l = lowered[put.getRing()];
+      if (!put.getTag() || l.tagOffset)
+        return;
+      l.tagOffset = llvm::alignTo(bytes, 16);
+      bytes = *l.tagOffset + 4 * l.type.getDepth();
+    });
     kernel->setAttr(kDynamicSmemAttrName,
                     b.getI64IntegerAttr(bytes + kSwizzleAlignmentBytes));
   }
@@ -316,14 +327,23 @@ private:
     if (put.getWithRing())
       with =
           emptySlot(lowered.lookup(put.getWithRing()), put.getWithPosition());
+    // The tag before the slot is full (the arrive releases it).
+    if (Value tag = put.getTag())
+      memref::StoreOp::create(b, loc, tag, tagWord(l, s.slot), idx(0));
     auto [first, end] = put.getPartRange();
     int64_t partBytes =
         (l.slotBytes() + (with ? with->ring.slotBytes() : 0)) / l.parts;
+    bool copies = llvm::any_of(put.getBody().front(), [](Operation &op) {
+      return isa<TmaLoadOp>(op);
+    });
     SmallVector<Value> full;
     for (int64_t part = first; part < end; ++part) {
       full.push_back(fullBarrier(l, s.slot, part));
-      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(partBytes),
-                                              full.back(), Value());
+      if (copies)
+        nvgpu::MBarrierArriveExpectTxOp::create(
+            b, loc, barriers, idx(partBytes), full.back(), Value());
+      else // A tag alone: full at once.
+        arriveOn(b, loc, barriers, full.back());
     }
     dead.push_back(put); // after the body's ops, which use its slots
     SmallVector<TmaLoadOp> loads;
@@ -424,6 +444,29 @@ private:
       arriveOn(b, loc, barriers, barrier(s.ring.firstEmptyBarrier(), s.slot));
     });
     dead.push_back(release);
+    return success();
+  }
+
+  /// The i32 tag word of `slot` (an index value) of `l`, as a memref<1xi32>.
+  Value tagWord(const LoweredRing &l, Value slot) {
+    auto type =
+        MemRefType::get({1}, b.getI32Type(), MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup));
+    Value offset = add(pad, add(mul(slot, 4), idx(*l.tagOffset)));
+    return memref::ViewOp::create(b, loc, type, smem, offset, ValueRange{});
+  }
+
+  /// The slot's tag word, read once the get has waited.
+  LogicalResult lowerTag(RingTagOp tag) {
+    const Slot &s = slots[getOfToken(tag.getToken()).getToken()];
+    if (!s.ring.tagOffset)
+      return tag.emitOpError("expected a tiledattn.ring.put with a tag on "
+                             "this ring (no put leaves one to read)");
+    tag.getTag().replaceAllUsesWith(
+        memref::LoadOp::create(b, loc, tagWord(s.ring, s.slot), idx(0))
+            .getResult());
+    dead.push_back(tag);
     return success();
   }
 

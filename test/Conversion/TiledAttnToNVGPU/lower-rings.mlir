@@ -274,3 +274,52 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Tags: a word per slot after the ring (2 x 32 KiB + the 1 KiB pad: tags at
+// 65536 past the pad), written before the put's arrive; a tag-only put
+// arrives without bytes; ring.tag reads the word after the get's wait.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!ring = !tiledattn.ring<2, 128x128xbf16>
+// CHECK-LABEL: gpu.func @tags
+// CHECK-SAME: tiledattn.dynamic_smem_bytes = 66568 : i64
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create
+// The tagged put: the empty wait, the tag, then the bytes.
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: %[[WORD:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1xi32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: memref.store %[[RANK:.*]], %[[WORD]][%c0] : memref<1xi32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: nvgpu.tma.async.load
+// The end mark: the tag and a plain arrive.
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: memref.store %[[END:.*]], %{{.*}}[%c0]
+// CHECK-NOT: expect_tx
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]]
+// The consumer: the full wait, then the word (the first put's slot).
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-NEXT: %[[TAG:.*]] = memref.load %[[WORD]][%c0]
+// CHECK: memref.store %[[TAG]], %{{.*}}[%c0] : memref<1xi32>
+module attributes {gpu.container_module} {
+  gpu.module @rings {
+    gpu.func @tags(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %j: index, %rank: i32, %end: i32, %out: memref<1xi32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %r = tiledattn.ring releases(8) : !ring
+      tiledattn.ring.put %r[%j] tag(%rank) : !ring {
+      ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+        tiledattn.tma_load %q[%j, %j, %j] into %slot : !head, !tiledattn.smem<128x128xbf16>
+      }
+      %next = arith.addi %j, %c1 : index
+      tiledattn.ring.put %r[%next] tag(%end) : !ring {
+      ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+      }
+      %s, %t = tiledattn.ring.get %r[%j] : !ring
+      %tag = tiledattn.ring.tag %r, %t : !ring
+      memref.store %tag, %out[%c0] : memref<1xi32>
+      tiledattn.ring.release %r, %t : !ring
+      gpu.return
+    }
+  }
+}

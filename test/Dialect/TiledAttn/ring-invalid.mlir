@@ -462,7 +462,7 @@ func.func @put_with_ring_no_position(%q: !head, %i: index) {
   %r = tiledattn.ring releases(8) parts(4) : !qring
   %k = tiledattn.ring releases(8) : !kring
   // expected-error @+1 {{expected `with` to name a ring and a position}}
-  "tiledattn.ring.put"(%r, %i, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  "tiledattn.ring.put"(%r, %i, %k) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> ({
   ^bb0(%slot: !tiledattn.smem<128x256xbf16>, %other: !tiledattn.smem<64x256xbf16>):
     tiledattn.tma_load %q[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x256xbf16>
     tiledattn.tma_load %q[%i, %i, %i] into %other : !head, !tiledattn.smem<64x256xbf16>
@@ -496,4 +496,62 @@ func.func @skip_no_reader(%i: index) {
   // expected-error @+1 {{attribute 'readers' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   tiledattn.ring.skip %r[%i] readers(0) : !tiledattn.ring<2, 64x64xbf16>
   return
+}
+
+// -----
+
+func.func @untagged_put_copies_nothing(%i: index) {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the body to fill each slot with one tiledattn.tma_load, but slot #0 has 0}}
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+  }
+  return
+}
+
+// -----
+
+func.func @tag_only_put_with_other_slot(%i: index, %t: i32) {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x64xbf16>
+  %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected a put that copies nothing to fill no `with` slot}}
+  tiledattn.ring.put %r[%i] with %k[%i] tag(%t) : !tiledattn.ring<1, 128x64xbf16>, !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x64xbf16>, %other: !tiledattn.smem<64x64xbf16>):
+  }
+  return
+}
+
+// -----
+
+func.func @tag_of_other_ring(%i: index) -> i32 {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  %o = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected `token` to come from a tiledattn.ring.get on the same ring, but it comes from one on another}}
+  %tag = tiledattn.ring.tag %o, %t : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  return %tag : i32
+}
+
+// -----
+
+func.func @tag_of_token_argument(%t: !tiledattn.token) -> i32 {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected `token` to come from a tiledattn.ring.get, directly or through tiledattn.turn results}}
+  %tag = tiledattn.ring.tag %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  return %tag : i32
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tag_of_partial_get(%i: index, %p: !tiledattn.tile<64x64xbf16>) -> i32 {
+  %r = tiledattn.ring releases(8) : !tiledattn.ring<2, 64x64xbf16>
+  %s, %t = tiledattn.ring.get %r[%i] partial : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected a get that waited for the slot (the tag is written before the slot is full), but the get is partial}}
+  %tag = tiledattn.ring.tag %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  %f = tiledattn.mma_async %p, %s transpose_b after_parts(%t) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x64xbf16> -> !tiledattn.future<64x64xf32>
+  %o = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  return %tag : i32
 }

@@ -113,3 +113,28 @@ func.func @skip(%i: index) {
   tiledattn.ring.skip %kr[%i] readers(4) : !kring
   return
 }
+
+// A tagged put (the tile's rank with Q), a tagged put that copies nothing
+// (an end mark), and the tag read from a held slot.
+!q128 = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!tagring = !tiledattn.ring<2, 128x128xbf16>
+// CHECK-LABEL: func.func @tags
+func.func @tags(%q: !q128, %i: index, %rank: i32) -> i32 {
+  %r = tiledattn.ring releases(8) : !tagring
+  // CHECK: tiledattn.ring.put %{{.*}}[%{{.*}}] tag(%{{.*}}) : !tiledattn.ring<2, 128x128xbf16> {
+  tiledattn.ring.put %r[%i] tag(%rank) : !tagring {
+  ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+    tiledattn.tma_load %q[%i, %i, %i] into %slot : !q128, !tiledattn.smem<128x128xbf16>
+  }
+  // CHECK: tiledattn.ring.put %{{.*}}[%{{.*}}] tag(%{{.*}}) : !tiledattn.ring<2, 128x128xbf16> {
+  // CHECK-NEXT: ^bb0(%{{.*}}: !tiledattn.smem<128x128xbf16>):
+  // CHECK-NEXT: }
+  tiledattn.ring.put %r[%i] tag(%rank) : !tagring {
+  ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+  }
+  %s, %t = tiledattn.ring.get %r[%i] : !tagring
+  // CHECK: %{{.*}} = tiledattn.ring.tag %{{.*}}, %{{.*}} : !tiledattn.ring<2, 128x128xbf16>
+  %tag = tiledattn.ring.tag %r, %t : !tagring
+  tiledattn.ring.release %r, %t : !tagring
+  return %tag : i32
+}

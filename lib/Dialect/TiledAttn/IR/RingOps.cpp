@@ -231,11 +231,21 @@ LogicalResult RingPutOp::verify() {
                        "<= ")
            << parts << " (the ring's parts), but got parts(" << first << " to "
            << end << ")";
-  // One load into each slot (a load into anything else is the load's error).
+  // One load into each slot (a load into anything else is the load's error),
+  // or with a tag none at all.
+  bool copies = false;
   for (Operation &op : body)
-    if (auto load = dyn_cast<TmaLoadOp>(op))
+    if (auto load = dyn_cast<TmaLoadOp>(op)) {
+      copies = true;
       if (!llvm::is_contained(body.getArguments(), load.getDest()))
         return success();
+    }
+  if (!copies && getTag()) {
+    if (getWithRing())
+      return emitOpError("expected a put that copies nothing to fill no "
+                         "`with` slot");
+    return success();
+  }
   for (BlockArgument slot : body.getArguments()) {
     int64_t loads = llvm::count_if(
         slot.getUsers(), [](Operation *op) { return isa<TmaLoadOp>(op); });
@@ -290,11 +300,11 @@ RingGetOp mlir::tiledattn::getOfToken(Value token) {
 }
 
 /// A token's uses but those that name it in an mma's `after_parts` (which
-/// wait for its parts and leave the slot held).
+/// wait for its parts) or read its tag: they leave the slot held.
 static SmallVector<OpOperand *> holdingUses(Value value) {
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : value.getUses())
-    if (!isa<MmaAsyncOp>(use.getOwner()))
+    if (!isa<MmaAsyncOp, RingTagOp>(use.getOwner()))
       uses.push_back(&use);
   return uses;
 }
@@ -339,14 +349,35 @@ LogicalResult RingGetOp::verify() {
   return success();
 }
 
+/// The get `token` (an operand of `op` on `ring`) comes from, on the same
+/// ring; null after a diagnostic.
+static RingGetOp getOnRing(Operation *op, Value ring, Value token) {
+  RingGetOp get = getOfToken(token);
+  if (!get) {
+    op->emitOpError("expected `token` to come from a tiledattn.ring.get, "
+                    "directly or through tiledattn.turn results");
+    return {};
+  }
+  if (get.getRing() != ring) {
+    op->emitOpError("expected `token` to come from a tiledattn.ring.get on "
+                    "the same ring, but it comes from one on another");
+    return {};
+  }
+  return get;
+}
+
 LogicalResult RingReleaseOp::verify() {
-  RingGetOp get = getOfToken(getToken());
+  return success(getOnRing(*this, getRing(), getToken()) != nullptr);
+}
+
+LogicalResult RingTagOp::verify() {
+  RingGetOp get = getOnRing(*this, getRing(), getToken());
   if (!get)
-    return emitOpError("expected `token` to come from a tiledattn.ring.get, "
-                       "directly or through tiledattn.turn results");
-  if (get.getRing() != getRing())
-    return emitOpError("expected `token` to come from a tiledattn.ring.get "
-                       "on the same ring, but it comes from one on another");
+    return failure();
+  if (get.getPartial())
+    return emitOpError("expected a get that waited for the slot (the tag "
+                       "is written before the slot is full), but the get is "
+                       "partial");
   return success();
 }
 

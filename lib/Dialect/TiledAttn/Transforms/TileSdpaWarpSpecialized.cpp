@@ -189,7 +189,8 @@ private:
     }
     auto put = RingPutOp::create(b, loc, copy.ring, copy.position,
                                  with ? with->ring : Value(),
-                                 with ? with->position : Value(), first, end);
+                                 with ? with->position : Value(),
+                                 /*tag=*/Value(), first, end);
     OpBuilder::InsertionGuard guard(b);
     Block &body = put.getBody().emplaceBlock();
     b.setInsertionPointToStart(&body);

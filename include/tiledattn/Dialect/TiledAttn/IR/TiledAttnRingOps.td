@@ -83,6 +83,13 @@ def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
     other slot's own full barrier completes once the copies are issued:
     its reader takes it with a `partial` get and names this slot's token in
     `after_parts` too.
+
+    With `tag(%t)` the put also leaves the i32 `%t` in a word beside the
+    slot, written before the slot becomes full, which its readers take with
+    `tiledattn.ring.tag` (a dynamic tile loop's rank, handed from the
+    producer to the consumers with Q). A tagged put may copy nothing (an
+    empty body): the slot becomes full at once and carries only the tag,
+    say the end mark of a dynamic tile loop.
   }], TiledAttn_RingPositionDoc, [{
 
     Example:
@@ -115,13 +122,15 @@ def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
   let arguments = (ins TiledAttn_RingType:$ring, Index:$position,
                        Optional<TiledAttn_RingType>:$with_ring,
                        Optional<Index>:$with_position,
+                       Optional<I32>:$tag,
                        OptionalAttr<I64Attr>:$first_part,
                        OptionalAttr<I64Attr>:$end_part);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $ring `[` $position `]`
     (`parts` `(` $first_part^ `to` $end_part `)`)?
-    (`with` $with_ring^ `[` $with_position `]`)? attr-dict `:`
+    (`with` $with_ring^ `[` $with_position `]`)?
+    (`tag` `(` $tag^ `)`)? attr-dict `:`
     qualified(type($ring)) (`,` qualified(type($with_ring))^)? $body
   }];
   let hasVerifier = 1;
@@ -260,6 +269,31 @@ def TiledAttn_RingSkipOp : TiledAttn_Op<"ring.skip", [
   let assemblyFormat = [{
     $ring `[` $position `]` `readers` `(` $readers `)` attr-dict `:`
     qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_RingTagOp : TiledAttn_Op<"ring.tag", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "The tag the put of a held slot left beside it";
+  let description = [{
+    The `tiledattn.ring.tag` operation returns the i32 that the
+    `tiledattn.ring.put ... tag(%t)` of the slot `token` holds left beside
+    it. `token` comes from a `tiledattn.ring.get` on `ring` (not `partial`:
+    the tag is read once the slot is full), and the read comes before the
+    token's release.
+
+    Example: a consumer learns which tile the producer put into Q's slot.
+
+    ```mlir
+    %q, %held = tiledattn.ring.get %q_ring[%done] : !tiledattn.ring<2, 128x128xbf16>
+    %rank = tiledattn.ring.tag %q_ring, %held : !tiledattn.ring<2, 128x128xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_RingType:$ring, TiledAttn_TokenType:$token);
+  let results = (outs I32:$tag);
+  let assemblyFormat = [{
+    $ring `,` $token attr-dict `:` qualified(type($ring))
   }];
   let hasVerifier = 1;
 }
