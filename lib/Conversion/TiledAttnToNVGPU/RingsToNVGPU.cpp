@@ -333,27 +333,22 @@ private:
     auto [first, end] = put.getPartRange();
     int64_t partBytes =
         (l.slotBytes() + (with ? with->ring.slotBytes() : 0)) / l.parts;
-    bool copies = llvm::any_of(put.getBody().front(), [](Operation &op) {
-      return isa<TmaLoadOp>(op);
-    });
+    Block &body = put.getBody().front();
+    SmallVector<TmaLoadOp> loads(body.getOps<TmaLoadOp>());
     SmallVector<Value> full;
     for (int64_t part = first; part < end; ++part) {
       full.push_back(fullBarrier(l, s.slot, part));
-      if (copies)
+      if (!loads.empty())
         nvgpu::MBarrierArriveExpectTxOp::create(
             b, loc, barriers, idx(partBytes), full.back(), Value());
       else // A tag alone: full at once.
         arriveOn(b, loc, barriers, full.back());
     }
     dead.push_back(put); // after the body's ops, which use its slots
-    SmallVector<TmaLoadOp> loads;
-    Block &body = put.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(body)) {
       op.moveBefore(put);
-      if (auto load = dyn_cast<TmaLoadOp>(op)) {
-        loads.push_back(load);
-        dead.push_back(load);
-      }
+      if (isa<TmaLoadOp>(op))
+        dead.push_back(&op);
     }
     b.setInsertionPoint(put);
     for (int64_t part = first; part < end; ++part)
@@ -474,8 +469,7 @@ private:
   /// the calling thread.
   LogicalResult lowerSkip(RingSkipOp skip) {
     const LoweredRing &l = lowered.lookup(skip.getRing());
-    auto [slot, parity] =
-        ringSlotAndParity(b, loc, skip.getPosition(), l.type.getDepth());
+    Value slot = rem(skip.getPosition(), l.type.getDepth());
     for (uint64_t i = 0; i < skip.getReaders(); ++i)
       arriveOn(b, loc, barriers, barrier(l.firstEmptyBarrier(), slot));
     dead.push_back(skip);

@@ -161,6 +161,16 @@ private:
   /// q_by_atom: the parts Q's slot fills in, one per 64-column atom.
   int64_t qParts() const { return headDim / 64; }
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cmp(arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+  }
+  /// `scf.if cond { then() }`, the insertion point back after it.
+  void ifThen(Value cond, function_ref<void()> then) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    then();
+  }
   RingType ringType(int64_t depth, int64_t rows, int64_t cols) {
     return RingType::get(
         b.getContext(), depth,
@@ -282,42 +292,32 @@ private:
         put(q, std::pair<int64_t, int64_t>(0, 1));
       else
         put(q);
-      // Runs `then` in block j > 0 (first = false) or j = 0 (first = true).
-      auto ifBlock = [&](Value j, bool first, function_ref<void()> then) {
-        Value cond = arith::CmpIOp::create(
-            b, loc, first ? arith::CmpIPredicate::eq : arith::CmpIPredicate::ne,
-            j, idx(0));
-        auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard inIf(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        then();
-      };
+      // skip_masked_blocks: the blocks each consumer but the last (which
+      // reads them all) reaches, once per tile.
+      SmallVector<Value> reached;
+      if (skipsMaskedBlocks())
+        for (int64_t c = 0; c + 1 < schedule.getConsumerWarpgroups(); ++c)
+          reached.push_back(blocksReachedBy(arith::AddIOp::create(
+              b, loc, at.row, idx((c + 1) * kWarpgroupRows))));
       auto loop = scf::ForOp::create(b, loc, idx(0), blocks, idx(1));
       b.setInsertionPointToStart(loop.getBody());
       Value j = loop.getInductionVar();
       Copy k = kAt(j); // K and V of a block share their slots
-      if (k0ByAtom)
-        ifBlock(j, /*first=*/false, [&] { put(k); });
+      using Pred = arith::CmpIPredicate;
+      if (k0ByAtom) // block 0's K came with Q
+        ifThen(cmp(Pred::ne, j, idx(0)), [&] { put(k); });
       else
         put(k);
       if (qByAtom && !k0ByAtom)
-        ifBlock(j, /*first=*/true,
-                [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
+        ifThen(cmp(Pred::eq, j, idx(0)),
+               [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
       put({vRing, k.position, op.getV(), at.headKV, k.row});
-      // skip_masked_blocks: the releases of the consumers (but the last,
-      // which reads every block) whose rows end before this block.
-      if (skipsMaskedBlocks())
-        for (int64_t c = 0; c + 1 < schedule.getConsumerWarpgroups(); ++c) {
-          Value rowsEnd =
-              arith::AddIOp::create(b, loc, at.row, idx((c + 1) * 64));
-          Value skipped = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::uge, j, blocksReachedBy(rowsEnd));
-          auto ifSkipped = scf::IfOp::create(b, loc, skipped, false);
-          OpBuilder::InsertionGuard inIf(b);
-          b.setInsertionPointToStart(&ifSkipped.getThenRegion().front());
+      // The releases of the consumers whose rows end before this block.
+      for (Value bound : reached)
+        ifThen(cmp(Pred::uge, j, bound), [&] {
           for (RingOp ring : {kRing, vRing})
             RingSkipOp::create(b, loc, ring, k.position, kWarpsPerWarpgroup);
-        }
+        });
       return {};
     });
   }
@@ -589,14 +589,12 @@ private:
   /// Stores the held O, if there is one, through the O tile (once the copy
   /// before has read it).
   void storeHeld(const Consumer &c) {
-    auto ifHeld =
-        scf::IfOp::create(b, loc, held.valid, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifHeld.getThenRegion().front());
-    TmaStoreWaitOp::create(b, loc);
-    TmaStoreOp::create(b, loc, held.acc, held.rowMax, held.rowSum, op.getO(),
-                       held.batch, held.head, held.row, oStage, c.slotRow,
-                       op.getLse());
+    ifThen(held.valid, [&] {
+      TmaStoreWaitOp::create(b, loc);
+      TmaStoreOp::create(b, loc, held.acc, held.rowMax, held.rowSum, op.getO(),
+                         held.batch, held.head, held.row, oStage, c.slotRow,
+                         op.getLse());
+    });
   }
 
   /// O and lse of the consumer's rows, and Q's slot back to the producer.
