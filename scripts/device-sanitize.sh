@@ -88,7 +88,7 @@ summary() { # tool: counts its lines; a line passes when its errors are 0
 [[ $TOOLS == *" synccheck "* ]] && summary synccheck
 [[ $TOOLS == *" racecheck "* ]] && summary racecheck
 if [[ $TOOLS == *" memcheck "* ]]; then
-  grep -qE "^memcheck all +exit 0 +errors 0 " "$LOGS/sanitize-summary.txt" || rc=1
+  grep -qE "^memcheck +all +exit 0 +errors 0 " "$LOGS/sanitize-summary.txt" || rc=1
   echo "sanitize memcheck: $(grep -E '^memcheck' "$LOGS/sanitize-summary.txt" | sed 's/  */ /g')"
 fi
 exit $rc
