@@ -84,6 +84,25 @@ def test_tile_ir_bundles_are_right(tile_ir_entries, shape):
         op_and_check(q, k, v, entry.causal, scale, entry.path, what, refs=refs)
 
 
+def test_dynamic_tile_bundles_run_every_tile(tile_ir_entries):
+    # dynamic_tiles hands tiles out from a counter the launch's last tile
+    # zeroes: many more tiles than multiprocessors (blocks take several,
+    # and the end mark), and launches back to back on one stream, each of
+    # which must find the counter at zero again.
+    dynamic = [e for e in tile_ir_entries if e.name.endswith("_dynamic")]
+    assert dynamic, "no dynamic_tiles bundle in schedules/tile_ir"
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for entry in dynamic:
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+        for b, h, s in ((2, 8, 1500), (3, 16, 777), (1, 1, 1)):
+            q, k, v = (make(b, h, s, entry.head_dim, dtype) for _ in range(3))
+            tiles = math.ceil(s / 128) * h * b
+            refs = reference(q, k, v, entry.causal, 0.3)
+            for launch in range(3):
+                what = f"tile-IR {entry.name} q{tuple(q.shape)}, {tiles} tiles on {sms} SMs, launch {launch}"
+                op_and_check(q, k, v, entry.causal, 0.3, entry.path, what, refs=refs)
+
+
 def test_score_mod_kernels_compute_their_edit(tile_ir_entries):
     # Each score_mod kernel must differ from plain attention by far more
     # than its error against its own reference, or the edit did not take.

@@ -3,7 +3,7 @@
 // The default pipeline's split: with unexpressed-only, convert-sdpa-to-hopper
 // lowers a schedule the tile program writes only when its function keeps
 // this pass's kernel (tiledattn.hopper_emitter), and always one that sets a
-// refinement the tile program does not write yet (here dynamic_tiles); it
+// refinement the tile program does not write yet (here narrow_diagonal); it
 // leaves the rest to tiledattn-tile-sdpa.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -53,7 +53,7 @@ func.func @unexpressed(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true,
-                                   persistent = true, dynamic_tiles = true>)
+                                   persistent = true, narrow_diagonal = true>)
       : !head, !head, !head, !head, !lse
   return
 }

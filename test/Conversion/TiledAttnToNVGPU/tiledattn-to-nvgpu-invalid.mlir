@@ -39,11 +39,44 @@ func.func @persistent_without_tile_loop() attributes {tiledattn.kernel, tiledatt
 
 // -----
 
-// The refinements the tile program does not express yet (dynamic_tiles: a
-// global tile counter) would change the launch.
-// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets dynamic_tiles, which a tile program does not express yet (its launch would not match the program); leave them out}}
-func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, dynamic_tiles = true>} {
+// The refinements the tile program does not express yet (split_tail: a
+// workspace, and a tail shared out by K/V steps) would change the launch.
+// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets split_tail, which a tile program does not express yet (its launch would not match the program); leave them out}}
+func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, tma_store = true, split_tail = true>} {
   tiledattn.warp_specialize producer regs(24) {
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// dynamic_tiles launches with a tile counter, which only a dynamic tile loop
+// takes tiles from.
+// expected-error @+1 {{'gpu.func' op has a schedule with dynamic_tiles = true, whose launch hands tiles out from a counter, but no dynamic tiledattn.for_each_tile takes them; add `dynamic` to the tile loops or leave dynamic_tiles out}}
+func.func @dynamic_tiles_without_dynamic_loop(%n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, dynamic_tiles = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %n, %n, %n {
+    ^bb0(%x: index, %y: index, %z: index, %done: index):
+      tiledattn.yield
+    }
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// A dynamic tile loop needs the counter dynamic_tiles launches with.
+func.func @dynamic_loop_without_dynamic_tiles(%n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    // expected-error @+1 {{'tiledattn.for_each_tile' op is dynamic, which takes its tiles from the launch's counter, but the kernel's schedule has dynamic_tiles = false (no counter, and a grid of one block per multiprocessor); set dynamic_tiles = true or leave `dynamic` out}}
+    tiledattn.for_each_tile %n, %n, %n dynamic {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %rank: i32):
+      tiledattn.yield
+    }
   } consumers(1) regs(240) {
   ^bb0(%c: index):
   }

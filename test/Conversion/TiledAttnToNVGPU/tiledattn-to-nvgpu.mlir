@@ -256,6 +256,97 @@ func.func @persistent(%qb: index, %h: index, %b: index, %init: index) attributes
 
 // -----
 
+// dynamic, the producer's form: an scf.while from rank blockIdx.x while the
+// rank is below the tile count; each tile first asks the launch's counter (a
+// pointer argument added after the function's) for the next rank, gridDim.x
+// past the add's old value, and after its body the add that got the last
+// rank zeroes the counter.
+// CHECK-LABEL: gpu.module @dynamic_producer
+// CHECK: gpu.func @dynamic_producer(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[INIT:.*]]: index, %[[COUNTER:.*]]: !llvm.ptr)
+// CHECK: %[[HB:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %[[TILES:.*]] = arith.muli %{{.*}}, %[[HB]] : i32
+// CHECK: %[[FIRST:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %[[LOOP:.*]]:3 = scf.while (%[[RANK:.*]] = %[[FIRST]], %{{.*}} = %{{.*}}, %{{.*}} = %[[INIT]]) : (i32, i32, index) -> (i32, i32, index) {
+// CHECK-NEXT: %[[MORE:.*]] = arith.cmpi ult, %[[RANK]], %[[TILES]] : i32
+// CHECK-NEXT: scf.condition(%[[MORE]])
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[R:.*]]: i32, %[[DONE:.*]]: i32, %[[KV:.*]]: index):
+// CHECK-NEXT: %[[WORD:.*]] = llvm.addrspacecast %[[COUNTER]] : !llvm.ptr to !llvm.ptr<1>
+// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[WORD]], %{{.*}} monotonic : !llvm.ptr<1>, i32
+// CHECK: %[[NEXT:.*]] = arith.addi %[[OLD]], %{{.*}} : i32
+// CHECK: arith.addi %[[R]], %[[R]] : i32
+// CHECK: %[[LAST:.*]] = arith.subi %[[TILES]], %{{.*}} : i32
+// CHECK: %[[ISLAST:.*]] = arith.cmpi eq, %[[OLD]], %[[LAST]] : i32
+// CHECK-NEXT: scf.if %[[ISLAST]] {
+// CHECK: llvm.store %{{.*}}, %[[WORD]] : i32, !llvm.ptr<1>
+// CHECK: %[[DONE1:.*]] = arith.addi %[[DONE]], %{{.*}} : i32
+// CHECK-NEXT: scf.yield %[[NEXT]], %[[DONE1]], %{{.*}} : i32, i32, index
+// CHECK: arith.muli %[[LOOP]]#2, %[[LOOP]]#2 : index
+func.func @dynamic_producer(%qb: index, %h: index, %b: index, %init: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, dynamic_tiles = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    %r = tiledattn.for_each_tile %qb, %h, %b dynamic iter_args(%init : index) -> index {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %rank: i32, %kv: index):
+      %twice = arith.addi %rank, %rank : i32
+      %next = arith.addi %x, %kv : index
+      tiledattn.yield %next : index
+    }
+    %use = arith.muli %r, %r : index
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// dynamic ranks_from, a consumer's form: all in the scf.while's before
+// region, the get of position done, its tag as the rank (said warp-uniform),
+// and the body under the rank's check, whose other branch releases the end
+// mark's slot; the loop goes on while there was a tile.
+// CHECK-LABEL: gpu.module @dynamic_consumer
+// CHECK: %[[Q:.*]] = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+// CHECK: } consumers(1) regs(240) {
+// CHECK: %[[HB:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %[[TILES:.*]] = arith.muli %{{.*}}, %[[HB]] : i32
+// CHECK: scf.while (%[[DONE:.*]] = %{{.*}}) : (i32) -> i32 {
+// CHECK-NEXT: %[[POS:.*]] = arith.index_castui %[[DONE]] : i32 to index
+// CHECK-NEXT: %[[SLOT:.*]], %[[TOKEN:.*]] = tiledattn.ring.get %[[Q]][%[[POS]]] : !tiledattn.ring<2, 64x64xbf16>
+// CHECK-NEXT: %[[TAG:.*]] = tiledattn.ring.tag %[[Q]], %[[TOKEN]] : !tiledattn.ring<2, 64x64xbf16>
+// CHECK-NEXT: %[[TAGX:.*]] = arith.index_castui %[[TAG]] : i32 to index
+// CHECK-NEXT: %[[SAID:.*]] = tiledattn.uniform %[[TAGX]] : index
+// CHECK-NEXT: %[[RANK:.*]] = arith.index_castui %[[SAID]] : index to i32
+// CHECK-NEXT: %[[MORE:.*]] = arith.cmpi ult, %[[RANK]], %[[TILES]] : i32
+// CHECK-NEXT: scf.if %[[MORE]] {
+// CHECK: arith.remui %[[RANK]], %{{.*}} : i32
+// CHECK: tiledattn.ring.release %[[Q]], %[[TOKEN]] : !tiledattn.ring<2, 64x64xbf16>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: tiledattn.ring.release %[[Q]], %[[TOKEN]] : !tiledattn.ring<2, 64x64xbf16>
+// CHECK-NEXT: }
+// CHECK: %[[NEXT:.*]] = arith.addi %[[DONE]], %{{.*}} : i32
+// CHECK-NEXT: scf.condition(%[[MORE]]) %[[NEXT]] : i32
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[ARG:.*]]: i32):
+// CHECK-NEXT: scf.yield %[[ARG]] : i32
+func.func @dynamic_consumer(%qb: index, %h: index, %b: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, dynamic_tiles = true>} {
+  %q = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %qb, %h, %b dynamic {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %rank: i32):
+      tiledattn.yield
+    }
+  } consumers(1) regs(240) {
+  ^bb0(%c: index):
+    tiledattn.for_each_tile %qb, %h, %b dynamic ranks_from %q : !tiledattn.ring<2, 64x64xbf16> {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %slot: !tiledattn.smem<64x64xbf16>, %token: !tiledattn.token):
+      tiledattn.ring.release %q, %token : !tiledattn.ring<2, 64x64xbf16>
+      tiledattn.yield
+    }
+  }
+  return
+}
+
+// -----
+
 // across_heads: heads and batches fastest (rank / (heads * batches) is the
 // query block, counted from the last with longest_first), and with
 // longest_first every other full round of the grid mirrored.
@@ -263,6 +354,7 @@ func.func @persistent(%qb: index, %h: index, %b: index, %init: index) attributes
 // CHECK: gpu.func @across_heads(%[[QBS:.*]]: index, %[[HS:.*]]: index, %[[BS:.*]]: index)
 // CHECK: %[[QBS32:.*]] = arith.index_castui %[[QBS]] : index to i32
 // CHECK: %[[HS32:.*]] = arith.index_castui %[[HS]] : index to i32
+// CHECK: %[[BS32:.*]] = arith.index_castui %[[BS]] : index to i32
 // CHECK: %[[TILES:.*]] = arith.muli %[[QBS32]], %{{.*}} : i32
 // CHECK: %[[FIRST:.*]] = arith.index_castui %{{.*}} : index to i32
 // CHECK: %[[STEP:.*]] = arith.index_castui %{{.*}} : index to i32
@@ -277,7 +369,6 @@ func.func @persistent(%qb: index, %h: index, %b: index, %init: index) attributes
 // CHECK:   %[[MIRRORED:.*]] = arith.addi %[[START]], %[[BACK]] : i32
 // CHECK:   %[[BOTH:.*]] = arith.andi %[[ODD]], %[[FULL]] : i1
 // CHECK:   %[[RANK:.*]] = arith.select %[[BOTH]], %[[MIRRORED]], %[[T]] : i32
-// CHECK:   %[[BS32:.*]] = arith.index_castui %[[BS]] : index to i32
 // CHECK:   %[[HB:.*]] = arith.muli %[[HS32]], %[[BS32]] : i32
 // CHECK:   %[[Q:.*]] = arith.divui %[[RANK]], %[[HB]] : i32
 // CHECK:   %[[HEADBATCH:.*]] = arith.remui %[[RANK]], %[[HB]] : i32

@@ -206,6 +206,20 @@ func.func @released_under_a_branch(%i: index, %c: i1) {
 
 // -----
 
+func.func @released_on_one_path(%i: index, %c: i1) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  // expected-error @+1 {{expected the token to be released once, by a tiledattn.ring.release (every path that takes a slot gives it back), but it has 0 uses}}
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  scf.if %c {
+    tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  } else {
+    %unused = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
 func.func @token_elsewhere(%i: index) {
   %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
   // expected-error @+1 {{expected the token to go to a tiledattn.ring.release or out of a tiledattn.turn, but it goes to func.call}}

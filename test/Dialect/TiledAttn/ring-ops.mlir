@@ -138,3 +138,21 @@ func.func @tags(%q: !q128, %i: index, %rank: i32) -> i32 {
   tiledattn.ring.release %r, %t : !tagring
   return %tag : i32
 }
+
+// A slot released on each path of an scf.if (a dynamic tile loop, lowered:
+// the tile's body or the end mark gives it back).
+// CHECK-LABEL: func.func @released_on_each_path
+// CHECK: scf.if
+// CHECK-NEXT: tiledattn.ring.release
+// CHECK: } else {
+// CHECK-NEXT: tiledattn.ring.release
+func.func @released_on_each_path(%i: index, %c: i1) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  %s, %t = tiledattn.ring.get %r[%i] : !tiledattn.ring<2, 64x64xbf16>
+  scf.if %c {
+    tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  } else {
+    tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
+  }
+  return
+}

@@ -173,3 +173,88 @@ func.func @tile_loop_yield(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @dynamic_rank_missing(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the body to take the tile's q block, head, batch and done (index), the rank (i32), and then the 0 iter_args, 5 arguments, but it takes 4}}
+  tiledattn.for_each_tile %n, %n, %n dynamic {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @dynamic_rank_type(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected body argument #4 to be the tile's rank (i32), but got 'index'}}
+  tiledattn.for_each_tile %n, %n, %n dynamic {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %rank: index):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @ranks_from_without_dynamic(%n: index) {
+  %q = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected `dynamic` with ranks_from (the ranks a dynamic loop's producer tags its puts with)}}
+  tiledattn.for_each_tile %n, %n, %n ranks_from %q : !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @ranks_from_slot_type(%n: index) {
+  %q = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected body arguments #4 and #5 to be ranks_from's slot ('!tiledattn.smem<128x128xbf16>') and its !tiledattn.token, but got '!tiledattn.smem<64x128xbf16>' and '!tiledattn.token'}}
+  tiledattn.for_each_tile %n, %n, %n dynamic ranks_from %q : !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %s: !tiledattn.smem<64x128xbf16>, %t: !tiledattn.token):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @ranks_from_slot_kept(%n: index) {
+  %q = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the token to be released once, by a tiledattn.ring.release (every path that takes a slot gives it back), but it has 0 uses}}
+  tiledattn.for_each_tile %n, %n, %n dynamic ranks_from %q : !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %s: !tiledattn.smem<128x128xbf16>, %t: !tiledattn.token):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @ranks_from_carried_type(%n: index, %f: f32) {
+  %q = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the body's arguments after the token to have the iter_args' types}}
+  %r = tiledattn.for_each_tile %n, %n, %n dynamic ranks_from %q : !tiledattn.ring<2, 128x128xbf16> iter_args(%f : f32) -> f32 {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %s: !tiledattn.smem<128x128xbf16>, %t: !tiledattn.token, %kv: index):
+    tiledattn.ring.release %q, %t : !tiledattn.ring<2, 128x128xbf16>
+    tiledattn.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+func.func @ranks_from_other_ring(%n: index) {
+  %q = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+  %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+  tiledattn.for_each_tile %n, %n, %n dynamic ranks_from %q : !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %s: !tiledattn.smem<128x128xbf16>, %t: !tiledattn.token):
+    // expected-error @+1 {{'tiledattn.ring.release' op expected `token` to come from a tiledattn.ring.get on the same ring, but it comes from one on another}}
+    tiledattn.ring.release %k, %t : !tiledattn.ring<2, 128x128xbf16>
+    tiledattn.yield
+  }
+  return
+}

@@ -72,6 +72,33 @@ func.func @tiles(%qb: index, %h: index, %b: index, %init: index) -> index {
   return %r : index
 }
 
+// The dynamic forms: the producer's body takes the tile's rank, a consumer's
+// the slot of Q's ring it took (whose tag was the rank) and its token.
+!dq = !tiledattn.ring<2, 128x128xbf16>
+// CHECK-LABEL: func.func @dynamic_tiles
+// CHECK: %{{.*}} = tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first dynamic iter_args(%{{.*}} : index) -> index {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[RANK:.*]]: i32, %{{.*}}: index):
+// CHECK-NEXT: "test.put"(%[[RANK]])
+// CHECK: tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first dynamic ranks_from %{{.*}} : !tiledattn.ring<2, 128x128xbf16> {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[SLOT:.*]]: !tiledattn.smem<128x128xbf16>, %[[TOKEN:.*]]: !tiledattn.token):
+// CHECK-NEXT: "test.use"(%[[SLOT]])
+// CHECK-NEXT: tiledattn.ring.release %{{.*}}, %[[TOKEN]] : !tiledattn.ring<2, 128x128xbf16>
+func.func @dynamic_tiles(%qb: index, %h: index, %b: index, %init: index) -> index {
+  %q = tiledattn.ring releases(8) : !dq
+  %n = tiledattn.for_each_tile %qb, %h, %b longest_first dynamic iter_args(%init : index) -> index {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %rank: i32, %count: index):
+    "test.put"(%rank) : (i32) -> ()
+    tiledattn.yield %count : index
+  }
+  tiledattn.for_each_tile %qb, %h, %b longest_first dynamic ranks_from %q : !dq {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %slot: !tiledattn.smem<128x128xbf16>, %token: !tiledattn.token):
+    "test.use"(%slot) : (!tiledattn.smem<128x128xbf16>) -> ()
+    tiledattn.ring.release %q, %token : !dq
+    tiledattn.yield
+  }
+  return %n : index
+}
+
 // CHECK-LABEL: gpu.func @uniform
 // CHECK: tiledattn.warp_specialize producer regs(24) {
 // CHECK-NEXT: } consumers(3) regs(160) uniform_index {

@@ -660,3 +660,45 @@ func.func @skip_masked_blocks(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// dynamic_tiles: the producer's thread walks a dynamic tile loop, tags Q's
+// put with the tile's rank and, after the last tile, puts the end mark (no
+// copy, tagged with the tile count) at the position past its last tile; each
+// consumer's loop takes Q's slot itself (ranks_from) and releases it.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @dynamic_tiles
+// CHECK: %[[QR:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[LOOP:.*]]:2 = tiledattn.for_each_tile %[[QB:.*]], %[[H:.*]], %[[B:.*]] longest_first dynamic iter_args(%{{.*}}, %{{.*}} : index, index) -> index, index {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[DONE:.*]]: index, %[[RANK:.*]]: i32, %{{.*}}: index, %[[PUTS:.*]]: index):
+// CHECK: tiledattn.ring.put %[[QR]][%[[DONE]]] tag(%[[RANK]])
+// CHECK: %[[PUTS1:.*]] = arith.addi %[[PUTS]], %{{.*}} : index
+// CHECK: tiledattn.yield %{{.*}}, %[[PUTS1]] : index, index
+// CHECK: %[[TILES:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK-NEXT: tiledattn.ring.put %[[QR]][%[[LOOP]]#1] tag(%[[TILES]]) : !tiledattn.ring<2, 128x128xbf16> {
+// CHECK-NEXT: ^bb0(%{{.*}}: !tiledattn.smem<128x128xbf16>):
+// CHECK-NEXT: }
+// CHECK: } consumers(2) regs(240) {
+// CHECK: tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} longest_first dynamic ranks_from %[[QR]] : !tiledattn.ring<2, 128x128xbf16> iter_args(%{{.*}} : index) -> index {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[QSLOT:.*]]: !tiledattn.smem<128x128xbf16>, %[[QTOKEN:.*]]: !tiledattn.token, %{{.*}}: index):
+// CHECK-NOT: tiledattn.ring.get %[[QR]]
+// CHECK: tiledattn.mma_async %[[QSLOT]]
+// CHECK: tiledattn.ring.release %[[QR]], %[[QTOKEN]]
+func.func @dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   persistent = true, tma_store = true,
+                                   q_buffers = 2, dynamic_tiles = true,
+                                   overlap_epilogue = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

@@ -11,6 +11,7 @@
 
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -320,6 +321,60 @@ Value mlir::tiledattn::followOutOfTurns(Value value) {
   return value;
 }
 
+/// Whether `uses`, the holding uses of a token in `block` and the blocks
+/// nested in it, release it once on every path through `block`: one
+/// tiledattn.ring.release in `block`, or an scf.if in `block` whose two
+/// branches each do (a dynamic tile loop's slot: the tile's body or the
+/// end mark releases it).
+static LogicalResult
+checkReleasedOnce(Operation *taker, ArrayRef<OpOperand *> uses, Block &block) {
+  auto notOnce = [&] {
+    return taker->emitOpError(
+               "expected the token to be released once, by a "
+               "tiledattn.ring.release (every path that takes a slot gives it "
+               "back), but it has ")
+           << uses.size() << " uses";
+  };
+  if (uses.empty())
+    return notOnce();
+  Operation *user = block.findAncestorOpInBlock(*uses.front()->getOwner());
+  if (!user || llvm::any_of(uses, [&](OpOperand *use) {
+        return block.findAncestorOpInBlock(*use->getOwner()) != user;
+      }))
+    return notOnce();
+  auto branch = dyn_cast<scf::IfOp>(user);
+  if (branch && !branch.getElseRegion().empty()) {
+    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()}) {
+      SmallVector<OpOperand *> inside;
+      for (OpOperand *use : uses)
+        if (region->isAncestor(use->getOwner()->getParentRegion()))
+          inside.push_back(use);
+      if (failed(checkReleasedOnce(taker, inside, region->front())))
+        return failure();
+    }
+    return success();
+  }
+  if (uses.size() != 1)
+    return notOnce();
+  if (user != uses.front()->getOwner())
+    return taker->emitOpError(
+        "expected the token to be released in the block it is taken in (a "
+        "release under a branch or in a loop may not run once per get)");
+  if (!isa<RingReleaseOp>(user))
+    return taker->emitOpError("expected the token to go to a "
+                              "tiledattn.ring.release or out of a "
+                              "tiledattn.turn, but it goes to ")
+           << user->getName();
+  return success();
+}
+
+LogicalResult mlir::tiledattn::verifyReleasedOnce(Operation *taker,
+                                                  Value token) {
+  // Out of turns, the token's uses but after_parts and tags.
+  token = followOutOfTurns(token);
+  return checkReleasedOnce(taker, holdingUses(token), *token.getParentBlock());
+}
+
 LogicalResult RingGetOp::verify() {
   if (getPartial() && llvm::none_of(getToken().getUsers(), [](Operation *op) {
         return isa<MmaAsyncOp>(op);
@@ -327,54 +382,49 @@ LogicalResult RingGetOp::verify() {
     return emitOpError("expected a partial get's token to be named in the "
                        "after_parts of a tiledattn.mma_async (nothing else "
                        "waits for the slot's parts)");
-  // Out of turns, the token's one use (but after_parts) is a release in the
-  // block it is defined in (the get's, or the turn's it leaves through).
-  Value token = followOutOfTurns(getToken());
-  SmallVector<OpOperand *> uses = holdingUses(token);
-  if (uses.size() != 1)
-    return emitOpError("expected the token to be released once, by a "
-                       "tiledattn.ring.release (every path that takes a "
-                       "slot gives it back), but it has ")
-           << uses.size() << " uses";
-  Operation *user = uses.front()->getOwner();
-  if (!isa<RingReleaseOp>(user))
-    return emitOpError("expected the token to go to a "
-                       "tiledattn.ring.release or out of a tiledattn.turn, "
-                       "but it goes to ")
-           << user->getName();
-  if (user->getBlock() != token.getParentBlock())
-    return emitOpError("expected the token to be released in the block "
-                       "it is taken in (a release under a branch or in "
-                       "a loop may not run once per get)");
-  return success();
+  return verifyReleasedOnce(*this, getToken());
 }
 
-/// The get `token` (an operand of `op` on `ring`) comes from, on the same
-/// ring; null after a diagnostic.
-static RingGetOp getOnRing(Operation *op, Value ring, Value token) {
-  RingGetOp get = getOfToken(token);
-  if (!get) {
-    op->emitOpError("expected `token` to come from a tiledattn.ring.get, "
-                    "directly or through tiledattn.turn results");
-    return {};
-  }
-  if (get.getRing() != ring) {
-    op->emitOpError("expected `token` to come from a tiledattn.ring.get on "
-                    "the same ring, but it comes from one on another");
-    return {};
-  }
-  return get;
+/// The ring `token` holds a slot of: its get's, or that of the
+/// tiledattn.for_each_tile ... ranks_from whose body takes it; null if
+/// neither.
+static Value ringOfToken(Value token) {
+  if (RingGetOp get = getOfToken(token))
+    return get.getRing();
+  auto arg = dyn_cast<BlockArgument>(token);
+  auto loop =
+      arg ? dyn_cast<ForEachTileOp>(arg.getOwner()->getParentOp()) : nullptr;
+  if (loop && loop.getRanksFrom() &&
+      arg.getArgNumber() == ForEachTileOp::kNumTileArguments + 1)
+    return loop.getRanksFrom();
+  return {};
+}
+
+/// Whether `token` (an operand of `op` on `ring`) holds a slot of `ring`;
+/// its get, if it comes from one, else null.
+static FailureOr<RingGetOp> getOnRing(Operation *op, Value ring, Value token) {
+  Value held = ringOfToken(token);
+  if (!held)
+    return op->emitOpError(
+        "expected `token` to come from a tiledattn.ring.get, directly or "
+        "through tiledattn.turn results, or from a tiledattn.for_each_tile "
+        "with ranks_from");
+  if (held != ring)
+    return op->emitOpError("expected `token` to come from a tiledattn.ring.get "
+                           "on the same ring, but it comes from one on "
+                           "another");
+  return getOfToken(token);
 }
 
 LogicalResult RingReleaseOp::verify() {
-  return success(getOnRing(*this, getRing(), getToken()) != nullptr);
+  return getOnRing(*this, getRing(), getToken());
 }
 
 LogicalResult RingTagOp::verify() {
-  RingGetOp get = getOnRing(*this, getRing(), getToken());
-  if (!get)
+  FailureOr<RingGetOp> get = getOnRing(*this, getRing(), getToken());
+  if (failed(get))
     return failure();
-  if (get.getPartial())
+  if (*get && get->getPartial())
     return emitOpError("expected a get that waited for the slot (the tag "
                        "is written before the slot is full), but the get is "
                        "partial");

@@ -79,22 +79,48 @@ LogicalResult TurnOp::verify() {
 
 LogicalResult ForEachTileOp::verify() {
   Block &body = getBody().front();
-  unsigned expected = kNumTileArguments + getInits().size();
+  unsigned leading = getNumLeadingArguments();
+  unsigned expected = leading + getInits().size();
+  if (getRanksFrom() && !getDynamic())
+    return emitOpError("expected `dynamic` with ranks_from (the ranks a "
+                       "dynamic loop's producer tags its puts with)");
   if (body.getNumArguments() != expected)
     return emitOpError("expected the body to take the tile's q block, head, "
-                       "batch and done (index) and then the ")
-           << getInits().size() << " iter_args, " << expected
-           << " arguments, but it takes " << body.getNumArguments();
+                       "batch and done (index)")
+           << (!getDynamic()    ? ""
+               : getRanksFrom() ? ", the slot and its token,"
+                                : ", the rank (i32),")
+           << " and then the " << getInits().size() << " iter_args, "
+           << expected << " arguments, but it takes " << body.getNumArguments();
   for (unsigned i = 0; i < kNumTileArguments; ++i)
     if (!body.getArgument(i).getType().isIndex())
       return emitOpError("expected body argument #")
              << i << " to be an index (q block, head, batch, done), but got "
              << body.getArgument(i).getType();
-  TypeRange carried =
-      TypeRange(body.getArguments().drop_front(kNumTileArguments));
-  if (carried != getInits().getTypes())
-    return emitOpError("expected the body's arguments after done to have "
-                       "the iter_args' types");
+  if (getDynamic() && !getRanksFrom() &&
+      !body.getArgument(kNumTileArguments).getType().isInteger(32))
+    return emitOpError("expected body argument #")
+           << kNumTileArguments << " to be the tile's rank (i32), but got "
+           << body.getArgument(kNumTileArguments).getType();
+  if (Value ring = getRanksFrom()) {
+    Type slot = cast<RingType>(ring.getType()).getSlotType();
+    BlockArgument held = body.getArgument(kNumTileArguments);
+    BlockArgument token = body.getArgument(kNumTileArguments + 1);
+    if (held.getType() != slot || !isa<TokenType>(token.getType()))
+      return emitOpError("expected body arguments #")
+             << kNumTileArguments << " and #" << kNumTileArguments + 1
+             << " to be ranks_from's slot (" << slot
+             << ") and its !tiledattn.token, but got " << held.getType()
+             << " and " << token.getType();
+    if (failed(verifyReleasedOnce(*this, token)))
+      return failure();
+  }
+  if (TypeRange(getCarriedArguments()) != getInits().getTypes())
+    return emitOpError("expected the body's arguments after ")
+           << (!getDynamic()    ? "done"
+               : getRanksFrom() ? "the token"
+                                : "the rank")
+           << " to have the iter_args' types";
   if (getResultTypes() != getInits().getTypes())
     return emitOpError("expected the results to have the iter_args' types, "
                        "but got ")

@@ -525,7 +525,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
       set.push_back(name);
   };
   note(getCtasPerSm() != 1, "ctas_per_sm");
-  note(getDynamicTiles(), "dynamic_tiles");
   note(getConditionalRescale(), "conditional_rescale");
   // The program normalizes O under the last P.V only for a TMA store of
   // the tile's own O.

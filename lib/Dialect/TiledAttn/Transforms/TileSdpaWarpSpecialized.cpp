@@ -41,6 +41,10 @@
 // block its own rows reach (a bound said warp-uniform, tiledattn.uniform),
 // it takes an empty turn for each later block of the tile, and the producer
 // releases those blocks' slots for it (tiledattn.ring.skip).
+// With dynamic_tiles the tile loops are `dynamic`: the producer's thread
+// takes each next tile from the launch's counter and tags Q's put with its
+// rank, ending with an end mark (a tagged put with no copy); the consumers'
+// loops take Q's slot and read the rank from its tag (`ranks_from`).
 // The schedule's other refinements are not written yet: the pass refuses a
 // schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
 //
@@ -138,6 +142,12 @@ private:
   /// ran before it, and the ring position of its first K/V block.
   BlockCoordinates at;
   Value tilesDone, kvFirst;
+  /// dynamic_tiles: the producer's tile rank; the Q slot a consumer's loop
+  /// took.
+  Value tileRank;
+  struct {
+    Value slot, token;
+  } heldQ;
   /// K/V blocks [0, blocks) take part; [0, unmaskedBlocks) need no mask.
   Value blocks, unmaskedBlocks;
   /// The blocks [0, consumerBlocks) the consumer being written reads: all,
@@ -191,16 +201,15 @@ private:
   /// slot in the same put (on this one's part barriers).
   void put(Copy copy,
            std::optional<std::pair<int64_t, int64_t>> parts = std::nullopt,
-           std::optional<Copy> with = std::nullopt) {
+           std::optional<Copy> with = std::nullopt, Value tag = Value()) {
     IntegerAttr first, end;
     if (parts) {
       first = b.getI64IntegerAttr(parts->first);
       end = b.getI64IntegerAttr(parts->second);
     }
-    auto put = RingPutOp::create(b, loc, copy.ring, copy.position,
-                                 with ? with->ring : Value(),
-                                 with ? with->position : Value(),
-                                 /*tag=*/Value(), first, end);
+    auto put = RingPutOp::create(
+        b, loc, copy.ring, copy.position, with ? with->ring : Value(),
+        with ? with->position : Value(), tag, first, end);
     OpBuilder::InsertionGuard guard(b);
     Block &body = put.getBody().emplaceBlock();
     b.setInsertionPointToStart(&body);
@@ -223,31 +232,53 @@ private:
   /// The K/V ring position of the tile's block `j`.
   Value kv(Value j) { return arith::AddIOp::create(b, loc, kvFirst, j); }
 
+  /// The tile grid: query blocks, heads and batches.
+  std::array<Value, 3> tileGrid() {
+    return {arith::CeilDivUIOp::create(
+                b, loc, memref::DimOp::create(b, loc, op.getQ(), idx(2)),
+                idx(schedule.getBlockM())),
+            memref::DimOp::create(b, loc, op.getQ(), idx(1)),
+            memref::DimOp::create(b, loc, op.getQ(), idx(0))};
+  }
+
+  /// dynamic_tiles: the tile loops take their tiles one at a time, the
+  /// producer's from the launch's counter, the consumers' from the ranks
+  /// the producer tags Q's puts with.
+  bool dynamicTiles() { return schedule.getDynamicTiles(); }
+
   /// A tiledattn.for_each_tile whose body `tileBody` writes, with the
-  /// tile's `at`, `tilesDone`, `kvFirst`, `blocks` and `unmaskedBlocks` set;
-  /// it carries the K/V ring position from tile to tile, and `carried`
-  /// (starting from their values here), which `tileBody` receives and
-  /// returns for the next tile. Returns the last tile's `carried`. Each role
-  /// has one, so that producer and consumers walk the same tiles (one, or
-  /// with persistent every grid-th).
+  /// tile's `at`, `tilesDone`, `kvFirst`, `blocks` and `unmaskedBlocks` set
+  /// (and with dynamic_tiles the producer's `tileRank`, or a consumer's
+  /// `heldQ`, the Q slot the loop took); it carries the K/V ring position
+  /// from tile to tile, and `carried` (starting from their values here),
+  /// which `tileBody` receives and returns for the next tile. Returns the
+  /// last tile's `carried`. Each role has one, so that producer and
+  /// consumers walk the same tiles (one, or with persistent every
+  /// grid-th, or with dynamic_tiles the next one free).
   SmallVector<Value>
-  forEachTile(function_ref<SmallVector<Value>(ValueRange carried)> tileBody,
+  forEachTile(bool producer,
+              function_ref<SmallVector<Value>(ValueRange carried)> tileBody,
               ValueRange carried = {}) {
-    Value qBlocks = arith::CeilDivUIOp::create(
-        b, loc, memref::DimOp::create(b, loc, op.getQ(), idx(2)),
-        idx(schedule.getBlockM()));
-    Value heads = memref::DimOp::create(b, loc, op.getQ(), idx(1));
-    Value batches = memref::DimOp::create(b, loc, op.getQ(), idx(0));
+    auto [qBlocks, heads, batches] = tileGrid();
     Type index = b.getIndexType();
     SmallVector<Value> inits{idx(0)};
     inits.append(carried.begin(), carried.end());
+    bool takesQ = dynamicTiles() && !producer;
     auto loop = ForEachTileOp::create(
-        b, loc, ValueRange(inits).getTypes(), qBlocks, heads, batches, inits,
+        b, loc, ValueRange(inits).getTypes(), qBlocks, heads, batches,
+        takesQ ? qRing.getResult() : Value(), inits,
         /*longest_first=*/op.getCausal(),
-        /*across_heads=*/schedule.getTileOrder() == TileOrder::across_heads);
+        /*across_heads=*/schedule.getTileOrder() == TileOrder::across_heads,
+        /*dynamic=*/dynamicTiles());
     Block &body = loop.getBody().emplaceBlock();
     for (unsigned i = 0; i < ForEachTileOp::kNumTileArguments; ++i)
       body.addArgument(index, loc);
+    if (takesQ) {
+      heldQ.slot = body.addArgument(qRing.getType().getSlotType(), loc);
+      heldQ.token = body.addArgument(TokenType::get(b.getContext()), loc);
+    } else if (dynamicTiles()) {
+      tileRank = body.addArgument(b.getI32Type(), loc);
+    }
     for (Value init : inits)
       body.addArgument(init.getType(), loc);
     OpBuilder::InsertionGuard guard(b);
@@ -255,13 +286,13 @@ private:
     at = emitTileCoordinates(b, op, body.getArgument(0), body.getArgument(1),
                              body.getArgument(2));
     tilesDone = body.getArgument(3);
-    kvFirst = body.getArgument(4);
+    ValueRange state = loop.getCarriedArguments();
+    kvFirst = state.front();
     KeyRange keys = emitKeyRange(b, op, at);
     blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
     unmaskedBlocks =
         arith::DivUIOp::create(b, loc, keys.unmaskedEnd, idx(blockN()));
-    SmallVector<Value> rest = tileBody(
-        body.getArguments().drop_front(ForEachTileOp::kNumTileArguments + 1));
+    SmallVector<Value> rest = tileBody(state.drop_front());
     SmallVector<Value> next{arith::AddIOp::create(b, loc, kvFirst, blocks)};
     llvm::append_range(next, rest);
     YieldOp::create(b, loc, next);
@@ -271,55 +302,83 @@ private:
   /// One thread issues every copy: Q, then K and V block by block, each
   /// into the next slot of its ring once the consumers have freed it. With
   /// q_by_atom Q's first atom goes first, the rest after the first K block,
-  /// so that the first Q K^T can start on 16 + 8 KiB (at D = 256).
+  /// so that the first Q K^T can start on 16 + 8 KiB (at D = 256). With
+  /// dynamic_tiles the thread's loop takes the tiles (their ranks go with
+  /// Q) and ends with the end mark.
   void writeProducer() {
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value first =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
-    forEachTile([&](ValueRange) -> SmallVector<Value> {
-      auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-      bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
-      Copy q{qRing, tilesDone, op.getQ(), at.head, at.row};
-      auto kAt = [&](Value j) -> Copy {
-        Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
-        return {kRing, kv(j), op.getK(), at.headKV, row};
-      };
-      if (k0ByAtom) // Q's atoms, each with the first K block's
-        put(q, std::pair<int64_t, int64_t>(0, qParts()), kAt(idx(0)));
-      else if (qByAtom) // Q's first atom; the rest after the first K block
-        put(q, std::pair<int64_t, int64_t>(0, 1));
-      else
-        put(q);
-      // skip_masked_blocks: the blocks each consumer but the last (which
-      // reads them all) reaches, once per tile.
-      SmallVector<Value> reached;
-      if (skipsMaskedBlocks())
-        for (int64_t c = 0; c + 1 < schedule.getConsumerWarpgroups(); ++c)
-          reached.push_back(blocksReachedBy(arith::AddIOp::create(
-              b, loc, at.row, idx((c + 1) * kWarpgroupRows))));
-      auto loop = scf::ForOp::create(b, loc, idx(0), blocks, idx(1));
-      b.setInsertionPointToStart(loop.getBody());
-      Value j = loop.getInductionVar();
-      Copy k = kAt(j); // K and V of a block share their slots
-      using Pred = arith::CmpIPredicate;
-      if (k0ByAtom) // block 0's K came with Q
-        ifThen(cmp(Pred::ne, j, idx(0)), [&] { put(k); });
-      else
-        put(k);
-      if (qByAtom && !k0ByAtom)
-        ifThen(cmp(Pred::eq, j, idx(0)),
-               [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
-      put({vRing, k.position, op.getV(), at.headKV, k.row});
-      // The releases of the consumers whose rows end before this block.
-      for (Value bound : reached)
-        ifThen(cmp(Pred::uge, j, bound), [&] {
-          for (RingOp ring : {kRing, vRing})
-            RingSkipOp::create(b, loc, ring, k.position, kWarpsPerWarpgroup);
-        });
-      return {};
+    if (!dynamicTiles()) {
+      forEachTile(/*producer=*/true, [&](ValueRange) -> SmallVector<Value> {
+        ifThen(first, [&] { writeTileCopies(); });
+        return {};
+      });
+      return;
+    }
+    ifThen(first, [&] {
+      Value puts = forEachTile(
+          /*producer=*/true,
+          [&](ValueRange count) -> SmallVector<Value> {
+            writeTileCopies();
+            return {arith::AddIOp::create(b, loc, count[0], idx(1))};
+          },
+          idx(0))[0];
+      // The end mark: a rank past the last tile, with no copy.
+      auto [qBlocks, heads, batches] = tileGrid();
+      Value tiles = arith::MulIOp::create(
+          b, loc, qBlocks, arith::MulIOp::create(b, loc, heads, batches));
+      auto end = RingPutOp::create(
+          b, loc, qRing, puts, Value(), Value(),
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), tiles),
+          IntegerAttr(), IntegerAttr());
+      end.getBody().emplaceBlock().addArgument(qRing.getType().getSlotType(),
+                                               loc);
     });
+  }
+
+  /// The producer's copies of the tile: Q (tagged with its rank under
+  /// dynamic_tiles), then each K/V block.
+  void writeTileCopies() {
+    bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
+    Copy q{qRing, tilesDone, op.getQ(), at.head, at.row};
+    auto kAt = [&](Value j) -> Copy {
+      Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
+      return {kRing, kv(j), op.getK(), at.headKV, row};
+    };
+    if (k0ByAtom) // Q's atoms, each with the first K block's
+      put(q, std::pair<int64_t, int64_t>(0, qParts()), kAt(idx(0)));
+    else if (qByAtom) // Q's first atom; the rest after the first K block
+      put(q, std::pair<int64_t, int64_t>(0, 1));
+    else
+      put(q, std::nullopt, std::nullopt, tileRank);
+    // skip_masked_blocks: the blocks each consumer but the last (which
+    // reads them all) reaches, once per tile.
+    SmallVector<Value> reached;
+    if (skipsMaskedBlocks())
+      for (int64_t c = 0; c + 1 < schedule.getConsumerWarpgroups(); ++c)
+        reached.push_back(blocksReachedBy(arith::AddIOp::create(
+            b, loc, at.row, idx((c + 1) * kWarpgroupRows))));
+    auto loop = scf::ForOp::create(b, loc, idx(0), blocks, idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Copy k = kAt(j); // K and V of a block share their slots
+    using Pred = arith::CmpIPredicate;
+    if (k0ByAtom) // block 0's K came with Q
+      ifThen(cmp(Pred::ne, j, idx(0)), [&] { put(k); });
+    else
+      put(k);
+    if (qByAtom && !k0ByAtom)
+      ifThen(cmp(Pred::eq, j, idx(0)),
+             [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
+    put({vRing, k.position, op.getV(), at.headKV, k.row});
+    // The releases of the consumers whose rows end before this block.
+    for (Value bound : reached)
+      ifThen(cmp(Pred::uge, j, bound), [&] {
+        for (RingOp ring : {kRing, vRing})
+          RingSkipOp::create(b, loc, ring, k.position, kWarpsPerWarpgroup);
+      });
   }
 
   /// Runs `issue` (ring gets and the mmas on their slots) on its own or,
@@ -509,6 +568,7 @@ private:
                        arith::ConstantIntOp::create(b, loc, 0, 1)}
                      .values();
     SmallVector<Value> last = forEachTile(
+        /*producer=*/false,
         [&](ValueRange carried) -> SmallVector<Value> {
           if (schedule.getDeferStore())
             held = HeldO::from(carried);
@@ -519,10 +579,14 @@ private:
                 UniformOp::create(b, loc, b.getIndexType(),
                                   blocksReachedBy(arith::AddIOp::create(
                                       b, loc, c.row, idx(kWarpgroupRows))));
-          // q_by_atom: the first S waits for Q's atoms one by one.
-          auto q = get(qRing, tilesDone, /*partial=*/schedule.getQByAtom());
-          c.qSlot = q.getSlot();
-          c.qToken = q.getToken();
+          if (dynamicTiles()) { // the loop took Q's slot, for its rank
+            c.qSlot = heldQ.slot;
+            c.qToken = heldQ.token;
+          } else { // q_by_atom: the first S waits for Q's atoms one by one
+            auto q = get(qRing, tilesDone, /*partial=*/schedule.getQByAtom());
+            c.qSlot = q.getSlot();
+            c.qToken = q.getToken();
+          }
           c.qA = c.qSlot;
           c.qARow = c.slotRow;
           if (schedule.getQInRegisters()) {

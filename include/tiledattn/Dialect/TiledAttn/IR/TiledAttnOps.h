@@ -79,6 +79,11 @@ RingGetOp getOfToken(Value token);
 /// `value` followed out of tiledattn.turn bodies while its one use is the
 /// turn's yield: the turn result it leaves as, or `value` itself.
 Value followOutOfTurns(Value value);
+/// Verifies that `token`, taken by `taker` (a tiledattn.ring.get or a
+/// tiledattn.for_each_tile with ranks_from), is released once on every
+/// path: by one tiledattn.ring.release in its block (or out of turns), or
+/// in both branches of an scf.if there.
+LogicalResult verifyReleasedOnce(Operation *taker, Value token);
 } // namespace mlir::tiledattn
 
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNOPS_H

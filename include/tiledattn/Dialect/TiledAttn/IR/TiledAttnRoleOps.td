@@ -115,19 +115,20 @@ def TiledAttn_TurnOp : TiledAttn_Op<"turn", [
 }
 
 def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
-    RecursiveMemoryEffects]> {
-  let summary = "The query tiles a thread block runs: its own, or every "
-                "grid-th one (persistent)";
+    RecursiveMemoryEffects, AttrSizedOperandSegments]> {
+  let summary = "The query tiles a thread block runs: its own, every "
+                "grid-th one (persistent), or the next one free (dynamic)";
   let description = [{
     The `tiledattn.for_each_tile` operation runs its body once for each
     query tile the thread block owns, out of `q_blocks x heads x batches`
     tiles (a tile: `block_m` query rows of one head of one batch). The
     body's arguments are the tile's query block, head and batch, the number
     of tiles this block ran before it (`done`, 0 for the first: the position
-    of per-tile ring slots such as Q's), then the `iter_args`: values carried
-    from one tile to the next (the ring position of the next K/V block, say),
-    which the body's `tiledattn.yield` hands on and the last tile's become
-    the results.
+    of per-tile ring slots such as Q's), then (`dynamic` only, below) the
+    tile's rank or its slot, then the `iter_args`: values carried from one
+    tile to the next (the ring position of the next K/V block, say), which
+    the body's `tiledattn.yield` hands on and the last tile's become the
+    results.
 
     Which tiles a block owns follows the kernel's schedule, so that the
     launch the bundle's manifest describes always agrees with the program:
@@ -140,8 +141,24 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     fastest and query blocks slowest, so that the blocks running at once
     share a query block's rows across heads; with `longest_first` as well,
     every other full round of the grid runs backwards, so that no block
-    always gets the longest tile of a round. A warp-specialized program puts one in each role, so that the
-    producer and the consumers walk the same tiles.
+    always gets the longest tile of a round. A warp-specialized program puts
+    one in each role, so that the producer and the consumers walk the same
+    tiles.
+
+    With `dynamic` (the schedule's `dynamic_tiles`) a block takes its tiles
+    one at a time, in the order above, from a counter the launch shares
+    (the manifest's `tile_counter`): it starts at rank `blockIdx.x` and, at
+    the start of each tile, asks for the next (the atomic's latency hides
+    under the tile); a block that finishes early takes more. This form,
+    the producer's, gives the body the tile's rank (i32) after `done`, and
+    runs in one thread (every thread that runs it takes ranks). The
+    consumers learn the producer's ranks from the tags of its puts: with
+    `ranks_from %ring` the loop takes the slot of position `done` of
+    `%ring` (a `tiledattn.ring.get`, waited for), reads the rank in its tag
+    and runs the body with the slot and its token after `done`, which the
+    body releases; a rank past the last tile ends the loop (the producer's
+    end mark: a tagged put that copies nothing), and the loop releases
+    that slot.
 
     Example:
 
@@ -153,23 +170,60 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
       // this tile's K/V blocks at ring positions %kv_first + j
       tiledattn.yield %kv_next : index
     }
+    // the producer of a dynamic loop, and a consumer
+    %r:2 = tiledattn.for_each_tile %q_blocks, %heads, %batches dynamic
+        iter_args(%c0, %c0 : index, index) -> (index, index) {
+    ^bb0(%q_block: index, %head: index, %batch: index, %done: index,
+         %rank: i32, %kv_first: index, %n: index):
+      tiledattn.ring.put %q_ring[%done] tag(%rank) : !tiledattn.ring<2, 128x128xbf16> {
+        ...
+      }
+      tiledattn.yield %kv_next, %n_next : index, index
+    }
+    tiledattn.ring.put %q_ring[%r#1] tag(%tiles) : !tiledattn.ring<2, 128x128xbf16> {
+    ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+    }
+    %kv = tiledattn.for_each_tile %q_blocks, %heads, %batches dynamic
+        ranks_from %q_ring : !tiledattn.ring<2, 128x128xbf16>
+        iter_args(%c0 : index) -> index {
+    ^bb0(%q_block: index, %head: index, %batch: index, %done: index,
+         %q_slot: !tiledattn.smem<128x128xbf16>, %q_token: !tiledattn.token,
+         %kv_first: index):
+      ...
+      tiledattn.ring.release %q_ring, %q_token : !tiledattn.ring<2, 128x128xbf16>
+      tiledattn.yield %kv_next : index
+    }
     ```
   }];
   let arguments = (ins Index:$q_blocks, Index:$heads, Index:$batches,
+                       Optional<TiledAttn_RingType>:$ranks_from,
                        Variadic<AnyType>:$inits, UnitAttr:$longest_first,
-                       UnitAttr:$across_heads);
+                       UnitAttr:$across_heads, UnitAttr:$dynamic);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $q_blocks `,` $heads `,` $batches (`longest_first` $longest_first^)?
-    (`across_heads` $across_heads^)?
+    (`across_heads` $across_heads^)? (`dynamic` $dynamic^)?
+    (`ranks_from` $ranks_from^ `:` qualified(type($ranks_from)))?
     (`iter_args` `(` $inits^ `:` type($inits) `)`)? (`->` type($results)^)?
     $body attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The body's arguments before the iter_args: q block, head, batch, done.
+    /// The body's first arguments: q block, head, batch, done.
     static constexpr unsigned kNumTileArguments = 4;
+    /// The body's arguments before the iter_args: the tile's, then with
+    /// `dynamic` its rank, or with `ranks_from` its slot and token.
+    unsigned getNumLeadingArguments() {
+      if (!getDynamic())
+        return kNumTileArguments;
+      return kNumTileArguments + (getRanksFrom() ? 2 : 1);
+    }
+    /// The body's arguments after the leading ones.
+    ::mlir::Block::BlockArgListType getCarriedArguments() {
+      return getBody().front().getArguments().drop_front(
+          getNumLeadingArguments());
+    }
   }];
 }
 
