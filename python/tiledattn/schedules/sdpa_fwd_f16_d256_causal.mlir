@@ -1,7 +1,4 @@
 // Shipped default schedule: f16, head dim 256, causal (top-left). Warp-specialized TMA + wgmma.
-// Lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter) until its tile
-// program (skip_masked_blocks as tiledattn.ring.skip and tiledattn.uniform)
-// has run on a GPU (docs/perf-notes.md, twenty-first session).
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d256_causal.mlir -o sdpa_fwd_f16_d256_causal
 // docs/Schedules.md describes every field.
@@ -9,8 +6,7 @@
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
 func.func @sdpa_fwd_f16_d256_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
-                 %scale: f32)
-    attributes {tiledattn.hopper_emitter} {
+                 %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 128, block_n = 80, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
