@@ -234,6 +234,14 @@ inline Value warpUniformIndex(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), same);
 }
 
+/// `cond` (i1), the same in every lane of the warp, through vote.sync: ptxas
+/// then knows it and branches on it without a reconvergence barrier.
+inline Value warpUniformCondition(OpBuilder &b, Location loc, Value cond) {
+  return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(),
+                                  arith::ConstantIntOp::create(b, loc, -1, 32),
+                                  cond, NVVM::VoteSyncKind::any);
+}
+
 /// Ping-pong: consumer warpgroup c (index) may issue once named barrier
 /// kTurnBarrier + c completes: it syncs there (128 threads) and consumer
 /// c - 1 arrives (128 more) when its own turn ends. Barrier 0 is

@@ -562,10 +562,7 @@ private:
   Value isNarrow(Value it, Value consumer) {
     Value narrow = cmp(arith::CmpIPredicate::uge, mul(it, blockN),
                        add(qRow0, mul(consumer, 64)));
-    // The same in every lane; through vote.sync ptxas knows it and branches
-    // without a reconvergence barrier.
-    return NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), narrow,
-                                    NVVM::VoteSyncKind::any);
+    return warpUniformCondition(b, loc, narrow); // the same in every lane
   }
   Value scaledMaximum(Value newMax) { return math.scaledMaximum(newMax); }
   Value factorFrom(Value oldMax, Value scaledMax) {

@@ -85,7 +85,8 @@ public:
         .Case([&](StoreOp store) { return lowerStore(store); })
         .Case([&](TmaStoreOp store) { return lowerTmaStore(store); })
         .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); })
-        .Case([&](ReadRowsOp read) { return lowerReadRows(read); });
+        .Case([&](ReadRowsOp read) { return lowerReadRows(read); })
+        .Case([&](ResizeOp resize) { return lowerResize(resize); });
   }
 
 private:
@@ -485,13 +486,28 @@ private:
     op.getResult().replaceAllUsesWith(tileOf(type, *acc));
     return success();
   }
+
+  /// A tile's first columns are its first registers (f32: two per 8
+  /// columns; f16 and bf16 A words: four per 16), in either layout.
+  LogicalResult lowerResize(ResizeOp op) {
+    FailureOr<Regs> regs = registersOf(op, op.getTile(), "tile");
+    if (failed(regs))
+      return failure();
+    auto type = cast<TileType>(op.getResult().getType());
+    auto words = cast<LLVM::LLVMStructType>(*warpgroupRegisters(type));
+    Type word = words.getBody().front();
+    regs->resize(words.getBody().size(),
+                 arith::ConstantOp::create(b, loc, b.getZeroAttr(word)));
+    op.getResult().replaceAllUsesWith(tileOf(type, *regs));
+    return success();
+  }
 };
 } // namespace
 
 bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, RescaleOp, ConstantOp,
-             StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp>(op);
+             StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp, ResizeOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

@@ -134,11 +134,15 @@ public:
       for (TurnOp turn : turns)
         lowerTurn(turn, consumers);
     }
-    // What the program says is warp-uniform, through redux.sync.
+    // What the program says is warp-uniform, through redux.sync (an index)
+    // or vote.sync (a condition).
     getOperation().walk([](UniformOp uniform) {
       OpBuilder b(uniform);
-      uniform.replaceAllUsesWith(
-          warpUniformIndex(b, uniform.getLoc(), uniform.getValue()));
+      Location loc = uniform.getLoc();
+      Value value = uniform.getValue();
+      uniform.replaceAllUsesWith(value.getType().isIndex()
+                                     ? warpUniformIndex(b, loc, value)
+                                     : warpUniformCondition(b, loc, value));
       uniform.erase();
     });
   }

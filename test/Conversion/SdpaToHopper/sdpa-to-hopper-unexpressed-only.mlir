@@ -3,7 +3,7 @@
 // The default pipeline's split: with unexpressed-only, convert-sdpa-to-hopper
 // lowers a schedule the tile program writes only when its function keeps
 // this pass's kernel (tiledattn.hopper_emitter), and always one that sets a
-// refinement the tile program does not write yet (here narrow_diagonal); it
+// refinement the tile program does not write yet (here split_tail); it
 // leaves the rest to tiledattn-tile-sdpa.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -48,12 +48,13 @@ func.func @kept_by_attribute(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !
 // CHECK-NOT: tiledattn.sdpa
 // CHECK: gpu.func @unexpressed
 func.func @unexpressed(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
-  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true,
-                                   persistent = true, narrow_diagonal = true>)
+                                   persistent = true, tma_store = true,
+                                   q_buffers = 2, defer_store = true, split_tail = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -7,6 +7,7 @@
 
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !rows = !llvm.struct<(f32, f32)>
+!words16 = !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
 !acc128 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 module attributes {gpu.container_module} {
   gpu.module @m {
@@ -91,6 +92,29 @@ module attributes {gpu.container_module} {
       // CHECK: builtin.unrealized_conversion_cast %{{.*}} : {{.*}} to !tiledattn.tile<64x64xf32>
       %o1 = tiledattn.rescale %ot, %at : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
       "test.use"(%o1) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+    // tiledattn.resize: a tile's first columns are its first words (four i32
+    // per 16 columns of an mma's A), so widening appends zero words and
+    // narrowing keeps the first (the others' extracts go unused).
+    // CHECK-LABEL: gpu.func @resize
+    // CHECK-SAME: (%[[P:.*]]: !llvm.struct<{{.*}}>)
+    // CHECK-COUNT-16: llvm.extractvalue %[[P]]
+    // CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+    // CHECK-COUNT-16: llvm.insertvalue %{{.*}}, %{{.*}}[{{[0-9]+}}]
+    // CHECK: llvm.insertvalue %[[ZERO]], %{{.*}}[16]
+    // CHECK-COUNT-15: llvm.insertvalue %[[ZERO]]
+    // CHECK: %[[WIDE:.*]] = builtin.unrealized_conversion_cast %{{.*}} : {{.*}} to !tiledattn.tile<64x128xbf16>
+    // CHECK: "test.use"(%[[WIDE]])
+    // CHECK: %[[W7:.*]] = llvm.extractvalue %[[P]][7]
+    // CHECK: llvm.insertvalue %[[W7]], %{{.*}}[7]
+    // CHECK-NEXT: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32)> to !tiledattn.tile<64x32xbf16>
+    gpu.func @resize(%p: !words16) kernel {
+      %pt = builtin.unrealized_conversion_cast %p : !words16 to !tiledattn.tile<64x64xbf16>
+      %wide = tiledattn.resize %pt : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
+      "test.use"(%wide) : (!tiledattn.tile<64x128xbf16>) -> ()
+      %narrow = tiledattn.resize %pt : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x32xbf16>
+      "test.use"(%narrow) : (!tiledattn.tile<64x32xbf16>) -> ()
       gpu.return
     }
     // The online softmax with the op's row maxima (of scale * log2(e) * s):

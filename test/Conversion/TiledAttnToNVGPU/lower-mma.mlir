@@ -203,5 +203,45 @@ module attributes {gpu.container_module} {
       "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
       gpu.return
     }
+
+    // b_rows(64): S over the first 64 keys of a 128-row K slot (N = 64) and a
+    // P.V over the first 64 rows of a 128-row V slot (4 k-steps); the slots'
+    // layout stays that of 128 rows: K's second atom 128 * 128 bytes on
+    // (1024 in the descriptor's 16-byte units), V's atoms along N 16 KiB apart.
+    // CHECK-LABEL: gpu.func @first_rows_of_b
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+    // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+    // CHECK: arith.addi %{{.*}}, %c1024_i64 : i64
+    // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+    // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+    // CHECK-NOT: nvvm.wgmma.mma_async
+    // CHECK: nvvm.wgmma.commit.group.sync.aligned
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK-COUNT-4: llvm.inline_asm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16
+    // CHECK-NOT: wgmma.mma_async
+    // CHECK: nvvm.wgmma.commit.group.sync.aligned
+    gpu.func @first_rows_of_b(%q: !head128, %k: !head128, %v: !head128, %o: !head128, %c: index, %p: !words) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %qr = tiledattn.ring releases(8) : !qring128
+      %kr = tiledattn.ring releases(8) : !qring128
+      %vr = tiledattn.ring releases(8) : !qring128
+      %qs, %qt = tiledattn.ring.get %qr[%c0] : !qring128
+      %ks, %kt = tiledattn.ring.get %kr[%c0] : !qring128
+      %row = arith.muli %c, %c64 : index
+      %sf = tiledattn.mma_async %qs[%row], %ks b_rows(64) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+      %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !qring128
+      tiledattn.ring.release %qr, %qt : !qring128
+      "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
+      %pt = builtin.unrealized_conversion_cast %p : !words to !tiledattn.tile<64x64xbf16>
+      %vs, %vt = tiledattn.ring.get %vr[%c0] : !qring128
+      %of = tiledattn.mma_async %pt, %vs b_rows(64) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+      %out = tiledattn.wait %of : !tiledattn.future<64x128xf32>
+      tiledattn.ring.release %vr, %vt : !qring128
+      "test.use"(%out) : (!tiledattn.tile<64x128xf32>) -> ()
+      gpu.return
+    }
   }
 }

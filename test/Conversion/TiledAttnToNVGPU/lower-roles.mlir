@@ -141,3 +141,30 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// tiledattn.uniform of a condition: through vote.sync (any lane, all the same).
+// CHECK-LABEL: gpu.func @uniform_condition
+// CHECK: %[[ABOVE:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[SAME:.*]] = nvvm.vote.sync any %c-1_i32, %[[ABOVE]] -> i1
+// CHECK-NEXT: scf.if %[[SAME]] {
+// CHECK-NOT: tiledattn.uniform
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @uniform_condition(%n: index) kernel {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+        %c64 = arith.constant 64 : index
+        %rows = arith.muli %c, %c64 : index
+        %above = arith.cmpi uge, %n, %rows : index
+        %same = tiledattn.uniform %above : i1
+        scf.if %same {
+          "test.narrow"() : () -> ()
+        }
+      }
+      gpu.return
+    }
+  }
+}

@@ -1290,3 +1290,19 @@ func.func @sdpa_kv_multicast_causal(%q: !head, %lse: !lse, %scale: f32) {
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+func.func @resize_element_type(%p: !tiledattn.tile<64x64xbf16>) {
+  // expected-error @+1 {{'tiledattn.resize' op expected two 64-row tiles of one element type (a warpgroup's registers), but got '!tiledattn.tile<64x64xbf16>' and '!tiledattn.tile<64x128xf16>'}}
+  %wide = tiledattn.resize %p : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xf16>
+  return
+}
+
+// -----
+
+func.func @resize_columns(%p: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{'tiledattn.resize' op expected columns that are multiples of 16, but got 64 and 72}}
+  %wide = tiledattn.resize %p : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x72xf32>
+  return
+}

@@ -266,3 +266,29 @@ func.func @after_parts_of_mn_major_b(%i: index, %p: !tiledattn.tile<64x64xbf16>)
   tiledattn.ring.release %vr, %vt : !vring
   return
 }
+
+// -----
+
+func.func @b_rows_not_below(%q: !tiledattn.smem<128x128xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tiledattn.mma_async' op expected b_rows to be a multiple of 8 below B's 128 rows (without it the mma reads them all), but got 128}}
+  %sf = tiledattn.mma_async %q[%c0], %k b_rows(128) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @b_rows_not_a_multiple_of_8(%q: !tiledattn.smem<128x128xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tiledattn.mma_async' op expected b_rows to be a multiple of 8 below B's 128 rows (without it the mma reads them all), but got 60}}
+  %sf = tiledattn.mma_async %q[%c0], %k b_rows(60) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x60xf32>
+  return
+}
+
+// -----
+
+func.func @b_rows_and_k(%p: !tiledattn.tile<64x128xbf16>, %v: !tiledattn.smem<128x128xbf16>) {
+  // expected-error @+1 {{'tiledattn.mma_async' op expected B to be K x N with K = 128 (A's columns), but got '!tiledattn.smem<128x128xbf16>'}}
+  %of = tiledattn.mma_async %p, %v b_rows(64) : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  return
+}

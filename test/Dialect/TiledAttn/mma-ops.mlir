@@ -64,3 +64,18 @@ func.func @shapes(%q: !tiledattn.smem<64x256xf16>, %k: !tiledattn.smem<64x256xf1
   %o = tiledattn.wait %of : !tiledattn.future<64x256xf32>
   return
 }
+
+// b_rows: the first 64 rows of 128-row slots, S over 64 keys and a P.V over
+// those keys only (narrow_diagonal).
+// CHECK-LABEL: func.func @first_rows_of_b
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} b_rows(64) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+// CHECK: tiledattn.mma_async %{{.*}}, %{{.*}} b_rows(64) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+func.func @first_rows_of_b(%q: !tiledattn.smem<128x128xbf16>, %k: !tiledattn.smem<128x128xbf16>,
+                           %p: !tiledattn.tile<64x64xbf16>, %v: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %sf = tiledattn.mma_async %q[%c0], %k b_rows(64) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  %of = tiledattn.mma_async %p, %v b_rows(64) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+  %o = tiledattn.wait %of : !tiledattn.future<64x128xf32>
+  return
+}

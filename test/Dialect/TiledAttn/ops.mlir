@@ -136,3 +136,12 @@ func.func @bf16_program(%q: !bhead, %b: index, %h: index, %r: index, %scale: f32
 // CHECK-LABEL: func.func private @seqlen_k_range()
 // CHECK-SAME: tiledattn.max_seqlen_k = 8192 : i64, tiledattn.min_seqlen_k = 2048 : i64
 func.func private @seqlen_k_range() attributes {tiledattn.min_seqlen_k = 2048 : i64, tiledattn.max_seqlen_k = 8192 : i64}
+
+// CHECK-LABEL: func.func @resize
+// CHECK: %[[WIDE:.*]] = tiledattn.resize %{{.*}} : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
+// CHECK: tiledattn.resize %[[WIDE]] : !tiledattn.tile<64x128xbf16> to !tiledattn.tile<64x64xbf16>
+func.func @resize(%p: !tiledattn.tile<64x64xbf16>) -> !tiledattn.tile<64x64xbf16> {
+  %wide = tiledattn.resize %p : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
+  %narrow = tiledattn.resize %wide : !tiledattn.tile<64x128xbf16> to !tiledattn.tile<64x64xbf16>
+  return %narrow : !tiledattn.tile<64x64xbf16>
+}

@@ -121,3 +121,10 @@ func.func @uniform_value(%n: index) -> index {
   %u = tiledattn.uniform %n : index
   return %u : index
 }
+
+// CHECK-LABEL: func.func @uniform_condition
+// CHECK: %{{.*}} = tiledattn.uniform %{{.*}} : i1
+func.func @uniform_condition(%c: i1) -> i1 {
+  %u = tiledattn.uniform %c : i1
+  return %u : i1
+}

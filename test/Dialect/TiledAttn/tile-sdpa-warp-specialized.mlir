@@ -702,3 +702,41 @@ func.func @dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// narrow_diagonal: in the masked loop, a block whose keys from 64 on are right
+// of all the consumer's rows (a condition said warp-uniform) takes S over its
+// first 64 keys and widens P with zeros; the last block's P.V, if narrow, is
+// over those 64 keys only.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @narrow_diagonal
+// CHECK: } consumers(2) regs(240) {
+// CHECK: scf.for
+// CHECK: %[[NARROW:.*]] = tiledattn.uniform %{{.*}} : i1
+// CHECK-NEXT: %{{.*}}:4 = scf.if %[[NARROW]] -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64x128xbf16>) {
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} b_rows(64) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+// CHECK: tiledattn.mask %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} causal : !tiledattn.tile<64x64xf32>
+// CHECK: %[[WIDE:.*]] = tiledattn.resize %{{.*}} : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %[[WIDE]]
+// CHECK: } else {
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+// CHECK: %[[LASTNARROW:.*]] = tiledattn.uniform %{{.*}} : i1
+// CHECK-NEXT: scf.if %[[LASTNARROW]]
+// CHECK: %[[P64:.*]] = tiledattn.resize %{{.*}} : !tiledattn.tile<64x128xbf16> to !tiledattn.tile<64x64xbf16>
+// CHECK: tiledattn.mma_async %[[P64]], %{{.*}} b_rows(64) acc(%{{.*}}) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+// CHECK: } else {
+// CHECK: tiledattn.mma_async %{{.*}}, %{{.*}} acc(%{{.*}}) : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   narrow_diagonal = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}

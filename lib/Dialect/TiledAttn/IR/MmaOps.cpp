@@ -153,8 +153,17 @@ LogicalResult MmaAsyncOp::verify() {
     return emitOpError("expected K, A's columns, to be a multiple of 16 "
                        "(wgmma's k16), but got ")
            << k;
-  int64_t bK = getTransposeB() ? b.getCols() : b.getRows();
-  int64_t n = getTransposeB() ? b.getRows() : b.getCols();
+  // b_rows: only B's first rows take part.
+  int64_t bRows = b.getRows();
+  if (std::optional<int64_t> rows = getBRows()) {
+    if (*rows <= 0 || *rows % 8 || *rows >= b.getRows())
+      return emitOpError("expected b_rows to be a multiple of 8 below B's ")
+             << b.getRows() << " rows (without it the mma reads them all), "
+             << "but got " << *rows;
+    bRows = *rows;
+  }
+  int64_t bK = getTransposeB() ? b.getCols() : bRows;
+  int64_t n = getTransposeB() ? bRows : b.getCols();
   if (bK != k)
     return emitOpError("expected B to be ")
            << (getTransposeB() ? "N x K" : "K x N") << " with K = " << k

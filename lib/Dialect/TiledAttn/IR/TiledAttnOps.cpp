@@ -530,7 +530,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   // the tile's own O.
   note(getOverlapEpilogue() && (!getTmaStore() || getDeferStore()),
        "overlap_epilogue");
-  note(getNarrowDiagonal(), "narrow_diagonal");
   note(getPrefetchNextQ(), "prefetch_next_q");
   note(getSplitTail(), "split_tail");
   note(getExp2OnFma() != 0, "exp2_on_fma");
@@ -903,6 +902,22 @@ LogicalResult OnlineSoftmaxOp::verify() {
 //===----------------------------------------------------------------------===//
 // RescaleOp
 //===----------------------------------------------------------------------===//
+
+LogicalResult ResizeOp::verify() {
+  auto from = cast<TileType>(getTile().getType());
+  auto to = cast<TileType>(getResult().getType());
+  if (from.getRank() != 2 || to.getRank() != 2 ||
+      from.getNumRows() != kWarpgroupRows ||
+      to.getNumRows() != kWarpgroupRows ||
+      from.getElementType() != to.getElementType())
+    return emitOpError("expected two 64-row tiles of one element type (a "
+                       "warpgroup's registers), but got ")
+           << from << " and " << to;
+  if (from.getNumCols() % 16 || to.getNumCols() % 16)
+    return emitOpError("expected columns that are multiples of 16, but got ")
+           << from.getNumCols() << " and " << to.getNumCols();
+  return success();
+}
 
 LogicalResult RescaleOp::verify() {
   TileType acc = getAcc().getType();

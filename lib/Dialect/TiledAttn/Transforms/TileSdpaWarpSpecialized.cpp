@@ -41,6 +41,11 @@
 // block its own rows reach (a bound said warp-uniform, tiledattn.uniform),
 // it takes an empty turn for each later block of the tile, and the producer
 // releases those blocks' slots for it (tiledattn.ring.skip).
+// With narrow_diagonal (causal, overlap_softmax) a masked block whose keys
+// from 64 on are right of all the consumer's rows takes a narrow form in
+// a warp-uniform scf.if: S over its first 64 keys (`mma_async ...
+// b_rows(64)`), P widened with zeros to the block's (`tiledattn.resize`),
+// and for the last block a P.V over those 64 keys.
 // With dynamic_tiles the tile loops are `dynamic`: the producer's thread
 // takes each next tile from the launch's counter and tags Q's put with its
 // rank, ending with an end mark (a tagged put with no copy); the consumers'
@@ -408,12 +413,15 @@ private:
   /// With uniform_ring a shared-memory A's address is made uniform too
   /// (`uniform_a`), as the ring positions are. `afterParts`: partial
   /// gets' tokens whose parts the mma waits for.
+  /// `bRows`: only B's first rows take part (`b_rows`), if not 0.
   Value mmaAsync(Value a, Value aRow, Value bSlot, Value acc, bool transposeB,
-                 TileType result, ValueRange afterParts = {}) {
+                 TileType result, ValueRange afterParts = {},
+                 int64_t bRows = 0) {
     bool uniformA = aRow && schedule.getUniformRing();
-    return MmaAsyncOp::create(b, loc, FutureType::get(b.getContext(), result),
-                              a, aRow, bSlot, acc, afterParts, transposeB,
-                              uniformA)
+    return MmaAsyncOp::create(
+               b, loc, FutureType::get(b.getContext(), result), a, aRow, bSlot,
+               acc, afterParts, transposeB, uniformA,
+               bRows ? b.getI64IntegerAttr(bRows) : IntegerAttr())
         .getResult();
   }
 
@@ -427,13 +435,14 @@ private:
   /// `partialB` the slot is taken `partial` and waited for there too.
   Issued issue(Value a, Value aRow, RingOp ring, Value position, Value acc,
                bool transposeB, TileType result, ValueRange afterParts = {},
-               bool partialB = false) {
+               bool partialB = false, int64_t bRows = 0) {
     SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
       RingGetOp slot = get(ring, position, partialB);
       SmallVector<Value> after(afterParts);
       if (partialB)
         after.push_back(slot.getToken());
-      return {mmaAsync(a, aRow, slot.getSlot(), acc, transposeB, result, after),
+      return {mmaAsync(a, aRow, slot.getSlot(), acc, transposeB, result, after,
+                       bRows),
               slot.getToken()};
     });
     return {issued[0], issued[1]};
@@ -495,8 +504,8 @@ private:
     if (!op.getScoreMod().empty())
       scores = applyScoreMod(scores, c.row, col);
     if (mask)
-      scores = MaskOp::create(b, loc, c.scoreType, scores, c.row, col, at.seqK,
-                              op.getCausal());
+      scores = MaskOp::create(b, loc, scores.getType(), scores, c.row, col,
+                              at.seqK, op.getCausal());
     return scores;
   }
 
@@ -749,32 +758,117 @@ private:
     state = emitBlockLoops(
         1, state,
         [&](Value j, ValueRange state, bool mask) -> SmallVector<Value> {
-          Value kPosition = kv(j);
-          Value vPosition = kv(arith::SubIOp::create(b, loc, j, idx(1)));
-          // V_{j-1}'s slot is waited for after S_j's issue.
-          SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
-            RingGetOp k = get(kRing, kPosition);
-            Value s = mmaAsync(c.qA, c.qARow, k.getSlot(), Value(),
-                               /*transposeB=*/true, c.scoreType);
-            RingGetOp v = get(vRing, vPosition);
-            Value pv = mmaAsync(state[3], Value(), v.getSlot(), state[0],
-                                /*transposeB=*/false, c.accType);
-            return {s, pv, k.getToken(), v.getToken()};
+          if (!mask || !narrowDiagonal())
+            return overlappedBlock(c, j, state, mask, /*narrow=*/false);
+          return ifNarrow(c, j, ValueRange(state).getTypes(), [&](bool narrow) {
+            return overlappedBlock(c, j, state, mask, narrow);
           });
-          Value scores = WaitOp::create(b, loc, c.scoreType, issued[0]);
-          RingReleaseOp::create(b, loc, kRing, issued[2]);
-          scores = modAndMask(c, scores, j, mask);
-          auto sm = softmax(c, scores, state[1], state[2], !mask);
-          Value acc = WaitOp::create(b, loc, c.accType, issued[1]);
-          RingReleaseOp::create(b, loc, vRing, issued[3]);
-          acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());
-          return {acc, sm.getNewRowMax(), sm.getNewRowSum(), sm.getProbs()};
         });
-    Value last = kv(arith::SubIOp::create(b, loc, consumerBlocks, idx(1)));
+    Value last = arith::SubIOp::create(b, loc, consumerBlocks, idx(1));
+    if (!narrowDiagonal())
+      return lastPV(c, last, state, /*narrow=*/false);
+    // (Placeholders for the types: overlap_epilogue yields no statistics.)
+    SmallVector<Type> types{c.accType};
+    if (!schedule.getOverlapEpilogue())
+      types.append({state[1].getType(), state[2].getType()});
+    SmallVector<Value> out = ifNarrow(c, last, types, [&](bool narrow) {
+      SmallVector<Value> out = lastPV(c, last, state, narrow);
+      return SmallVector<Value>(llvm::make_filter_range(
+          out, [](Value v) { return static_cast<bool>(v); }));
+    });
+    out.resize(3);
+    return out;
+  }
+
+  /// narrow_diagonal (causal, with overlap_softmax): a block whose keys
+  /// from 64 on are right of every row of the consumer takes the narrow
+  /// form, S over its first 64 keys and P.V over those only.
+  bool narrowDiagonal() {
+    return op.getCausal() && schedule.getNarrowDiagonal() &&
+           schedule.getOverlapSoftmax() && blockN() > kWarpgroupRows;
+  }
+
+  /// `scf.if` on whether block `j` is narrow for consumer `c` (the same in
+  /// the warpgroup: said so), each branch what `branch(narrow)` writes,
+  /// yielded as `types`.
+  SmallVector<Value>
+  ifNarrow(const Consumer &c, Value j, TypeRange types,
+           function_ref<SmallVector<Value>(bool narrow)> branch) {
+    Value firstKey = arith::MulIOp::create(b, loc, j, idx(blockN()));
+    Value narrow = UniformOp::create(
+        b, loc, b.getI1Type(), cmp(arith::CmpIPredicate::uge, firstKey, c.row));
+    auto ifOp = scf::IfOp::create(b, loc, types, narrow,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    for (bool n : {true, false}) {
+      b.setInsertionPointToStart(n ? &ifOp.getThenRegion().front()
+                                   : &ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, branch(n));
+    }
+    return SmallVector<Value>(ifOp.getResults());
+  }
+
+  /// Block j of the overlapped loops: S_j = Q K_j^T issued with O +=
+  /// P_{j-1} V_{j-1}, S_j waited for and its softmax run while the P.V
+  /// runs. `state`: O, row max, row sum, P_{j-1}. `narrow`: S_j over the
+  /// block's first 64 keys, its P widened with zeros to the block's.
+  SmallVector<Value> overlappedBlock(const Consumer &c, Value j,
+                                     ValueRange state, bool mask, bool narrow) {
+    Value kPosition = kv(j);
+    Value vPosition = kv(arith::SubIOp::create(b, loc, j, idx(1)));
+    TileType scoreType =
+        narrow ? tile({kWarpgroupRows, kWarpgroupRows}, b.getF32Type())
+               : c.scoreType;
+    // V_{j-1}'s slot is waited for after S_j's issue.
+    SmallVector<Value> issued = issueInTurn([&]() -> SmallVector<Value> {
+      RingGetOp k = get(kRing, kPosition);
+      Value s = mmaAsync(c.qA, c.qARow, k.getSlot(), Value(),
+                         /*transposeB=*/true, scoreType, {},
+                         narrow ? kWarpgroupRows : 0);
+      RingGetOp v = get(vRing, vPosition);
+      Value pv = mmaAsync(state[3], Value(), v.getSlot(), state[0],
+                          /*transposeB=*/false, c.accType);
+      return {s, pv, k.getToken(), v.getToken()};
+    });
+    Value scores = WaitOp::create(b, loc, scoreType, issued[0]);
+    RingReleaseOp::create(b, loc, kRing, issued[2]);
+    scores = modAndMask(c, scores, j, mask);
+    auto waitPV = [&] {
+      Value acc = WaitOp::create(b, loc, c.accType, issued[1]);
+      RingReleaseOp::create(b, loc, vRing, issued[3]);
+      return acc;
+    };
+    // A narrow block's softmax runs after the P.V: its P, packed under the
+    // P.V that reads the registers of P_{j-1}, made ptxas serialize every
+    // wgmma of the kernel (C7513). (The emitter runs the softmax under the
+    // P.V and packs P after it; the op packs P with the softmax.)
+    Value acc = narrow ? waitPV() : Value();
+    auto sm = softmax(c, scores, state[1], state[2], !mask);
+    if (!narrow)
+      acc = waitPV();
+    acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());
+    Value probs = sm.getProbs();
+    if (narrow)
+      probs = ResizeOp::create(b, loc, state[3].getType(), probs);
+    return {acc, sm.getNewRowMax(), sm.getNewRowSum(), probs};
+  }
+
+  /// The last block's P.V (`last`, of the consumer's blocks) after the
+  /// overlapped loops; `narrow`: over its first 64 keys. Returns O and the
+  /// rows' max and sum, or (overlap_epilogue) O normalized, the rows' 1 / l
+  /// and lse computed under the P.V, and no statistics.
+  SmallVector<Value> lastPV(const Consumer &c, Value last, ValueRange state,
+                            bool narrow) {
+    Value probs = state[3];
+    if (narrow)
+      probs = ResizeOp::create(
+          b, loc, tile({kWarpgroupRows, kWarpgroupRows}, elementType), probs);
+    int64_t rows = narrow ? kWarpgroupRows : 0;
+    Value position = kv(last);
     if (schedule.getOverlapEpilogue()) {
       // The rows' 1 / l and lse under the last P.V; O normalized after it.
-      Issued pv = issue(state[3], Value(), vRing, last, state[0],
-                        /*transposeB=*/false, c.accType);
+      Issued pv = issue(probs, Value(), vRing, position, state[0],
+                        /*transposeB=*/false, c.accType, {}, false, rows);
       Value inv =
           FinishRowsOp::create(b, loc, state[1].getType(), state[1], state[2],
                                op.getLse(), at.batch, at.head, c.row);
@@ -782,8 +876,10 @@ private:
       RingReleaseOp::create(b, loc, vRing, pv.token);
       return {RescaleOp::create(b, loc, c.accType, acc, inv), Value(), Value()};
     }
-    Value acc = mma(state[3], Value(), vRing, last, state[0],
-                    /*transposeB=*/false, c.accType);
+    Issued pv = issue(probs, Value(), vRing, position, state[0],
+                      /*transposeB=*/false, c.accType, {}, false, rows);
+    Value acc = WaitOp::create(b, loc, c.accType, pv.future);
+    RingReleaseOp::create(b, loc, vRing, pv.token);
     return {acc, state[1], state[2]};
   }
 };

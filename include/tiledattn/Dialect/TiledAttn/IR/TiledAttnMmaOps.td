@@ -47,6 +47,12 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     columns, so the tensor cores start on a slot's first part while the
     rest still arrives.
 
+    With `b_rows(R)` the mma reads only B's first `R` rows, a multiple of
+    8 below B's rows: N = R with `transpose_b` (a narrower S, on the keys
+    of the block that a causal diagonal leaves), else K = R (a P.V over
+    those keys only), the slot's layout (its atoms of B's full rows)
+    unchanged.
+
     A shared-memory `A` starts on a row that is a multiple of 8 (the
     swizzle's period). `K` is a multiple of 16 and `N` at most 256 (one
     wgmma); `A` and `B` hold the same element type, f16 or bf16.
@@ -66,17 +72,24 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %s3 = tiledattn.mma_async %q[%row], %k transpose_b after_parts(%q_held)
         : !tiledattn.smem<128x256xbf16>, !tiledattn.smem<64x256xbf16>
           -> !tiledattn.future<64x64xf32>
+    %s4 = tiledattn.mma_async %q[%row], %k b_rows(64) transpose_b
+        : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x64xf32>
+    %o4 = tiledattn.mma_async %p64, %v b_rows(64) acc(%acc)
+        : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x128xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
                        Optional<Index>:$a_row, TiledAttn_SmemType:$b,
                        Optional<TiledAttn_AnyTile>:$acc,
                        Variadic<TiledAttn_TokenType>:$after_parts,
-                       UnitAttr:$transpose_b, UnitAttr:$uniform_a);
+                       UnitAttr:$transpose_b, UnitAttr:$uniform_a,
+                       OptionalAttr<I64Attr>:$b_rows);
   let results = (outs TiledAttn_FutureType:$result);
   let assemblyFormat = [{
     $a (`[` $a_row^ `]`)? (`uniform_a` $uniform_a^)? `,` $b
-    (`transpose_b` $transpose_b^)?
+    (`b_rows` `(` $b_rows^ `)`)? (`transpose_b` $transpose_b^)?
     (`acc` `(` $acc^ `)`)? (`after_parts` `(` $after_parts^ `)`)? attr-dict
     `:` qualified(type($a)) `,` qualified(type($b)) `->`
     qualified(type($result))

@@ -309,6 +309,35 @@ def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
   let hasVerifier = 1;
 }
 
+def TiledAttn_ResizeOp : TiledAttn_Op<"resize", [Pure]> {
+  let summary = "A warpgroup's register tile with fewer columns, or with "
+                "zero columns added";
+  let description = [{
+    The `tiledattn.resize` operation returns the first columns of a 64-row
+    register tile (an accumulator or an mma's A), or the tile with zero
+    columns after its own: `result[i, j] = tile[i, j]` where `tile` has a
+    column `j`, else 0. Rows and element type stay; the columns are a
+    multiple of 16. In registers a tile's first columns are its first
+    words, so it costs nothing but the zeros. A narrow block's P (the keys
+    of a causal diagonal's first half) is widened this way to the type a
+    loop carries, and narrowed again for a P.V over those keys only
+    (`mma_async ... b_rows`).
+
+    Example:
+
+    ```mlir
+    %wide = tiledattn.resize %p : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
+    %p64 = tiledattn.resize %wide : !tiledattn.tile<64x128xbf16> to !tiledattn.tile<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$tile);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $tile attr-dict `:` qualified(type($tile)) `to` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_StoreOp : TiledAttn_Op<"store", [MemoryEffects<[MemWrite]>,
     AllTypesMatch<["row_max", "row_sum"]>]> {
   let summary = "Normalize and store an output tile, and optionally its log-sum-exp";

@@ -229,26 +229,29 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
 
 def TiledAttn_UniformOp : TiledAttn_Op<"uniform", [
     NoMemoryEffect, AllTypesMatch<["value", "result"]>]> {
-  let summary = "An index the same in every lane of a warp, said so";
+  let summary = "An index or condition the same in every lane of a warp, "
+                "said so";
   let description = [{
     The `tiledattn.uniform` operation returns `value`, which the program
     says is the same in every lane of the warp (computed, say, from a
-    consumer warpgroup's index and the tile). The lowering passes it
-    through a warp reduction (redux.sync), so that ptxas knows it and keeps
-    what follows from it (a loop bound, and the ring slots and descriptors
-    of that loop) on the uniform datapath; unsaid, a per-consumer loop bound
-    at D = 256 moved that arithmetic into registers the softmax needed
-    (docs/perf-notes.md, skip_masked_blocks). Every lane of the warp must
-    reach it.
+    consumer warpgroup's index and the tile). The lowering passes an index
+    through a warp reduction (redux.sync) and a condition through a vote
+    (vote.sync), so that ptxas knows it and keeps what follows from it (a
+    loop bound, and the ring slots and descriptors of that loop) on the
+    uniform datapath, and branches on a condition without a reconvergence
+    barrier; unsaid, a per-consumer loop bound at D = 256 moved that
+    arithmetic into registers the softmax needed (docs/perf-notes.md,
+    skip_masked_blocks). Every lane of the warp must reach it.
 
     Example:
 
     ```mlir
     %mine = tiledattn.uniform %blocks : index
+    %narrow = tiledattn.uniform %diagonal : i1
     ```
   }];
-  let arguments = (ins Index:$value);
-  let results = (outs Index:$result);
+  let arguments = (ins AnyTypeOf<[Index, I1]>:$value);
+  let results = (outs AnyTypeOf<[Index, I1]>:$result);
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
