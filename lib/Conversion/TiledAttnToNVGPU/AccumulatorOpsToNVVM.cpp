@@ -86,7 +86,8 @@ public:
         .Case([&](TmaStoreOp store) { return lowerTmaStore(store); })
         .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); })
         .Case([&](ReadRowsOp read) { return lowerReadRows(read); })
-        .Case([&](ResizeOp resize) { return lowerResize(resize); });
+        .Case([&](ResizeOp resize) { return lowerResize(resize); })
+        .Case([&](TruncateOp truncate) { return lowerTruncate(truncate); });
   }
 
 private:
@@ -182,8 +183,11 @@ private:
     math.softmax(*scores, st, /*mask=*/nullptr, rescale, Value(),
                  /*mayBeMasked=*/!op.getFinite());
     auto probsType = cast<TileType>(op.getProbs().getType());
-    Regs words = math.pack(*scores, probsType.getElementType());
-    op.getProbs().replaceAllUsesWith(tileOf(probsType, words));
+    op.getProbs().replaceAllUsesWith(
+        probsType.getElementType().isF32()
+            ? tileOf(probsType, *scores) // packed later (truncate)
+            : tileOf(probsType,
+                     math.pack(*scores, probsType.getElementType())));
     Type rowType = op.getNewRowMax().getType();
     op.getNewRowMax().replaceAllUsesWith(tileOf(rowType, st.max));
     op.getNewRowSum().replaceAllUsesWith(tileOf(rowType, st.sum));
@@ -487,6 +491,16 @@ private:
     return success();
   }
 
+  LogicalResult lowerTruncate(TruncateOp op) {
+    FailureOr<Regs> regs = registersOf(op, op.getTile(), "tile");
+    if (failed(regs))
+      return failure();
+    auto type = cast<TileType>(op.getResult().getType());
+    op.getResult().replaceAllUsesWith(
+        tileOf(type, math.pack(*regs, type.getElementType())));
+    return success();
+  }
+
   /// A tile's first columns are its first registers (f32: two per 8
   /// columns; f16 and bf16 A words: four per 16), in either layout.
   LogicalResult lowerResize(ResizeOp op) {
@@ -507,7 +521,8 @@ private:
 bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, RescaleOp, ConstantOp,
-             StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp, ResizeOp>(op);
+             StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp, ResizeOp,
+             TruncateOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

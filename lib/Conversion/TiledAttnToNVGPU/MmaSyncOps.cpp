@@ -263,6 +263,10 @@ LogicalResult MmaSyncEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
   if (failed(checkBlockRows(op, t)) ||
       failed(checkMultiple(op, t.getNumCols(), 16, "columns")))
     return failure();
+  if (op.getProbs().getType().getElementType().isF32())
+    return op.emitOpError("has f32 probs (packed later by tiledattn.truncate), "
+                          "which only a warp-specialized (producer = tma) "
+                          "program lowers; expected f16 or bf16 probs here");
   int64_t nSlices = t.getNumCols() / 8;
   const Regs &s = frags[op.getScores()];
   const Regs &m = frags[op.getRowMax()];

@@ -154,6 +154,27 @@ module attributes {gpu.container_module} {
       "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
+    // f32 probs: the exponents as they are, in the accumulator's layout; a
+    // tiledattn.truncate packs them into an mma's A words, here after a
+    // barrier that stands for the wait the program puts between.
+    // CHECK-LABEL: gpu.func @online_softmax_f32_probs
+    // CHECK-NOT: arith.truncf
+    // CHECK: nvvm.barrier0
+    // CHECK: arith.truncf %{{.*}} : f32 to bf16
+    // CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+    // CHECK: %[[P:.*]] = llvm.insertvalue %{{.*}}[15] : !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
+    // CHECK: builtin.unrealized_conversion_cast %[[P]] : {{.*}} to !tiledattn.tile<64x64xbf16>
+    gpu.func @online_softmax_f32_probs(%s: !acc, %m: !rows, %l: !rows, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %p, %m1, %l1, %alpha = tiledattn.online_softmax %st, %mt, %lt, %scale
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf32>
+      nvvm.barrier0
+      %p16 = tiledattn.truncate %p : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x64xbf16>
+      "test.use"(%p16, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
     // finite: the new maximum goes straight to the exponents, no -inf guard.
     // CHECK-LABEL: gpu.func @online_softmax_finite
     // CHECK-SAME: (%{{[^:]*}}: !llvm.struct<{{[^>]*}}>, %[[M:[^:]*]]: !llvm.struct<(f32, f32)>,

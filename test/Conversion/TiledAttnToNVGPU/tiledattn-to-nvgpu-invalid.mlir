@@ -300,6 +300,16 @@ func.func @accumulator_columns_not_multiple_of_8(%q: memref<?x?x?x16xf16>) attri
 
 // -----
 
+func.func @softmax_f32_probs_on_mma_sync(%q: memref<?x?x?x16xf16>, %scale: f32) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %s = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %m = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>
+  // expected-error @+1 {{'tiledattn.online_softmax' op has f32 probs (packed later by tiledattn.truncate), which only a warp-specialized (producer = tma) program lowers; expected f16 or bf16 probs here}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32> -> !tiledattn.tile<16x16xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_columns_not_multiple_of_16(%q: memref<?x?x?x16xf16>, %scale: f32) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
   %s = tiledattn.constant 0.0 : !tiledattn.tile<16x8xf32>
   %m = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>

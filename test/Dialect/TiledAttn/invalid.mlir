@@ -643,16 +643,8 @@ func.func @online_softmax_row_sum_type_mismatch(%s: !tiledattn.tile<64x64xf32>, 
 
 // -----
 
-func.func @online_softmax_f32_probs(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
-  // expected-error @+1 {{expected probs to be !tiledattn.tile<64x64xf16> or bf16, but got '!tiledattn.tile<64x64xf32>'}}
-  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf32>
-  return
-}
-
-// -----
-
 func.func @online_softmax_probs_shape_mismatch(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
-  // expected-error @+1 {{expected probs to be !tiledattn.tile<64x64xf16> or bf16, but got '!tiledattn.tile<64x32xbf16>'}}
+  // expected-error @+1 {{expected probs to be !tiledattn.tile<64x64xf16>, bf16 or f32, but got '!tiledattn.tile<64x32xbf16>'}}
   %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xbf16>
   return
 }
@@ -1304,5 +1296,21 @@ func.func @resize_element_type(%p: !tiledattn.tile<64x64xbf16>) {
 func.func @resize_columns(%p: !tiledattn.tile<64x64xf32>) {
   // expected-error @+1 {{'tiledattn.resize' op expected columns that are multiples of 16, but got 64 and 72}}
   %wide = tiledattn.resize %p : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x72xf32>
+  return
+}
+
+// -----
+
+func.func @truncate_from_half(%p: !tiledattn.tile<64x64xf16>) {
+  // expected-error @+1 {{'tiledattn.truncate' op expected a 64-row f32 tile to f16 or bf16 of its shape, but got '!tiledattn.tile<64x64xf16>' to '!tiledattn.tile<64x64xbf16>'}}
+  %p16 = tiledattn.truncate %p : !tiledattn.tile<64x64xf16> to !tiledattn.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @truncate_columns(%p: !tiledattn.tile<64x40xf32>) {
+  // expected-error @+1 {{'tiledattn.truncate' op expected columns that are a multiple of 16 (a k-step of the mma's A), but got 40}}
+  %p16 = tiledattn.truncate %p : !tiledattn.tile<64x40xf32> to !tiledattn.tile<64x40xbf16>
   return
 }

@@ -145,3 +145,13 @@ func.func @resize(%p: !tiledattn.tile<64x64xbf16>) -> !tiledattn.tile<64x64xbf16
   %narrow = tiledattn.resize %wide : !tiledattn.tile<64x128xbf16> to !tiledattn.tile<64x64xbf16>
   return %narrow : !tiledattn.tile<64x64xbf16>
 }
+
+// CHECK-LABEL: func.func @truncate
+// CHECK: %[[P:.*]], %{{.*}}, %{{.*}}, %{{.*}} = tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf32>
+// CHECK: tiledattn.truncate %[[P]] : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x64xbf16>
+func.func @truncate(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) -> !tiledattn.tile<64x64xbf16> {
+  %p, %m1, %l1, %alpha = tiledattn.online_softmax %s, %m, %m, %scale
+      : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf32>
+  %p16 = tiledattn.truncate %p : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x64xbf16>
+  return %p16 : !tiledattn.tile<64x64xbf16>
+}

@@ -707,8 +707,8 @@ func.func @dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
 
 // narrow_diagonal: in the masked loop, a block whose keys from 64 on are right
 // of all the consumer's rows (a condition said warp-uniform) takes S over its
-// first 64 keys and widens P with zeros; the last block's P.V, if narrow, is
-// over those 64 keys only.
+// first 64 keys, its P in f32 packed after the P.V's wait, and widens P with
+// zeros; the last block's P.V, if narrow, is over those 64 keys only.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
@@ -720,7 +720,10 @@ func.func @dynamic_tiles(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
 // CHECK-NEXT: %{{.*}}:4 = scf.if %[[NARROW]] -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64x128xbf16>) {
 // CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} b_rows(64) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
 // CHECK: tiledattn.mask %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} causal : !tiledattn.tile<64x64xf32>
-// CHECK: %[[WIDE:.*]] = tiledattn.resize %{{.*}} : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
+// CHECK: %[[P32:.*]], %{{.*}}, %{{.*}}, %{{.*}} = tiledattn.online_softmax {{.*}} -> !tiledattn.tile<64x64xf32>
+// CHECK: tiledattn.wait %{{.*}} : !tiledattn.future<64x128xf32>
+// CHECK: %[[P16:.*]] = tiledattn.truncate %[[P32]] : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x64xbf16>
+// CHECK: %[[WIDE:.*]] = tiledattn.resize %[[P16]] : !tiledattn.tile<64x64xbf16> to !tiledattn.tile<64x128xbf16>
 // CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %[[WIDE]]
 // CHECK: } else {
 // CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}} transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>

@@ -893,9 +893,27 @@ LogicalResult OnlineSoftmaxOp::verify() {
       failed(verifyRowTile(*this, getRescale().getType(), m, "rescale")))
     return failure();
   TileType p = getProbs().getType();
-  if (p.getShape() != s.getShape() || !isHalfType(p.getElementType()))
+  if (p.getShape() != s.getShape() ||
+      !(isHalfType(p.getElementType()) || p.getElementType().isF32()))
     return emitOpError("expected probs to be !tiledattn.tile<")
-           << shapeToString(s.getShape()) << "xf16> or bf16, but got " << p;
+           << shapeToString(s.getShape()) << "xf16>, bf16 or f32, but got "
+           << p;
+  return success();
+}
+
+LogicalResult TruncateOp::verify() {
+  auto from = cast<TileType>(getTile().getType());
+  auto to = cast<TileType>(getResult().getType());
+  if (from.getRank() != 2 || from.getNumRows() != kWarpgroupRows ||
+      !from.getElementType().isF32() || to.getShape() != from.getShape() ||
+      !isHalfType(to.getElementType()))
+    return emitOpError("expected a 64-row f32 tile to f16 or bf16 of its "
+                       "shape, but got ")
+           << from << " to " << to;
+  if (from.getNumCols() % 16)
+    return emitOpError("expected columns that are a multiple of 16 (a "
+                       "k-step of the mma's A), but got ")
+           << from.getNumCols();
   return success();
 }
 

@@ -44,8 +44,9 @@
 // With narrow_diagonal (causal, overlap_softmax) a masked block whose keys
 // from 64 on are right of all the consumer's rows takes a narrow form in
 // a warp-uniform scf.if: S over its first 64 keys (`mma_async ...
-// b_rows(64)`), P widened with zeros to the block's (`tiledattn.resize`),
-// and for the last block a P.V over those 64 keys.
+// b_rows(64)`), P in f32, packed after the P.V's wait (`tiledattn.truncate`)
+// and widened with zeros to the block's (`tiledattn.resize`), and for the
+// last block a P.V over those 64 keys.
 // With dynamic_tiles the tile loops are `dynamic`: the producer's thread
 // takes each next tile from the launch's counter and tags Q's put with its
 // rank, ending with an end mark (a tagged put with no copy); the consumers'
@@ -511,10 +512,14 @@ private:
 
   /// `unmasked`: no mask touched the scores, and with no score_mod they
   /// are finite (`finite`: no -inf guard).
+  /// `probsType`: P's element type, the mma's (default) or f32 (packed
+  /// later, tiledattn.truncate).
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
-                          Value rowSum, bool unmasked) {
+                          Value rowSum, bool unmasked,
+                          Type probsType = Type()) {
     return OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
-                                   c.softmaxScale, elementType,
+                                   c.softmaxScale,
+                                   probsType ? probsType : elementType,
                                    unmasked && op.getScoreMod().empty());
   }
 
@@ -833,23 +838,21 @@ private:
     Value scores = WaitOp::create(b, loc, scoreType, issued[0]);
     RingReleaseOp::create(b, loc, kRing, issued[2]);
     scores = modAndMask(c, scores, j, mask);
-    auto waitPV = [&] {
-      Value acc = WaitOp::create(b, loc, c.accType, issued[1]);
-      RingReleaseOp::create(b, loc, vRing, issued[3]);
-      return acc;
-    };
-    // A narrow block's softmax runs after the P.V: its P, packed under the
-    // P.V that reads the registers of P_{j-1}, made ptxas serialize every
-    // wgmma of the kernel (C7513). (The emitter runs the softmax under the
-    // P.V and packs P after it; the op packs P with the softmax.)
-    Value acc = narrow ? waitPV() : Value();
-    auto sm = softmax(c, scores, state[1], state[2], !mask);
-    if (!narrow)
-      acc = waitPV();
+    // A narrow block's P is packed after the P.V's wait: packed under the
+    // P.V, which reads the registers of P_{j-1}, it made ptxas serialize
+    // every wgmma of the kernel (C7513).
+    auto sm = softmax(c, scores, state[1], state[2], !mask,
+                      narrow ? b.getF32Type() : elementType);
+    Value acc = WaitOp::create(b, loc, c.accType, issued[1]);
+    RingReleaseOp::create(b, loc, vRing, issued[3]);
     acc = RescaleOp::create(b, loc, c.accType, acc, sm.getRescale());
     Value probs = sm.getProbs();
     if (narrow)
-      probs = ResizeOp::create(b, loc, state[3].getType(), probs);
+      probs = ResizeOp::create(
+          b, loc, state[3].getType(),
+          TruncateOp::create(
+              b, loc, tile({kWarpgroupRows, kWarpgroupRows}, elementType),
+              probs));
     return {acc, sm.getNewRowMax(), sm.getNewRowSum(), probs};
   }
 

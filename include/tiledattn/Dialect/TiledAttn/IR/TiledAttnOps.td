@@ -245,7 +245,8 @@ def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,
     `m` therefore holds the running maximum of `scale * s` in units of
     `log2(e)`. A row that has seen only -inf keeps `m' = -inf` and gets `p = 0`,
     `alpha = 0` and `l' = 0` (its sum and accumulator are still zero). The results are `p` (in the element type of
-    the `p` result, f16 or bf16, ready to be an mma operand), `m'`, `l'` and
+    the `p` result, f16 or bf16, ready to be an mma operand; or f32, for a
+    program that packs P later with `tiledattn.truncate`), `m'`, `l'` and
     `alpha`, the factor by which the caller rescales its output accumulator
     (`tiledattn.rescale`).
 
@@ -305,6 +306,30 @@ def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
   let assemblyFormat = [{
     $acc `,` $factor attr-dict `:` qualified(type($acc)) `,`
     qualified(type($factor))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_TruncateOp : TiledAttn_Op<"truncate", [Pure]> {
+  let summary = "A warpgroup's f32 tile as f16 or bf16 words of an mma's A";
+  let description = [{
+    The `tiledattn.truncate` operation rounds a 64-row f32 register tile
+    (an accumulator's layout) to f16 or bf16, packed as the words a
+    register A of `tiledattn.mma_async` takes. A program that takes the
+    online softmax's P in f32 packs it here, after a wait: new A words
+    written while an mma that reads the previous ones is in flight make
+    ptxas serialize the kernel's wgmmas.
+
+    Example:
+
+    ```mlir
+    %p16 = tiledattn.truncate %p : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$tile);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $tile attr-dict `:` qualified(type($tile)) `to` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
