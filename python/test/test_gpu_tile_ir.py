@@ -4,6 +4,7 @@ program, and tile programs edited by hand (schedules/tile_ir). Each is
 checked against float64 with FlashAttention's criterion, as the shipped
 kernels are. They skip, saying why, without a Hopper GPU or the bundles."""
 
+import json
 import math
 import os
 from pathlib import Path
@@ -89,7 +90,11 @@ def test_dynamic_tile_bundles_run_every_tile(tile_ir_entries):
     # zeroes: many more tiles than multiprocessors (blocks take several,
     # and the end mark), and launches back to back on one stream, each of
     # which must find the counter at zero again.
-    dynamic = [e for e in tile_ir_entries if e.name.endswith("_dynamic")]
+    def takes_a_counter(entry):
+        manifest = json.loads((Path(entry.path) / "manifest.json").read_text())
+        return any(p["name"] == "tile_counter" for p in manifest["params"])
+
+    dynamic = [e for e in tile_ir_entries if takes_a_counter(e)]
     assert dynamic, "no dynamic_tiles bundle in schedules/tile_ir"
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for entry in dynamic:
