@@ -36,8 +36,13 @@ def ConvertTiledAttnToNVGPUPass
     moves into the `gpu.func`, whose block size is 128 threads per
     warpgroup of its one `tiledattn.warp_specialize` (it must agree with the
     schedule's `warps`), for `tiledattn-lower-roles`, `tiledattn-lower-rings`
-    and `tiledattn-lower-mma`. Its schedule may not set the Hopper
-    refinements (`persistent`, ...), which would launch it differently.
+    and `tiledattn-lower-mma`. Its `tiledattn.for_each_tile` loops become
+    the launch the schedule describes: the block's one tile, with
+    `persistent` an `scf.for` over every grid-th tile, with `dynamic_tiles`
+    `scf.while` loops on a tile counter the kernel takes after its
+    arguments (the manifest's `tile_counter`). Its schedule may not set the
+    refinements a tile program does not express yet (`split_tail`, ...),
+    which would launch it differently.
 
     #### Input invariant
     Tile programs as `tiledattn-tile-sdpa` makes them: tile values are
@@ -59,6 +64,7 @@ def ConvertTiledAttnToNVGPUPass
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect",
@@ -80,7 +86,8 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     named barrier (1 + c, 256 threads) before the body and an arrive on the
     next consumer's after it; when the consumers take turns, the last one
     arrives on consumer 0's barrier first, so that consumer 0 starts.
-    `tiledattn.uniform` becomes a redux.sync (umin) of its value. The
+    `tiledattn.uniform` becomes a redux.sync (umin) of its index, or a
+    vote.sync (any) of its condition. The
     code is convert-sdpa-to-hopper's (NVVMHelpers.h).
 
     `register-budgets=false` leaves out the `setmaxnreg`s, for builds run
@@ -91,7 +98,8 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
 
     #### Output IR
     `scf.if`, `gpu.thread_id`, `arith`, `nvvm.setmaxregister`,
-    `nvvm.barrier`, `nvvm.barrier.arrive`, `nvvm.redux.sync`; no role op.
+    `nvvm.barrier`, `nvvm.barrier.arrive`, `nvvm.redux.sync`,
+    `nvvm.vote.sync`; no role op.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -101,22 +101,26 @@ private:
                                       /*exp2OnFma=*/0, /*rowSumMma=*/false,
                                       /*scaledMaxima=*/true}};
 
-  /// The thread's registers of a lowered f32 tile (an accumulator or a
-  /// row vector).
+  /// The thread's registers of a lowered tile (an accumulator, a row
+  /// vector, or an mma's A words).
   FailureOr<Regs> registersOf(Operation *op, Value tile, StringRef name) {
     auto tileType = cast<TileType>(tile.getType());
     if (tileType.getNumRows() != kWarpgroupRows)
       return op->emitOpError("expected ")
              << name << " to be a warpgroup's tile of 64 rows, but got "
              << tileType;
-    int64_t n = cast<LLVM::LLVMStructType>(*warpgroupRegisters(tileType))
-                    .getBody()
-                    .size();
+    ArrayRef<Type> words =
+        cast<LLVM::LLVMStructType>(*warpgroupRegisters(tileType)).getBody();
+    int64_t n = words.size();
     Value regs = loweredRegisters(tile);
-    if (!regs)
+    if (!regs) {
+      bool f32 = words.front().isF32();
       return op->emitOpError("expected ")
-             << name << " to be a lowered accumulator tile (a cast of a "
-             << "struct of " << n << " f32 per thread)";
+             << name << " to be a lowered "
+             << (f32 ? "accumulator tile" : "tile of mma A words")
+             << " (a cast of a struct of " << n << (f32 ? " f32" : " i32")
+             << " per thread)";
+    }
     Regs values;
     for (int64_t i = 0; i < n; ++i)
       values.push_back(LLVM::ExtractValueOp::create(b, loc, regs, i));

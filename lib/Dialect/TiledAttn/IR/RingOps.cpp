@@ -394,8 +394,7 @@ static Value ringOfToken(Value token) {
   auto arg = dyn_cast<BlockArgument>(token);
   auto loop =
       arg ? dyn_cast<ForEachTileOp>(arg.getOwner()->getParentOp()) : nullptr;
-  if (loop && loop.getRanksFrom() &&
-      arg.getArgNumber() == ForEachTileOp::kNumTileArguments + 1)
+  if (loop && arg == loop.getTakenToken())
     return loop.getRanksFrom();
   return {};
 }

@@ -105,7 +105,7 @@ LogicalResult ForEachTileOp::verify() {
   if (Value ring = getRanksFrom()) {
     Type slot = cast<RingType>(ring.getType()).getSlotType();
     BlockArgument held = body.getArgument(kNumTileArguments);
-    BlockArgument token = body.getArgument(kNumTileArguments + 1);
+    BlockArgument token = getTakenToken();
     if (held.getType() != slot || !isa<TokenType>(token.getType()))
       return emitOpError("expected body arguments #")
              << kNumTileArguments << " and #" << kNumTileArguments + 1

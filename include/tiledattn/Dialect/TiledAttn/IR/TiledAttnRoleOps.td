@@ -219,6 +219,15 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
         return kNumTileArguments;
       return kNumTileArguments + (getRanksFrom() ? 2 : 1);
     }
+    /// With ranks_from, the body's argument that holds the token of the
+    /// slot the loop took (its release is the body's); else null.
+    ::mlir::BlockArgument getTakenToken() {
+      ::mlir::Block &body = getBody().front();
+      unsigned index = kNumTileArguments + 1;
+      if (!getRanksFrom() || body.getNumArguments() <= index)
+        return {};
+      return body.getArgument(index);
+    }
     /// The body's arguments after the leading ones.
     ::mlir::Block::BlockArgListType getCarriedArguments() {
       return getBody().front().getArguments().drop_front(
