@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_gpu import _skip_reason, make, op_and_check, reference
+from test_gpu import (
+    _check_repeated_launches,
+    _skip_reason,
+    _takes_param,
+    make,
+    op_and_check,
+    reference,
+)
 
 import tiledattn
 from tiledattn import registry
@@ -106,6 +113,24 @@ def test_dynamic_tile_bundles_run_every_tile(tile_ir_entries):
             for launch in range(3):
                 what = f"tile-IR {entry.name} q{tuple(q.shape)}, {tiles} tiles on {sms} SMs, launch {launch}"
                 op_and_check(q, k, v, entry.causal, 0.3, entry.path, what, refs=refs)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (2, 16, 8192),  # 2048 tiles: a tail of 68 over 132 blocks, 3 per tile
+        (4, 16, 1536),  # one or two blocks per tail tile
+        (3, 7, 777),  # a tail of fewer K/V steps than blocks: one more round
+    ],
+)
+def test_split_tail_bundles_merge_their_pieces(tile_ir_entries, shape):
+    # for_each_tile ... split_tail and merge_pieces: the pieces' partial O
+    # meet in the launch's workspace, whose flags must be back at 0 for the
+    # next launch (back to back, a second stream, a CUDA graph).
+    split = [e for e in tile_ir_entries if _takes_param(e, "workspace")]
+    assert split, "no split_tail bundle in schedules/tile_ir"
+    for entry in split:
+        _check_repeated_launches(entry, shape)
 
 
 def test_score_mod_kernels_compute_their_edit(tile_ir_entries):

@@ -15,7 +15,9 @@
 
 #include "AccumulatorOps.h"
 #include "tiledattn/Conversion/AccumulatorMath.h"
+#include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -87,7 +89,8 @@ public:
         .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); })
         .Case([&](ReadRowsOp read) { return lowerReadRows(read); })
         .Case([&](ResizeOp resize) { return lowerResize(resize); })
-        .Case([&](TruncateOp truncate) { return lowerTruncate(truncate); });
+        .Case([&](TruncateOp truncate) { return lowerTruncate(truncate); })
+        .Case([&](MergePiecesOp merge) { return lowerMergePieces(merge); });
   }
 
 private:
@@ -519,6 +522,176 @@ private:
     op.getResult().replaceAllUsesWith(tileOf(type, *regs));
     return success();
   }
+
+  /// split_tail's hand-over through the launch's workspace: slot
+  /// blockIdx.x * consumers + consumer, word-major (word w of thread t at
+  /// w * 128 + t, so a warp's stores are contiguous), the flags after every
+  /// slot of the grid. Thread t of a slot reads what thread t wrote: the
+  /// same rows and columns.
+  LogicalResult lowerMergePieces(MergePiecesOp op) {
+    auto kernel = op->getParentOfType<gpu::GPUFuncOp>();
+    Value workspace;
+    for (BlockArgument arg :
+         kernel ? kernel.getArguments() : ArrayRef<BlockArgument>())
+      if (kernel.getArgAttr(arg.getArgNumber(), kWorkspaceArgAttrName))
+        workspace = arg;
+    if (!workspace)
+      return op.emitOpError("expected its kernel to take the launch's "
+                            "workspace (an argument marked ")
+             << kWorkspaceArgAttrName
+             << "; convert-tiledattn-to-nvgpu adds it for split_tail)";
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    FailureOr<Regs> max = registersOf(op, op.getRowMax(), "row_max");
+    FailureOr<Regs> sum = registersOf(op, op.getRowSum(), "row_sum");
+    if (failed(acc) || failed(max) || failed(sum))
+      return failure();
+    int64_t nAcc = acc->size();
+    Regs state = *acc;
+    llvm::append_range(state, *max);
+    llvm::append_range(state, *sum);
+    int64_t words = state.size();
+    // 32-bit arithmetic: 64-bit slot indices live across the tile loop
+    // are what ptxas spilled (as in convert-sdpa-to-hopper's split tail).
+    auto idx = [&](int64_t v) { return math.i32(v); };
+    auto i32 = [&](Value index) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+    };
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, loc, x, y);
+    };
+    auto mul = [&](Value x, Value y) -> Value {
+      return arith::MulIOp::create(b, loc, x, y);
+    };
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value tid32 = i32(tid);
+    Value local = arith::RemUIOp::create(b, loc, tid32, idx(128));
+    // Warpgroup 0 is the producer.
+    Value consumer = arith::SubIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, tid32, idx(128)), idx(1));
+    Value consumers = arith::SubIOp::create(
+        b, loc,
+        arith::DivUIOp::create(
+            b, loc, i32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x)),
+            idx(128)),
+        idx(1));
+    Value blockX = i32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+    Value gridX = i32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+    auto at = [&](Value index) -> Value {
+      return LLVM::GEPOp::create(
+          b, loc, workspace.getType(), b.getF32Type(), workspace,
+          ValueRange{arith::ExtUIOp::create(b, loc, b.getI64Type(), index)});
+    };
+    auto slotOf = [&](Value block) {
+      return add(mul(block, consumers), consumer);
+    };
+    // The thread's first word in a slot; word w is w * 128 floats on (a
+    // constant offset, not an address of its own per word).
+    auto wordsOf = [&](Value slot) {
+      return at(add(mul(slot, idx(words * 128)), local));
+    };
+    auto word = [&](Value first, int64_t w) -> Value {
+      return LLVM::GEPOp::create(b, loc, workspace.getType(), b.getF32Type(),
+                                 first, ArrayRef<LLVM::GEPArg>{w * 128});
+    };
+    auto flag = [&](Value slot) {
+      return at(add(mul(mul(gridX, consumers), idx(words * 128)), slot));
+    };
+    Value issuer =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, local, idx(0));
+    auto release = LLVM::AtomicOrdering::release;
+    Value writes = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         i32(op.getFirst()), idx(0));
+    ifThen(writes, [&] {
+      Value slot = slotOf(blockX), first = wordsOf(slot);
+      for (int64_t w = 0; w < words; ++w)
+        LLVM::StoreOp::create(b, loc, state[w], word(first, w));
+      LLVM::FenceOp::create(b, loc, release);
+      syncWarpgroup(b, loc, tid);
+      ifThen(issuer, [&] {
+        LLVM::StoreOp::create(b, loc, math.i32(1), flag(slot), 4, false, false,
+                              false, release);
+      });
+    });
+    Value holdersBegin = add(blockX, idx(1));
+    Value holders = i32(op.getHolders());
+    Value holdersEnd = add(holdersBegin, holders);
+    Value merges = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         holders, idx(0));
+    math.changeIf(merges, state, [&](Regs &values) {
+      auto loop =
+          scf::ForOp::create(b, loc, holdersBegin, holdersEnd, idx(1), values);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value slot = slotOf(loop.getInductionVar()), first = wordsOf(slot);
+        waitForFlag(flag(slot));
+        Regs mine(loop.getRegionIterArgs()), other;
+        for (int64_t w = 0; w < words; ++w)
+          other.push_back(
+              LLVM::LoadOp::create(b, loc, b.getF32Type(), word(first, w)));
+        mergeState(mine, other, nAcc);
+        scf::YieldOp::create(b, loc, mine);
+      }
+      values.assign(loop.getResults().begin(), loop.getResults().end());
+      // Every thread has seen the flags: back to 0 for the next launch.
+      syncWarpgroup(b, loc, tid);
+      ifThen(issuer, [&] {
+        auto zero =
+            scf::ForOp::create(b, loc, holdersBegin, holdersEnd, idx(1));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(zero.getBody());
+        LLVM::StoreOp::create(b, loc, math.i32(0),
+                              flag(slotOf(zero.getInductionVar())));
+      });
+    });
+    ArrayRef<Value> merged(state);
+    op.getMergedAcc().replaceAllUsesWith(
+        tileOf(op.getAcc().getType(), merged.take_front(nAcc)));
+    op.getMergedMax().replaceAllUsesWith(
+        tileOf(op.getRowMax().getType(), merged.slice(nAcc, 2)));
+    op.getMergedSum().replaceAllUsesWith(
+        tileOf(op.getRowSum().getType(), merged.slice(nAcc + 2, 2)));
+    return success();
+  }
+
+  /// Spins until the i32 at `flag` is set (acquire: what its writer stored
+  /// before raising it is visible after).
+  void waitForFlag(Value flag) {
+    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+    Value seen =
+        LLVM::LoadOp::create(b, loc, b.getI32Type(), flag, 4, false, false,
+                             false, false, LLVM::AtomicOrdering::acquire);
+    scf::ConditionOp::create(b, loc,
+                             arith::CmpIOp::create(b, loc,
+                                                   arith::CmpIPredicate::eq,
+                                                   seen, math.i32(0)),
+                             ValueRange{});
+    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+    scf::YieldOp::create(b, loc, ValueRange{});
+  }
+
+  /// Folds `other` (O's `nAcc` registers, then the two rows' scaled maxima
+  /// and sums) into `mine`, as the online softmax folds a block.
+  void mergeState(Regs &mine, ArrayRef<Value> other, int64_t nAcc) {
+    Value factor[2][2]; // [mine, other][row half]
+    for (int r = 0; r < 2; ++r) {
+      Value &max = mine[nAcc + r], &sum = mine[nAcc + 2 + r];
+      Value otherMax = other[nAcc + r], otherSum = other[nAcc + 2 + r];
+      Value newMax = math.fmax(max, otherMax);
+      Value offset = math.finiteOrZero(newMax);
+      factor[0][r] = math.exp2(math.fsub(max, offset));
+      factor[1][r] = math.exp2(math.fsub(otherMax, offset));
+      sum = math.fma(otherSum, factor[1][r], math.fmul(sum, factor[0][r]));
+      max = newMax;
+    }
+    for (int64_t i = 0; i < nAcc; ++i) {
+      int r = (i % 4) / 2; // registers 4i + 2r, 4i + 2r + 1: row half r
+      mine[i] =
+          math.fma(other[i], factor[1][r], math.fmul(mine[i], factor[0][r]));
+    }
+  }
 };
 } // namespace
 
@@ -526,7 +699,7 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, RescaleOp, ConstantOp,
              StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp, ResizeOp,
-             TruncateOp>(op);
+             TruncateOp, MergePiecesOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

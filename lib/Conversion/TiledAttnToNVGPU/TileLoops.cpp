@@ -19,10 +19,12 @@
 
 #include "TileLoops.h"
 #include "tiledattn/Conversion/NVVMHelpers.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -157,6 +159,118 @@ void lowerPersistent(RewriterBase &rewriter, ForEachTileOp op) {
   rewriter.replaceOp(op, loop.getResults().drop_front());
 }
 
+/// split_tail. With G = gridDim.x blocks and T tiles of NB K/V blocks each
+/// (the loop's operand), the first T - T mod G tiles run as in
+/// lowerPersistent; the (tile, block) steps of the last T mod G, I of them,
+/// are shared out: block j takes steps [j * I / G, (j + 1) * I / G), one or
+/// two pieces of tiles (a share is under a tile, as T mod G < G). A tail of
+/// fewer steps than blocks runs as a round of its own: shares of at least
+/// one step keep every block between a tile's first piece and its last a
+/// holder of it. The full rounds and the pieces are two loops, each with
+/// its own copy of the body (in one loop the pieces' dynamic first block
+/// and count cost every tile about 2%, docs/perf-notes.md); in the full
+/// rounds' copy tiledattn.merge_pieces is its operands.
+void lowerSplitTail(RewriterBase &rewriter, ForEachTileOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  TileArithmetic t(rewriter, op);
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(rewriter, loc, x, y);
+  };
+  auto sub = [&](Value x, Value y) -> Value {
+    return arith::SubIOp::create(rewriter, loc, x, y);
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return arith::MulIOp::create(rewriter, loc, x, y);
+  };
+  auto div = [&](Value x, Value y) -> Value {
+    return arith::DivUIOp::create(rewriter, loc, x, y);
+  };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(rewriter, loc, p, x, y);
+  };
+  auto select = [&](Value c, Value x, Value y) -> Value {
+    return arith::SelectOp::create(rewriter, loc, c, x, y);
+  };
+  Value blockX = t.blockX(), gridX = t.gridX();
+  Value tileBlocks = t.toI32(op.getSplitTail());
+  Value tail = arith::RemUIOp::create(rewriter, loc, t.tiles, gridX);
+  tail = select(cmp(arith::CmpIPredicate::uge, mul(tail, tileBlocks), gridX),
+                tail, t.i32(0));
+  Value fullRounds = sub(t.tiles, tail);
+  Value steps = mul(tail, tileBlocks);
+  Value shareBegin = div(mul(blockX, steps), gridX);
+  Value shareEnd = div(mul(add(blockX, t.i32(1)), steps), gridX);
+  Value firstPiece = div(shareBegin, tileBlocks);
+  Value endPiece = select(
+      cmp(arith::CmpIPredicate::ult, shareBegin, shareEnd),
+      div(add(shareEnd, sub(tileBlocks, t.i32(1))), tileBlocks), firstPiece);
+
+  // The full rounds: tiles blockIdx.x, + G, ... below fullRounds, each
+  // whole (first 0, all its blocks, no holders), merge_pieces its operands.
+  SmallVector<Value> inits{t.i32(0)};
+  inits.append(op.getInits().begin(), op.getInits().end());
+  auto rounds =
+      scf::ForOp::create(rewriter, loc, blockX, fullRounds, gridX, inits);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(rounds.getBody());
+    Value rank = rounds.getInductionVar();
+    if (op.getAcrossHeads() && op.getLongestFirst())
+      rank = mirrorOddRounds(rewriter, loc, rank, gridX, fullRounds);
+    Value done = rounds.getRegionIterArg(0);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    IRMapping map;
+    Block &body = op.getBody().front();
+    SmallVector<Value> args = t.tileOfRank(rank);
+    args.append({t.toIndex(done), zero, op.getSplitTail(), zero});
+    args.append(rounds.getRegionIterArgs().begin() + 1,
+                rounds.getRegionIterArgs().end());
+    map.map(body.getArguments(), args);
+    for (Operation &inner : body.without_terminator())
+      rewriter.clone(inner, map);
+    SmallVector<Value> next{add(done, t.i32(1))};
+    for (Value v : cast<YieldOp>(body.getTerminator()).getValues())
+      next.push_back(map.lookupOrDefault(v));
+    scf::YieldOp::create(rewriter, loc, next);
+    rounds.getBody()->walk([&](MergePiecesOp merge) {
+      rewriter.replaceOp(merge, merge->getOperands().take_front(3));
+    });
+  }
+
+  // Its pieces of the tail: tail tile u, steps [from, to) of it.
+  auto pieces = scf::ForOp::create(rewriter, loc, firstPiece, endPiece,
+                                   t.i32(1), rounds.getResults());
+  rewriter.setInsertionPointToStart(pieces.getBody());
+  Value u = pieces.getInductionVar();
+  Value tileStart = mul(u, tileBlocks);
+  Value from = arith::MaxUIOp::create(rewriter, loc, shareBegin, tileStart);
+  Value to = arith::MinUIOp::create(rewriter, loc, shareEnd,
+                                    add(tileStart, tileBlocks));
+  Value first = sub(from, tileStart), count = sub(to, from);
+  // The blocks after this one up to the one with the tile's last step:
+  // block j's share starts at step j * I / G, so the last block to start at
+  // or before step x is ((x + 1) * G - 1) / I.
+  Value lastStep = mul(add(u, t.i32(1)), tileBlocks);
+  Value lastHolder = div(sub(mul(lastStep, gridX), t.i32(1)), steps);
+  Value startsSplit = arith::AndIOp::create(
+      rewriter, loc, cmp(arith::CmpIPredicate::eq, first, t.i32(0)),
+      cmp(arith::CmpIPredicate::ult, count, tileBlocks));
+  Value holders = select(startsSplit, sub(lastHolder, blockX), t.i32(0));
+  Value done = pieces.getRegionIterArg(0);
+  SmallVector<Value> args = t.tileOfRank(add(fullRounds, u));
+  args.append({t.toIndex(done), t.toIndex(first), t.toIndex(count),
+               t.toIndex(holders)});
+  args.append(pieces.getRegionIterArgs().begin() + 1,
+              pieces.getRegionIterArgs().end());
+  SmallVector<Value> next{add(done, t.i32(1))};
+  moveBody(rewriter, op, pieces.getBody(), args, [&](ValueRange values) {
+    next.append(values.begin(), values.end());
+    scf::YieldOp::create(rewriter, loc, next);
+  });
+  rewriter.replaceOp(op, pieces.getResults().drop_front());
+}
+
 /// An scf.while of `inits`' types, its regions' blocks created, each taking
 /// the loop's values.
 scf::WhileOp createWhile(RewriterBase &rewriter, Location loc,
@@ -282,6 +396,71 @@ void lowerDynamicConsumer(RewriterBase &rewriter, ForEachTileOp op) {
   scf::ConditionOp::create(rewriter, loc, more, next);
   rewriter.replaceOp(op, loop.getResults().drop_front());
 }
+
+/// split_tail: checks that the schedule and the loops agree, and gives the
+/// kernel the launch's workspace (the manifest's `workspace`, after the
+/// function's arguments and before the tensor maps tiledattn-lower-rings
+/// adds), marked for tiledattn.merge_pieces.
+LogicalResult addSplitTailWorkspace(gpu::GPUFuncOp kernel,
+                                    ScheduleAttr schedule,
+                                    ArrayRef<ForEachTileOp> loops) {
+  for (ForEachTileOp op : loops)
+    if (op.getSplitTail() &&
+        (!schedule.getSplitTail() || !schedule.getPersistent()))
+      return op.emitOpError("has split_tail, which cuts the last round of a "
+                            "persistent grid "
+                            "into pieces, but the kernel's schedule has ")
+             << (schedule.getPersistent() ? "split_tail = false (no "
+                                            "workspace for the pieces)"
+                                          : "persistent = false")
+             << "; set split_tail = true and persistent = true or leave "
+                "split_tail out";
+  SmallVector<MergePiecesOp> merges;
+  WalkResult outside = kernel.walk([&](MergePiecesOp merge) {
+    if (!merge->getParentOfType<ForEachTileOp>()) {
+      merge.emitOpError("expected to be in a tiledattn.for_each_tile with "
+                        "split_tail (the pieces it merges are that loop's), "
+                        "but it is in no tile loop");
+      return WalkResult::interrupt();
+    }
+    merges.push_back(merge);
+    return WalkResult::advance();
+  });
+  if (outside.wasInterrupted())
+    return failure();
+  if (!schedule.getSplitTail())
+    return success();
+  if (llvm::none_of(loops, [](ForEachTileOp op) { return op.getSplitTail(); }))
+    return kernel.emitOpError(
+        "has a schedule with split_tail = true, whose launch gives the "
+        "tiles of the last round out in pieces, but no tiledattn.for_each_tile "
+        "has split_tail; add it to the tile loops or leave split_tail out");
+  if (merges.empty())
+    return kernel.emitOpError(
+        "has split_tail tile loops but no tiledattn.merge_pieces: the pieces "
+        "of a tile would each be stored alone; merge them after the last "
+        "P.V");
+  int64_t headDimV = merges.front().getAcc().getType().getNumCols();
+  for (MergePiecesOp merge : merges)
+    if (merge.getAcc().getType().getNumCols() != headDimV)
+      return merge.emitOpError("expected every merge_pieces of the kernel to "
+                               "take ")
+             << headDimV << " columns of O (one workspace slot size), but "
+             << "this one takes " << merge.getAcc().getType().getNumCols();
+  int64_t consumers = 0;
+  kernel.walk(
+      [&](WarpSpecializeOp roles) { consumers = roles.getConsumers(); });
+  unsigned index = kernel.getNumArguments();
+  auto ptr = LLVM::LLVMPointerType::get(kernel.getContext());
+  if (failed(kernel.insertArgument(index, ptr, {}, kernel.getLoc())))
+    return failure();
+  Builder b(kernel.getContext());
+  kernel.setArgAttr(index, kWorkspaceArgAttrName, b.getUnitAttr());
+  kernel->setAttr(
+      kWorkspaceBytesAttrName,
+      b.getI64IntegerAttr(splitTailWorkspaceBytes(consumers, headDimV)));
+  return success();
+}
 } // namespace
 
 LogicalResult mlir::tiledattn::lowerTileLoops(gpu::GPUFuncOp kernel,
@@ -306,6 +485,8 @@ LogicalResult mlir::tiledattn::lowerTileLoops(gpu::GPUFuncOp kernel,
       return failure();
     counter = kernel.getArgument(index);
   }
+  if (failed(addSplitTailWorkspace(kernel, schedule, loops)))
+    return failure();
   IRRewriter rewriter(kernel.getContext());
   for (ForEachTileOp op : loops) {
     if (op->getParentOfType<ForEachTileOp>())
@@ -319,7 +500,9 @@ LogicalResult mlir::tiledattn::lowerTileLoops(gpu::GPUFuncOp kernel,
              << (schedule.getPersistent() ? "one block per multiprocessor"
                                           : "one block per tile")
              << "); set dynamic_tiles = true or leave `dynamic` out";
-    if (op.getRanksFrom())
+    if (op.getSplitTail())
+      lowerSplitTail(rewriter, op);
+    else if (op.getRanksFrom())
       lowerDynamicConsumer(rewriter, op);
     else if (op.getDynamic())
       lowerDynamicProducer(rewriter, op, counter);

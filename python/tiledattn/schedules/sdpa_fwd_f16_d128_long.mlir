@@ -1,5 +1,8 @@
 // Shipped default schedule: f16, head dim 128, no mask. Warp-specialized TMA + wgmma.
 // Run for key/value lengths >= 2048; the bundle without a range covers the rest.
+// Lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter) until its
+// tile program (split_tail: for_each_tile ... split_tail, merge_pieces) is
+// A/B-timed against it (docs/perf-notes.md).
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d128_long.mlir -o sdpa_fwd_f16_d128_long
 // docs/Schedules.md describes every field.
@@ -8,7 +11,7 @@
 
 func.func @sdpa_fwd_f16_d128_long(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32)
-    attributes {tiledattn.min_seqlen_k = 2048 : i64} {
+    attributes {tiledattn.min_seqlen_k = 2048 : i64, tiledattn.hopper_emitter} {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,

@@ -3,7 +3,7 @@
 // The default pipeline's split: with unexpressed-only, convert-sdpa-to-hopper
 // lowers a schedule the tile program writes only when its function keeps
 // this pass's kernel (tiledattn.hopper_emitter), and always one that sets a
-// refinement the tile program does not write yet (here split_tail); it
+// refinement the tile program does not write yet (here conditional_rescale); it
 // leaves the rest to tiledattn-tile-sdpa.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -54,7 +54,7 @@ func.func @unexpressed(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true,
                                    persistent = true, tma_store = true,
-                                   q_buffers = 2, defer_store = true, split_tail = true>)
+                                   q_buffers = 2, defer_store = true, conditional_rescale = true>)
       : !head, !head, !head, !head, !lse
   return
 }

@@ -68,3 +68,18 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @merge_pieces_without_workspace(%o: !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>, %m: !llvm.struct<(f32, f32)>, %i: index) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)> to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !llvm.struct<(f32, f32)> to !tiledattn.tile<64xf32>
+      // expected-error @+1 {{expected its kernel to take the launch's workspace (an argument marked tiledattn.workspace; convert-tiledattn-to-nvgpu adds it for split_tail)}}
+      %o2, %m2, %l2 = tiledattn.merge_pieces %ot, %mt, %mt first(%i) holders(%i) : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+      gpu.return
+    }
+  }
+}
+

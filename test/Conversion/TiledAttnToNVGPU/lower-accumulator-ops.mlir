@@ -388,5 +388,53 @@ module attributes {gpu.container_module} {
       "test.use"(%r) : (!tiledattn.tile<64x64xf32>) -> ()
       gpu.return
     }
+
+    // merge_pieces (split_tail): a piece that does not start its tile
+    // (first != 0) stores its 32 + 4 words to its slot of the workspace
+    // (block * consumers + consumer, word-major: word w at w * 128 floats
+    // past the thread's first), then a release fence, the warpgroup's
+    // barrier and one thread's release store of the slot's flag. A piece
+    // with holders spins on each holder's flag (acquire), loads its words
+    // and folds them into its own with the maxima's exp2 factors; then the
+    // barrier and one thread's zeroing of the flags.
+    // CHECK-LABEL: gpu.func @merge_pieces
+    // CHECK-SAME: (%[[O:.*]]: !llvm.struct<{{.*}}>, %[[M:.*]]: !llvm.struct<(f32, f32)>, %[[L:.*]]: !llvm.struct<(f32, f32)>, %[[FIRST:[^:]*]]: index, %[[HOLDERS:[^:]*]]: index, %[[WS:.*]]: !llvm.ptr {tiledattn.workspace})
+    // CHECK: %[[FIRST32:.*]] = arith.index_castui %[[FIRST]] : index to i32
+    // CHECK: %[[WRITES:.*]] = arith.cmpi ne, %[[FIRST32]], %{{.*}} : i32
+    // CHECK: scf.if %[[WRITES]] {
+    // CHECK: %[[BASE:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+    // CHECK: %[[W1:.*]] = llvm.getelementptr %[[BASE]][128] : (!llvm.ptr) -> !llvm.ptr, f32
+    // CHECK: llvm.store %{{.*}}, %[[W1]] : f32, !llvm.ptr
+    // CHECK: %[[W35:.*]] = llvm.getelementptr %[[BASE]][4480] : (!llvm.ptr) -> !llvm.ptr, f32
+    // CHECK-NEXT: llvm.store %{{.*}}, %[[W35]] : f32, !llvm.ptr
+    // CHECK-NEXT: llvm.fence release
+    // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+    // CHECK: scf.if
+    // CHECK: llvm.store %{{.*}}, %{{.*}} atomic release {alignment = 4 : i64} : i32, !llvm.ptr
+    // CHECK: %[[HOLDERS32:.*]] = arith.index_castui %[[HOLDERS]] : index to i32
+    // CHECK: %[[MERGES:.*]] = arith.cmpi ne, %[[HOLDERS32]], %{{.*}} : i32
+    // CHECK: scf.if %[[MERGES]] -> (f32, {{.*}}) {
+    // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, {{.*}}) : i32 {
+    // CHECK: scf.while : () -> () {
+    // CHECK: llvm.load %{{.*}} atomic acquire {alignment = 4 : i64} : !llvm.ptr -> i32
+    // CHECK: scf.condition
+    // CHECK-COUNT-36: llvm.load %{{.*}} : !llvm.ptr -> f32
+    // CHECK: arith.maxnumf
+    // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+    // CHECK: scf.yield
+    // CHECK: nvvm.barrier
+    // CHECK: scf.for
+    // CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr
+    // CHECK: "test.use"(%{{.*}}, %{{.*}}, %{{.*}}) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+    gpu.func @merge_pieces(%o: !acc, %m: !rows, %l: !rows, %first: index, %holders: index,
+                           %ws: !llvm.ptr {tiledattn.workspace}) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %o2, %m2, %l2 = tiledattn.merge_pieces %ot, %mt, %lt first(%first) holders(%holders)
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+      "test.use"(%o2, %m2, %l2) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
   }
 }

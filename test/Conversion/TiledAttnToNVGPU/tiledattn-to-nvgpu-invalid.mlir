@@ -39,10 +39,10 @@ func.func @persistent_without_tile_loop() attributes {tiledattn.kernel, tiledatt
 
 // -----
 
-// The refinements the tile program does not express yet (split_tail: a
-// workspace, and a tail shared out by K/V steps) would change the launch.
-// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets split_tail, which a tile program does not express yet (its launch would not match the program); leave them out}}
-func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, persistent = true, tma_store = true, split_tail = true>} {
+// The refinements the tile program does not express yet (kv_multicast: a
+// cluster of two blocks) would change the launch.
+// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets kv_multicast, which a tile program does not express yet (its launch would not match the program); leave them out}}
+func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, tma_store = true, kv_multicast = true>} {
   tiledattn.warp_specialize producer regs(24) {
   } consumers(1) regs(240) {
   ^bb0(%c: index):
@@ -63,6 +63,72 @@ func.func @dynamic_tiles_without_dynamic_loop(%n: index) attributes {tiledattn.k
     }
   } consumers(1) regs(240) {
   ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// split_tail launches with a workspace for the pieces of the last round,
+// which only a split_tail tile loop cuts.
+// expected-error @+1 {{'gpu.func' op has a schedule with split_tail = true, whose launch gives the tiles of the last round out in pieces, but no tiledattn.for_each_tile has split_tail; add it to the tile loops or leave split_tail out}}
+func.func @split_tail_without_split_loop(%n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, split_tail = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %n, %n, %n {
+    ^bb0(%x: index, %y: index, %z: index, %done: index):
+      tiledattn.yield
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// The pieces of a split tile must meet before the store.
+// expected-error @+1 {{'gpu.func' op has split_tail tile loops but no tiledattn.merge_pieces: the pieces of a tile would each be stored alone; merge them after the last P.V}}
+func.func @split_tail_without_merge(%n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, split_tail = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %n, %n, %n split_tail(%n) {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: index, %holders: index):
+      tiledattn.yield
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// A split_tail loop needs the workspace split_tail launches with.
+func.func @split_loop_without_split_tail(%n: index) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    // expected-error @+1 {{'tiledattn.for_each_tile' op has split_tail, which cuts the last round of a persistent grid into pieces, but the kernel's schedule has split_tail = false (no workspace for the pieces); set split_tail = true and persistent = true or leave split_tail out}}
+    tiledattn.for_each_tile %n, %n, %n split_tail(%n) {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: index, %holders: index):
+      tiledattn.yield
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// merge_pieces merges the pieces of its tile loop.
+func.func @merge_pieces_outside_tile_loop(%n: index, %o: !tiledattn.tile<64x128xf32>, %m: !tiledattn.tile<64xf32>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, split_tail = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+    tiledattn.for_each_tile %n, %n, %n split_tail(%n) {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: index, %holders: index):
+      tiledattn.yield
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+    // expected-error @+1 {{'tiledattn.merge_pieces' op expected to be in a tiledattn.for_each_tile with split_tail (the pieces it merges are that loop's), but it is in no tile loop}}
+    %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%n) holders(%n) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
   }
   return
 }

@@ -347,6 +347,45 @@ func.func @dynamic_consumer(%qb: index, %h: index, %b: index) attributes {tileda
 
 // -----
 
+// split_tail: the kernel takes the launch's workspace (marked for
+// merge_pieces, its size per block on the function: 2 consumers x (128
+// threads x (64 + 4) words + a flag) x 4 bytes); the full rounds run in one
+// scf.for, their body a copy whose merge_pieces is its operands (first 0,
+// all the tile's blocks, no holders); the tail's pieces in a second one,
+// each with its first block, blocks and holders.
+// CHECK-LABEL: gpu.module @split_tail
+// CHECK: gpu.func @split_tail(%[[QBS:.*]]: index, %{{.*}}: index, %{{.*}}: index, %[[BLOCKS:.*]]: index, %[[O:.*]]: !tiledattn.tile<64x128xf32>, %[[M:.*]]: !tiledattn.tile<64xf32>, %[[WS:.*]]: !llvm.ptr {tiledattn.workspace})
+// CHECK-SAME: tiledattn.workspace_bytes_per_block = 69640 : i64
+// CHECK: } consumers(2) regs(240) {
+// CHECK: %[[TB:.*]] = arith.index_castui %[[BLOCKS]] : index to i32
+// CHECK-NEXT: %[[TAIL:.*]] = arith.remui %[[TILES:.*]], %{{.*}} : i32
+// CHECK: %[[FULL:.*]] = arith.subi %[[TILES]], %{{.*}} : i32
+// CHECK: %[[ROUNDS:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %[[FULL]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %[[O]]) -> (i32, index, !tiledattn.tile<64x128xf32>)  : i32 {
+// CHECK-NOT: tiledattn.merge_pieces
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %[[O]] : i32, index, !tiledattn.tile<64x128xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DONE:.*]] = %[[ROUNDS]]#0, %{{.*}} = %[[ROUNDS]]#1, %{{.*}} = %[[ROUNDS]]#2) -> (i32, index, !tiledattn.tile<64x128xf32>)  : i32 {
+// CHECK: arith.index_castui %[[DONE]] : i32 to index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK-NEXT: %[[COUNT:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK-NEXT: %[[HOLDERS:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK: %[[MO:.*]], %{{.*}}, %{{.*}} = tiledattn.merge_pieces %[[O]], %[[M]], %[[M]] first(%[[FIRST]]) holders(%[[HOLDERS]])
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %[[MO]] : i32, index, !tiledattn.tile<64x128xf32>
+func.func @split_tail(%qb: index, %h: index, %b: index, %blocks: index, %o: !tiledattn.tile<64x128xf32>, %m: !tiledattn.tile<64xf32>) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, split_tail = true>} {
+  tiledattn.warp_specialize producer regs(24) {
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+    %n:2 = tiledattn.for_each_tile %qb, %h, %b split_tail(%blocks) iter_args(%qb, %o : index, !tiledattn.tile<64x128xf32>) -> index, !tiledattn.tile<64x128xf32> {
+    ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: index, %holders: index, %kv: index, %held: !tiledattn.tile<64x128xf32>):
+      %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%first) holders(%holders) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
+      %next = arith.addi %kv, %count : index
+      tiledattn.yield %next, %o2 : index, !tiledattn.tile<64x128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // across_heads: heads and batches fastest (rank / (heads * batches) is the
 // query block, counted from the last with longest_first), and with
 // longest_first every other full round of the grid mirrored.

@@ -258,3 +258,64 @@ func.func @ranks_from_other_ring(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @split_tail_piece_missing(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected the body to take the tile's q block, head, batch and done (index), the piece's first block, blocks and holders (index), and then the 0 iter_args, 7 arguments, but it takes 4}}
+  tiledattn.for_each_tile %n, %n, %n split_tail(%n) {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @split_tail_piece_type(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected body argument #5 to be an index (q block, head, batch, done, first, blocks, holders), but got 'i32'}}
+  tiledattn.for_each_tile %n, %n, %n split_tail(%n) {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: i32, %holders: index):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @split_tail_and_dynamic(%n: index) {
+  // expected-error @+1 {{'tiledattn.for_each_tile' op expected split_tail (pieces of the static persistent order's last round) or dynamic, not both}}
+  tiledattn.for_each_tile %n, %n, %n dynamic split_tail(%n) {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: index, %holders: index):
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @merge_pieces_without_split_tail(%n: index, %o: !tiledattn.tile<64x128xf32>, %m: !tiledattn.tile<64xf32>) {
+  tiledattn.for_each_tile %n, %n, %n {
+  ^bb0(%x: index, %y: index, %z: index, %done: index):
+    // expected-error @+1 {{'tiledattn.merge_pieces' op expected its tiledattn.for_each_tile to have split_tail (the loop that cuts tiles into pieces), but it has none}}
+    %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%x) holders(%x) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
+    tiledattn.yield
+  }
+  return
+}
+
+// -----
+
+func.func @merge_pieces_acc_type(%n: index, %o: !tiledattn.tile<128x128xf32>, %m: !tiledattn.tile<64xf32>) {
+  // expected-error @+1 {{'tiledattn.merge_pieces' op expected a warpgroup's accumulator, !tiledattn.tile<64xNxf32>, but got '!tiledattn.tile<128x128xf32>'}}
+  %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%n) holders(%n) : !tiledattn.tile<128x128xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+func.func @merge_pieces_rows_type(%n: index, %o: !tiledattn.tile<64x128xf32>, %m: !tiledattn.tile<64xf16>) {
+  // expected-error @+1 {{'tiledattn.merge_pieces' op expected a warpgroup's row tiles, !tiledattn.tile<64xf32>, but got '!tiledattn.tile<64xf16>'}}
+  %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%n) holders(%n) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf16>
+  return
+}

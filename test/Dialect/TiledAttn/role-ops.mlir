@@ -99,6 +99,24 @@ func.func @dynamic_tiles(%qb: index, %h: index, %b: index, %init: index) -> inde
   return %n : index
 }
 
+// split_tail: a piece's first block, blocks and holders, and the merge of a
+// tile's pieces.
+// CHECK-LABEL: func.func @split_tail
+// CHECK: %{{.*}} = tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} split_tail(%{{.*}}) iter_args(%{{.*}} : index) -> index {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[FIRST:.*]]: index, %[[COUNT:.*]]: index, %[[HOLDERS:.*]]: index, %{{.*}}: index):
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = tiledattn.merge_pieces %{{.*}}, %{{.*}}, %{{.*}} first(%[[FIRST]]) holders(%[[HOLDERS]]) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
+func.func @split_tail(%qb: index, %h: index, %b: index, %blocks: index, %init: index) -> index {
+  %n = tiledattn.for_each_tile %qb, %h, %b split_tail(%blocks) iter_args(%init : index) -> index {
+  ^bb0(%x: index, %y: index, %z: index, %done: index, %first: index, %count: index, %holders: index, %kv: index):
+    %o = "test.acc"() : () -> !tiledattn.tile<64x128xf32>
+    %m = "test.rows"() : () -> !tiledattn.tile<64xf32>
+    %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%first) holders(%holders) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
+    %next = arith.addi %kv, %count : index
+    tiledattn.yield %next : index
+  }
+  return %n : index
+}
+
 // CHECK-LABEL: gpu.func @uniform
 // CHECK: tiledattn.warp_specialize producer regs(24) {
 // CHECK-NEXT: } consumers(3) regs(160) uniform_index {

@@ -101,12 +101,12 @@ func.func @score_mod_on_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 func.func @score_mod_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets split_tail, which tiledattn-tile-sdpa does not write into the tile program yet; leave them out (they change the kernel's speed, not its results)}}
+  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets conditional_rescale, which tiledattn-tile-sdpa does not write into the tile program yet; leave them out (they change the kernel's speed, not its results)}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2, persistent = true,
-                                   tma_store = true, split_tail = true>)
+                                   tma_store = true, conditional_rescale = true>)
       score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     tiledattn.yield %s : f32

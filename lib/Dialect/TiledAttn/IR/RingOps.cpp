@@ -447,3 +447,24 @@ LogicalResult FinishRowsOp::verify() {
            << kWarpgroupRows << "xf32>, but got " << rows;
   return success();
 }
+
+LogicalResult MergePiecesOp::verify() {
+  TileType acc = getAcc().getType(), rows = getRowMax().getType();
+  if (acc.getRank() != 2 || acc.getNumRows() != kWarpgroupRows ||
+      !acc.getElementType().isF32())
+    return emitOpError("expected a warpgroup's accumulator, "
+                       "!tiledattn.tile<")
+           << kWarpgroupRows << "xNxf32>, but got " << acc;
+  if (rows.getRank() != 1 || rows.getNumRows() != kWarpgroupRows ||
+      !rows.getElementType().isF32())
+    return emitOpError("expected a warpgroup's row tiles, !tiledattn.tile<")
+           << kWarpgroupRows << "xf32>, but got " << rows;
+  // (Once convert-tiledattn-to-nvgpu has lowered the loop, in none: it
+  // checks that each was in one.)
+  auto loop = (*this)->getParentOfType<ForEachTileOp>();
+  if (loop && !loop.getSplitTail())
+    return emitOpError("expected its tiledattn.for_each_tile to have "
+                       "split_tail (the loop that cuts tiles into pieces), "
+                       "but it has none");
+  return success();
+}

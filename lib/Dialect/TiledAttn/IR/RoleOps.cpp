@@ -84,19 +84,27 @@ LogicalResult ForEachTileOp::verify() {
   if (getRanksFrom() && !getDynamic())
     return emitOpError("expected `dynamic` with ranks_from (the ranks a "
                        "dynamic loop's producer tags its puts with)");
+  if (getSplitTail() && getDynamic())
+    return emitOpError("expected split_tail (pieces of the static persistent "
+                       "order's last round) or dynamic, not both");
   if (body.getNumArguments() != expected)
     return emitOpError("expected the body to take the tile's q block, head, "
                        "batch and done (index)")
-           << (!getDynamic()    ? ""
+           << (getSplitTail()   ? ", the piece's first block, blocks and "
+                                  "holders (index),"
+               : !getDynamic()  ? ""
                : getRanksFrom() ? ", the slot and its token,"
                                 : ", the rank (i32),")
            << " and then the " << getInits().size() << " iter_args, "
            << expected << " arguments, but it takes " << body.getNumArguments();
-  for (unsigned i = 0; i < kNumTileArguments; ++i)
+  unsigned indices =
+      kNumTileArguments + (getSplitTail() ? kNumPieceArguments : 0);
+  for (unsigned i = 0; i < indices; ++i)
     if (!body.getArgument(i).getType().isIndex())
       return emitOpError("expected body argument #")
-             << i << " to be an index (q block, head, batch, done), but got "
-             << body.getArgument(i).getType();
+             << i << " to be an index (q block, head, batch, done"
+             << (getSplitTail() ? ", first, blocks, holders" : "")
+             << "), but got " << body.getArgument(i).getType();
   if (getDynamic() && !getRanksFrom() &&
       !body.getArgument(kNumTileArguments).getType().isInteger(32))
     return emitOpError("expected body argument #")
@@ -117,7 +125,8 @@ LogicalResult ForEachTileOp::verify() {
   }
   if (TypeRange(getCarriedArguments()) != getInits().getTypes())
     return emitOpError("expected the body's arguments after ")
-           << (!getDynamic()    ? "done"
+           << (getSplitTail()   ? "holders"
+               : !getDynamic()  ? "done"
                : getRanksFrom() ? "the token"
                                 : "the rank")
            << " to have the iter_args' types";

@@ -531,7 +531,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getOverlapEpilogue() && (!getTmaStore() || getDeferStore()),
        "overlap_epilogue");
   note(getPrefetchNextQ(), "prefetch_next_q");
-  note(getSplitTail(), "split_tail");
   note(getExp2OnFma() != 0, "exp2_on_fma");
   note(getQPerConsumer(), "q_per_consumer");
   note(getPrefetchNextKv(), "prefetch_next_kv");

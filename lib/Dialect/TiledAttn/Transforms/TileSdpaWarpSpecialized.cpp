@@ -155,7 +155,13 @@ private:
     Value slot, token;
   } heldQ;
   /// K/V blocks [0, blocks) take part; [0, unmaskedBlocks) need no mask.
+  /// With split_tail they are the piece's, numbered from its first block.
   Value blocks, unmaskedBlocks;
+  /// split_tail: the piece's first K/V block in its tile, and the blocks
+  /// after this one that run the rest of the tile (for merge_pieces).
+  struct {
+    Value first, holders;
+  } piece;
   /// The blocks [0, consumerBlocks) the consumer being written reads: all,
   /// or with skip_masked_blocks those its rows reach.
   Value consumerBlocks;
@@ -237,6 +243,14 @@ private:
 
   /// The K/V ring position of the tile's block `j`.
   Value kv(Value j) { return arith::AddIOp::create(b, loc, kvFirst, j); }
+  /// The first key of block `j` (with split_tail, of the piece's).
+  Value firstKey(Value j) {
+    if (piece.first)
+      j = arith::AddIOp::create(b, loc, piece.first, j);
+    return arith::MulIOp::create(b, loc, j, idx(blockN()));
+  }
+  /// split_tail: the tile loops run the last round's tiles in pieces.
+  bool splitTail() { return schedule.getSplitTail(); }
 
   /// The tile grid: query blocks, heads and batches.
   std::array<Value, 3> tileGrid() {
@@ -270,9 +284,14 @@ private:
     SmallVector<Value> inits{idx(0)};
     inits.append(carried.begin(), carried.end());
     bool takesQ = dynamicTiles() && !producer;
+    Value tileBlocks; // split_tail: a whole tile's K/V blocks
+    if (splitTail())
+      tileBlocks = arith::CeilDivUIOp::create(
+          b, loc, memref::DimOp::create(b, loc, op.getK(), idx(2)),
+          idx(blockN()));
     auto loop = ForEachTileOp::create(
         b, loc, ValueRange(inits).getTypes(), qBlocks, heads, batches,
-        takesQ ? qRing.getResult() : Value(), inits,
+        takesQ ? qRing.getResult() : Value(), tileBlocks, inits,
         /*longest_first=*/op.getCausal(),
         /*across_heads=*/schedule.getTileOrder() == TileOrder::across_heads,
         /*dynamic=*/dynamicTiles());
@@ -284,6 +303,9 @@ private:
       heldQ.token = body.addArgument(TokenType::get(b.getContext()), loc);
     } else if (dynamicTiles()) {
       tileRank = body.addArgument(b.getI32Type(), loc);
+    } else if (splitTail()) {
+      for (unsigned i = 0; i < ForEachTileOp::kNumPieceArguments; ++i)
+        body.addArgument(index, loc);
     }
     for (Value init : inits)
       body.addArgument(init.getType(), loc);
@@ -298,6 +320,18 @@ private:
     blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
     unmaskedBlocks =
         arith::DivUIOp::create(b, loc, keys.unmaskedEnd, idx(blockN()));
+    if (splitTail()) { // the piece's blocks [first, first + count)
+      unsigned i = ForEachTileOp::kNumTileArguments;
+      piece.first = body.getArgument(i);
+      blocks = body.getArgument(i + 1);
+      piece.holders = body.getArgument(i + 2);
+      unmaskedBlocks = arith::MinUIOp::create(
+          b, loc, blocks,
+          arith::SubIOp::create(
+              b, loc,
+              arith::MaxUIOp::create(b, loc, unmaskedBlocks, piece.first),
+              piece.first));
+    }
     SmallVector<Value> rest = tileBody(state.drop_front());
     SmallVector<Value> next{arith::AddIOp::create(b, loc, kvFirst, blocks)};
     llvm::append_range(next, rest);
@@ -349,7 +383,7 @@ private:
     bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
     Copy q{qRing, tilesDone, op.getQ(), at.head, at.row};
     auto kAt = [&](Value j) -> Copy {
-      Value row = arith::MulIOp::create(b, loc, j, idx(blockN()));
+      Value row = firstKey(j);
       return {kRing, kv(j), op.getK(), at.headKV, row};
     };
     if (k0ByAtom) // Q's atoms, each with the first K block's
@@ -501,7 +535,7 @@ private:
   Value modAndMask(const Consumer &c, Value scores, Value j, bool mask) {
     if (op.getScoreMod().empty() && !mask)
       return scores;
-    Value col = arith::MulIOp::create(b, loc, j, idx(blockN()));
+    Value col = firstKey(j);
     if (!op.getScoreMod().empty())
       scores = applyScoreMod(scores, c.row, col);
     if (mask)
@@ -615,13 +649,19 @@ private:
                   : writeBlocks(c, {acc0, rowMax0, rowSum0});
           if (skipsMaskedBlocks())
             skipTurns();
+          if (splitTail()) { // a piece's O to the one that stores its tile
+            auto merged = MergePiecesOp::create(
+                b, loc, out[0].getType(), out[1].getType(), out[2].getType(),
+                out[0], out[1], out[2], piece.first, piece.holders);
+            out.assign(merged->result_begin(), merged->result_end());
+          }
           if (!schedule.getDeferStore()) {
             writeEpilogue(c, out);
             return {};
           }
           // Held until the next tile has issued its first S.
           RingReleaseOp::create(b, loc, qRing, c.qToken);
-          Value valid = arith::ConstantIntOp::create(b, loc, 1, 1);
+          Value valid = storesTile();
           return HeldO{out[0], out[1], out[2], c.row, at.head, at.batch, valid}
               .values();
         },
@@ -684,19 +724,40 @@ private:
                          at.head, c.row, stage, c.slotRow,
                          out[1] ? op.getLse() : Value());
     };
+    // split_tail: only the piece that starts its tile stores.
+    auto storeIfWhole = [&](function_ref<void()> store) {
+      if (splitTail())
+        ifThen(storesTile(), store);
+      else
+        store();
+    };
     if (!schedule.getTmaStore()) {
       RingReleaseOp::create(b, loc, qRing, c.qToken);
-      StoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
-                      at.head, c.row, op.getLse());
+      storeIfWhole([&] {
+        StoreOp::create(b, loc, out[0], out[1], out[2], op.getO(), at.batch,
+                        at.head, c.row, op.getLse());
+      });
     } else if (oStage) {
       RingReleaseOp::create(b, loc, qRing, c.qToken);
-      TmaStoreWaitOp::create(b, loc); // the tile before's copy read the stage
-      tmaStore(oStage);
+      storeIfWhole([&] {
+        TmaStoreWaitOp::create(b, loc); // the tile before's copy read it
+        tmaStore(oStage);
+      });
     } else {
-      tmaStore(c.qSlot);
-      TmaStoreWaitOp::create(b, loc);
+      storeIfWhole([&] {
+        tmaStore(c.qSlot);
+        TmaStoreWaitOp::create(b, loc);
+      });
       RingReleaseOp::create(b, loc, qRing, c.qToken);
     }
+  }
+
+  /// Whether the tile's O is stored here: always, or with split_tail by the
+  /// piece with the tile's first block (which merged the others).
+  Value storesTile() {
+    if (!splitTail())
+      return arith::ConstantIntOp::create(b, loc, 1, 1);
+    return cmp(arith::CmpIPredicate::eq, piece.first, idx(0));
   }
 
   /// Block by block in order: S = Q K_j^T, its softmax, O += P V_j, each
@@ -750,7 +811,8 @@ private:
       b.setInsertionPointToStart(&ifMasked.getThenRegion().front());
       scf::YieldOp::create(b, loc,
                            MaskOp::create(b, loc, c.scoreType, scores, c.row,
-                                          idx(0), at.seqK, op.getCausal())
+                                          firstKey(idx(0)), at.seqK,
+                                          op.getCausal())
                                .getResult());
       b.setInsertionPointToStart(&ifMasked.getElseRegion().front());
       scf::YieldOp::create(b, loc, scores);
@@ -799,9 +861,9 @@ private:
   SmallVector<Value>
   ifNarrow(const Consumer &c, Value j, TypeRange types,
            function_ref<SmallVector<Value>(bool narrow)> branch) {
-    Value firstKey = arith::MulIOp::create(b, loc, j, idx(blockN()));
-    Value narrow = UniformOp::create(
-        b, loc, b.getI1Type(), cmp(arith::CmpIPredicate::uge, firstKey, c.row));
+    Value narrow =
+        UniformOp::create(b, loc, b.getI1Type(),
+                          cmp(arith::CmpIPredicate::uge, firstKey(j), c.row));
     auto ifOp = scf::IfOp::create(b, loc, types, narrow,
                                   /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);

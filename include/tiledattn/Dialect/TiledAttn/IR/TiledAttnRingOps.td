@@ -412,6 +412,59 @@ def TiledAttn_FinishRowsOp : TiledAttn_Op<"finish_rows", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_MergePiecesOp : TiledAttn_Op<"merge_pieces", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["acc", "merged_acc"]>,
+    AllTypesMatch<["row_max", "row_sum", "merged_max", "merged_sum"]>]> {
+  let summary = "A split tile's pieces brought together in the block that "
+                "starts it";
+  let description = [{
+    The `tiledattn.merge_pieces` operation ends a piece of a tile in a
+    `tiledattn.for_each_tile ... split_tail` loop, whose body gives it the
+    piece's `first` block and `holders` (see there). It takes a consumer
+    warpgroup's online-softmax state after the piece's last P.V: the
+    unnormalized O (`acc`), the rows' maxima (scaled, as
+    `tiledattn.online_softmax` keeps them) and sums.
+
+    - A piece that does not start its tile (`first != 0`) leaves its state
+      in the launch's workspace (the manifest's `workspace`, a slot per
+      block and consumer warpgroup) and raises its slot's flag; it returns
+      its state unchanged, which the program must not store.
+    - A piece that starts a tile others finish (`holders > 0`) waits for
+      the flags of the `holders` blocks after its own and folds their
+      states into its own, as the online softmax folds a block; it returns
+      the tile's state, which it stores, and lowers the flags again for
+      the next launch.
+    - Otherwise (a whole tile) it returns its operands.
+
+    A block's piece that writes is its first in the tail and the ones that
+    merge come after, so no block waits for one that waits.
+    `convert-tiledattn-to-nvgpu` adds the workspace to the kernel's
+    arguments; `tiledattn-lower-mma` lowers the op on accumulator
+    registers (every thread writes and reads its own registers: no
+    shuffle).
+
+    Example:
+
+    ```mlir
+    %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %l first(%first)
+        holders(%holders) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_AnyTile:$row_max,
+                       TiledAttn_AnyTile:$row_sum, Index:$first,
+                       Index:$holders);
+  let results = (outs TiledAttn_AnyTile:$merged_acc,
+                      TiledAttn_AnyTile:$merged_max,
+                      TiledAttn_AnyTile:$merged_sum);
+  let assemblyFormat = [{
+    $acc `,` $row_max `,` $row_sum `first` `(` $first `)`
+    `holders` `(` $holders `)` attr-dict `:` qualified(type($acc)) `,`
+    qualified(type($row_max))
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_TmaStoreWaitOp : TiledAttn_Op<"tma_store_wait", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Wait until a warpgroup's TMA stores have read shared memory";

@@ -160,6 +160,20 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     end mark: a tagged put that copies nothing), and the loop releases
     that slot.
 
+    With `split_tail(%kv_blocks)` (the schedule's `split_tail`; persistent,
+    tiles of `%kv_blocks` K/V blocks each) the tiles of the last, partial
+    round of the grid are cut along their K/V blocks: of the
+    `(tiles mod gridDim.x) * %kv_blocks` (tile, block) steps left after the
+    full rounds, block `j` runs `[j * n / G, (j + 1) * n / G)`, one or two
+    pieces of tiles, so that every block ends at about the same time. The
+    body takes three more arguments after `done`: the piece's first K/V
+    block and its number of blocks (0 and `%kv_blocks` for a whole tile),
+    and `holders`, the number of blocks after this one that run the rest of
+    its tile (0 unless the piece starts a tile that others finish). A piece
+    hands its partial O to the one that starts its tile with
+    `tiledattn.merge_pieces`; only that one stores. (A tail of fewer steps
+    than blocks runs as a full round.)
+
     Example:
 
     ```mlir
@@ -193,10 +207,19 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
       tiledattn.ring.release %q_ring, %q_token : !tiledattn.ring<2, 128x128xbf16>
       tiledattn.yield %kv_next : index
     }
+    // split_tail: a piece of a tile, K/V blocks [%first, %first + %count)
+    %kv2 = tiledattn.for_each_tile %q_blocks, %heads, %batches
+        split_tail(%kv_blocks) iter_args(%c0 : index) -> index {
+    ^bb0(%q_block: index, %head: index, %batch: index, %done: index,
+         %first: index, %count: index, %holders: index, %kv_first: index):
+      ...
+      tiledattn.yield %kv_next : index
+    }
     ```
   }];
   let arguments = (ins Index:$q_blocks, Index:$heads, Index:$batches,
                        Optional<TiledAttn_RingType>:$ranks_from,
+                       Optional<Index>:$split_tail,
                        Variadic<AnyType>:$inits, UnitAttr:$longest_first,
                        UnitAttr:$across_heads, UnitAttr:$dynamic);
   let results = (outs Variadic<AnyType>:$results);
@@ -205,6 +228,7 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     $q_blocks `,` $heads `,` $batches (`longest_first` $longest_first^)?
     (`across_heads` $across_heads^)? (`dynamic` $dynamic^)?
     (`ranks_from` $ranks_from^ `:` qualified(type($ranks_from)))?
+    (`split_tail` `(` $split_tail^ `)`)?
     (`iter_args` `(` $inits^ `:` type($inits) `)`)? (`->` type($results)^)?
     $body attr-dict
   }];
@@ -212,9 +236,14 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
   let extraClassDeclaration = [{
     /// The body's first arguments: q block, head, batch, done.
     static constexpr unsigned kNumTileArguments = 4;
+    /// split_tail: the piece's first block, its blocks, and the holders.
+    static constexpr unsigned kNumPieceArguments = 3;
     /// The body's arguments before the iter_args: the tile's, then with
-    /// `dynamic` its rank, or with `ranks_from` its slot and token.
+    /// `dynamic` its rank, or with `ranks_from` its slot and token, or with
+    /// `split_tail` the piece's.
     unsigned getNumLeadingArguments() {
+      if (getSplitTail())
+        return kNumTileArguments + kNumPieceArguments;
       if (!getDynamic())
         return kNumTileArguments;
       return kNumTileArguments + (getRanksFrom() ? 2 : 1);

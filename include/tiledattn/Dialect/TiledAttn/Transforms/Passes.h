@@ -26,10 +26,25 @@ constexpr llvm::StringLiteral kDynamicSmemAttrName =
 /// runtime builds and passes, by value, after the other parameters (an
 /// array of {operand, box_rows, box_cols, swizzle} dictionaries).
 constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
-/// Set by convert-sdpa-to-hopper on split_tail kernels: the bytes of
-/// workspace per block the runtime passes after scale.
+/// Set by convert-sdpa-to-hopper and convert-tiledattn-to-nvgpu on
+/// split_tail kernels: the bytes of workspace per block the runtime passes
+/// after scale.
 constexpr llvm::StringLiteral kWorkspaceBytesAttrName =
     "tiledattn.workspace_bytes_per_block";
+/// The unit argument attribute convert-tiledattn-to-nvgpu marks that
+/// workspace's kernel argument with (tiledattn.merge_pieces writes it).
+constexpr llvm::StringLiteral kWorkspaceArgAttrName = "tiledattn.workspace";
+/// The words a consumer thread leaves in a split_tail workspace slot: its
+/// part of a 64 x `headDimV` accumulator, then its two rows' maxima and
+/// sums. A slot holds them word-major for the warpgroup's 128 threads.
+constexpr int64_t splitTailSlotWords(int64_t headDimV) {
+  return headDimV / 2 + 4;
+}
+/// A split_tail workspace per block: a slot per consumer warpgroup and a
+/// 32-bit flag for each, after all the grid's slots.
+constexpr int64_t splitTailWorkspaceBytes(int64_t consumers, int64_t headDimV) {
+  return consumers * (128 * splitTailSlotWords(headDimV) + 1) * 4;
+}
 
 /// Checks that `func`, which holds a tiledattn.sdpa, can become its kernel:
 /// one sdpa, no results, nothing else with side effects. Both
