@@ -19,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include <optional>
@@ -320,6 +321,25 @@ inline Value mirrorOddRounds(OpBuilder &b, Location loc, Value t, Value step,
           b, loc, arith::SubIOp::create(b, loc, roundEnd, i32(1)), t));
   return arith::SelectOp::create(
       b, loc, arith::AndIOp::create(b, loc, odd, full), mirrored, t);
+}
+
+/// Spins until the i32 at `flag` (a global pointer) is set: an acquire load
+/// in an scf.while, so what its writer stored before raising it (with
+/// release) is visible after. split_tail's merging blocks wait so.
+inline void waitUntilFlagSet(OpBuilder &b, Location loc, Value flag) {
+  auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+  Value seen =
+      LLVM::LoadOp::create(b, loc, b.getI32Type(), flag, 4, false, false, false,
+                           false, LLVM::AtomicOrdering::acquire);
+  scf::ConditionOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, seen,
+                            arith::ConstantIntOp::create(b, loc, 0, 32)),
+      ValueRange{});
+  b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+  scf::YieldOp::create(b, loc, ValueRange{});
 }
 
 /// Runs `lower` on every gpu.func kernel of `module`, once every op of type

@@ -440,7 +440,7 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
     writers(
         end,
         [&](Value slot, Regs &mine) {
-          waitFlag(flagOf(slot, gridX));
+          waitUntilFlagSet(b, loc, flagOf(slot, gridX));
           Regs other;
           for (int64_t w = 0, e = mine.size(); w < e; ++w)
             other.push_back(LLVM::LoadOp::create(b, loc, b.getF32Type(),

@@ -661,8 +661,9 @@ private:
   /// split_tail's workspace, from the kernel parameter: per block and
   /// consumer a slot of partialWords() f32 per thread (O, then max and sum
   /// of both row halves), word-major so a warp's stores are contiguous;
-  /// after all slots, one i32 flag per slot.
-  int64_t partialWords() const { return headDim / 2 + 4; }
+  /// after all slots, one i32 flag per slot (the layout
+  /// tiledattn.merge_pieces lowers to).
+  int64_t partialWords() const { return splitTailSlotWords(headDim); }
 
 public:
   /// Rows of Q's TMA box: the tile, or (q_per_consumer) a consumer's 64.
@@ -673,7 +674,7 @@ public:
     return schedule.getKvMulticast() ? blockN / 2 : blockN;
   }
   int64_t workspaceBytesPerBlock() const {
-    return consumers * (128 * partialWords() + 1) * 4;
+    return splitTailWorkspaceBytes(consumers, headDim);
   }
 
 private:
@@ -689,20 +690,6 @@ private:
   Value flagOf(Value slot, Value gridX) {
     Value slots = mul(toIndex(gridX), consumers);
     return workspaceWord(add(mul(slots, partialWords() * 128), slot));
-  }
-  /// Spins until the flag at `flag` is set (acquire: what its writer
-  /// stored before raising it is visible after).
-  void waitFlag(Value flag) {
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-    Value seen =
-        LLVM::LoadOp::create(b, loc, b.getI32Type(), flag, 4, false, false,
-                             false, false, LLVM::AtomicOrdering::acquire);
-    scf::ConditionOp::create(
-        b, loc, cmp(arith::CmpIPredicate::eq, seen, i32(0)), ValueRange{});
-    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
-    scf::YieldOp::create(b, loc, ValueRange{});
   }
   void shareTail(Value consumer, Regs &acc, RowState &st);
   /// Folds `other` (O, max and sum of both row halves, as in a slot) into

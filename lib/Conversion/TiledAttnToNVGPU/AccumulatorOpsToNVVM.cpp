@@ -624,7 +624,7 @@ private:
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
         Value slot = slotOf(loop.getInductionVar()), first = wordsOf(slot);
-        waitForFlag(flag(slot));
+        waitUntilFlagSet(b, loc, flag(slot));
         Regs mine(loop.getRegionIterArgs()), other;
         for (int64_t w = 0; w < words; ++w)
           other.push_back(
@@ -652,24 +652,6 @@ private:
     op.getMergedSum().replaceAllUsesWith(
         tileOf(op.getRowSum().getType(), merged.slice(nAcc + 2, 2)));
     return success();
-  }
-
-  /// Spins until the i32 at `flag` is set (acquire: what its writer stored
-  /// before raising it is visible after).
-  void waitForFlag(Value flag) {
-    auto loop = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-    Value seen =
-        LLVM::LoadOp::create(b, loc, b.getI32Type(), flag, 4, false, false,
-                             false, false, LLVM::AtomicOrdering::acquire);
-    scf::ConditionOp::create(b, loc,
-                             arith::CmpIOp::create(b, loc,
-                                                   arith::CmpIPredicate::eq,
-                                                   seen, math.i32(0)),
-                             ValueRange{});
-    b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
-    scf::YieldOp::create(b, loc, ValueRange{});
   }
 
   /// Folds `other` (O's `nAcc` registers, then the two rows' scaled maxima
