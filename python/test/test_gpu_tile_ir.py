@@ -128,12 +128,7 @@ def test_split_tail_bundles_merge_their_pieces(tile_ir_entries, shape):
     # meet in the launch's workspace, whose flags must be back at 0 for the
     # next launch (back to back, a second stream, a CUDA graph).
     split = [e for e in tile_ir_entries if _takes_param(e, "workspace")]
-    if not split:
-        pytest.skip(
-            "no split_tail bundle in schedules/tile_ir: the program of the shipped "
-            "d128_long schedule still spills 12 bytes (docs/perf-notes.md, twenty-third "
-            "session); tiledattn-compile --hopper-tile-program compiles it"
-        )
+    assert split, "no split_tail bundle in schedules/tile_ir"
     for entry in split:
         _check_repeated_launches(entry, shape)
 

@@ -568,12 +568,19 @@ private:
     // Warpgroup 0 is the producer.
     Value consumer = arith::SubIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, tid32, idx(128)), idx(1));
-    Value consumers = arith::SubIOp::create(
-        b, loc,
-        arith::DivUIOp::create(
-            b, loc, i32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x)),
-            idx(128)),
-        idx(1));
+    // Every warpgroup but the producer is a consumer. The kernel's known
+    // block size makes their count a constant: a slot index then folds into
+    // the address instead of living across the tile loop.
+    Value consumers;
+    if (std::optional<ArrayRef<int32_t>> size = kernel.getKnownBlockSize())
+      consumers = idx((*size)[0] / 128 - 1);
+    else
+      consumers = arith::SubIOp::create(
+          b, loc,
+          arith::DivUIOp::create(
+              b, loc, i32(gpu::BlockDimOp::create(b, loc, gpu::Dimension::x)),
+              idx(128)),
+          idx(1));
     Value blockX = i32(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
     Value gridX = i32(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
     auto at = [&](Value index) -> Value {

@@ -399,6 +399,8 @@ module attributes {gpu.container_module} {
     // barrier and one thread's zeroing of the flags.
     // CHECK-LABEL: gpu.func @merge_pieces
     // CHECK-SAME: (%[[O:.*]]: !llvm.struct<{{.*}}>, %[[M:.*]]: !llvm.struct<(f32, f32)>, %[[L:.*]]: !llvm.struct<(f32, f32)>, %[[FIRST:[^:]*]]: index, %[[HOLDERS:[^:]*]]: index, %[[WS:.*]]: !llvm.ptr {tiledattn.workspace})
+    // No known block size: the consumers are blockDim.x / 128 - 1.
+    // CHECK: gpu.block_dim x
     // CHECK: %[[FIRST32:.*]] = arith.index_castui %[[FIRST]] : index to i32
     // CHECK: %[[WRITES:.*]] = arith.cmpi ne, %[[FIRST32]], %{{.*}} : i32
     // CHECK: scf.if %[[WRITES]] {
@@ -428,6 +430,25 @@ module attributes {gpu.container_module} {
     // CHECK: "test.use"(%{{.*}}, %{{.*}}, %{{.*}}) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
     gpu.func @merge_pieces(%o: !acc, %m: !rows, %l: !rows, %first: index, %holders: index,
                            %ws: !llvm.ptr {tiledattn.workspace}) kernel {
+      %ot = builtin.unrealized_conversion_cast %o : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %o2, %m2, %l2 = tiledattn.merge_pieces %ot, %mt, %lt first(%first) holders(%holders)
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+      "test.use"(%o2, %m2, %l2) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
+
+    // With the kernel's known block size the consumer count is a constant
+    // (384 threads: 2), not blockDim.x / 128 - 1 kept live across the loop.
+    // CHECK-LABEL: gpu.func @merge_pieces_known_block
+    // CHECK-NOT: gpu.block_dim
+    // CHECK: arith.muli %{{.*}}, %c2_i32 : i32
+    // CHECK-NOT: gpu.block_dim
+    // CHECK: gpu.return
+    gpu.func @merge_pieces_known_block(%o: !acc, %m: !rows, %l: !rows, %first: index,
+                                       %holders: index, %ws: !llvm.ptr {tiledattn.workspace})
+        kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
       %ot = builtin.unrealized_conversion_cast %o : !acc to !tiledattn.tile<64x64xf32>
       %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
       %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
