@@ -64,14 +64,8 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
 
   Block &consumerBlock = roles.getConsumer().front();
   b.setInsertionPointToStart(&split.getElseRegion().front());
-  // In 32 bits: the index lives through the whole consumer region, and
-  // ptxas spilled the 64-bit one (split_tail's program, docs/perf-notes.md).
-  Value consumer = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      arith::SubIOp::create(
-          b, loc,
-          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), warpgroup),
-          arith::ConstantIntOp::create(b, loc, 1, 32)));
+  Value consumer = arith::SubIOp::create(
+      b, loc, warpgroup, arith::ConstantIndexOp::create(b, loc, 1));
   if (roles.getUniformIndex())
     consumer = warpUniformIndex(b, loc, consumer);
   if (registerBudgets)

@@ -39,24 +39,20 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT: scf.if %[[PRODUCER]] {
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}decrease 24
 // CHECK-NEXT: "test.produce"()
-// The consumer index in 32 bits (it lives through the whole region).
 // CHECK-NEXT: } else {
-// CHECK-NEXT: %[[WG32:.*]] = arith.index_castui %[[WG]] : index to i32
-// CHECK-NEXT: %[[C32:.*]] = arith.subi %[[WG32]], %c1_i32 : i32
-// CHECK-NEXT: %[[C:.*]] = arith.index_castui %[[C32]] : i32 to index
+// CHECK-NEXT: %[[C:.*]] = arith.subi %[[WG]], %c1
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 240
 // CHECK-NEXT: %[[LAST:.*]] = arith.cmpi eq, %[[C]], %c1
 // CHECK-NEXT: scf.if %[[LAST]] {
 // CHECK-NEXT: nvvm.barrier.arrive id = %c1_i32 number_of_threads = %c256_i32
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.for
-// Barrier 1 + c: sync, issue, then arrive on the next consumer's,
-// 1 + (c + 1) mod 2.
-// CHECK-NEXT: %[[SUCC:.*]] = arith.addi %[[C]], %c1
-// CHECK-NEXT: %[[MINE:.*]] = arith.index_castui %[[SUCC]] : index to i32
+// Barrier 1 + c is warpgroup c + 1 (folded): sync, issue, then arrive on
+// the next consumer's, 1 + (c + 1) mod 2.
+// CHECK-NEXT: %[[MINE:.*]] = arith.index_castui %[[WG]] : index to i32
 // CHECK-NEXT: nvvm.barrier id = %[[MINE]] number_of_threads = %c256_i32
 // CHECK-NEXT: %[[W:.*]] = "test.issue"(%[[C]])
-// CHECK-NEXT: %[[NEXTC:.*]] = arith.remui %[[SUCC]], %c2
+// CHECK-NEXT: %[[NEXTC:.*]] = arith.remui %[[WG]], %c2
 // CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[NEXTC]], %c1
 // CHECK-NEXT: %[[NEXT32:.*]] = arith.index_castui %[[NEXT]] : index to i32
 // CHECK-NEXT: nvvm.barrier.arrive id = %[[NEXT32]] number_of_threads = %c256_i32
@@ -70,9 +66,7 @@ module attributes {gpu.container_module} {
 // CHECK: scf.if
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}decrease 32
 // CHECK-NEXT: } else {
-// CHECK-NEXT: arith.index_castui
 // CHECK-NEXT: arith.subi
-// CHECK-NEXT: arith.index_castui
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 160
 // CHECK-NEXT: "test.consume"
 // CHECK-NEXT: }
@@ -95,10 +89,9 @@ module attributes {gpu.container_module} {
 // minimum: the same value, known uniform to ptxas).
 // CHECK-LABEL: gpu.func @uniform
 // CHECK: } else {
-// CHECK-NEXT: arith.index_castui
-// CHECK-NEXT: %[[C32:.*]] = arith.subi %{{.*}}, %c1_i32 : i32
-// CHECK-NOT: arith.index_castui %[[C32]]
-// CHECK: %[[SAME:.*]] = nvvm.redux.sync umin %[[C32]], %c-1_i32 : i32 -> i32
+// CHECK-NEXT: %[[C:.*]] = arith.subi %{{.*}}, %c1
+// CHECK-NEXT: %[[C32:.*]] = arith.index_castui %[[C]] : index to i32
+// CHECK-NEXT: %[[SAME:.*]] = nvvm.redux.sync umin %[[C32]], %c-1_i32 : i32 -> i32
 // CHECK-NEXT: %[[UNIFORM:.*]] = arith.index_castui %[[SAME]] : i32 to index
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 160
 // CHECK-NEXT: "test.consume"(%[[UNIFORM]])
