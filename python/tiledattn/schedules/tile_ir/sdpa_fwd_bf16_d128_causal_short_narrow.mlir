@@ -1,0 +1,24 @@
+// The shipped causal D = 128 schedule for short keys (sdpa_fwd_bf16_d128_causal_short)
+// field for field, dynamic_tiles and narrow_diagonal included, compiled through
+// tiledattn-tile-sdpa's program: the narrow form's S reads the first 64 rows of
+// K slots of two 64-column atoms (mma_async ... b_rows(64)), the P.V the first
+// 64 rows of V's (sdpa_fwd_f16_d64_causal_narrow: one atom).
+//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128_causal_short_narrow.mlir -o sdpa_fwd_bf16_d128_causal_short_narrow
+// See the program with tiledattn-opt sdpa_fwd_bf16_d128_causal_short_narrow.mlir --tiledattn-tile-sdpa.
+// Not shipped: the GPU round checks these bundles against float64
+// (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+func.func @sdpa_fwd_bf16_d128_causal_short_narrow(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                 %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true, persistent = true,
+                                   tma_store = true, q_buffers = 2, dynamic_tiles = true,
+                                   overlap_epilogue = true, narrow_diagonal = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
