@@ -100,6 +100,35 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
   return k;
 }
 
+/// The manifest lists the kernel's parameters as the sdpa op's operands
+/// (q, k, v, o, lse, scale; docs/Runtime.md), and the runtime passes just
+/// those: a function that takes anything else, or passes its arguments in
+/// another order, would be launched with the wrong ones. (An op nested
+/// deeper gets the lowering's diagnostic, which names that first.)
+static LogicalResult checkKernelArguments(SdpaOp op, FunctionOpInterface func) {
+  Value expected[] = {op.getQ(), op.getK(),   op.getV(),
+                      op.getO(), op.getLse(), op.getScale()};
+  constexpr StringLiteral names[] = {"q", "k", "v", "o", "lse", "scale"};
+  auto error = [&] {
+    return func.emitOpError(
+        "expected a kernel's function to take exactly its tiledattn.sdpa's "
+        "operands q, k, v, o, lse and scale, in that order, but ");
+  };
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    if (i < 6 && arg == expected[i])
+      continue;
+    InFlightDiagnostic diag = error();
+    diag << "argument #" << i << " (" << arg.getType() << ") ";
+    if (i >= 6)
+      return diag << "is more: the runtime passes no other tensors yet "
+                     "(captured tensors of a score_mod)";
+    return diag << "is not the op's " << names[i];
+  }
+  if (func.getNumArguments() != 6)
+    return error() << "it has " << func.getNumArguments() << " arguments";
+  return success();
+}
+
 FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   SmallVector<SdpaOp> ops;
   module.walk([&](SdpaOp op) { ops.push_back(op); });
@@ -123,6 +152,9 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   if (!func)
     return op.emitOpError("expected to be inside a function");
+  if (op->getParentOp() == func.getOperation() &&
+      failed(checkKernelArguments(op, func)))
+    return failure();
   KernelDescription k =
       describe(func.getName(), op.getQ().getType(), op.getV().getType(),
                op.getCausal(), op.getSchedule(), func);

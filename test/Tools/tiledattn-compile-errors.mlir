@@ -21,6 +21,15 @@
 // RUN: not tiledattn-compile %S/Inputs/unsupported-schedule.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NO-LOWERING
 // NO-LOWERING: error: 'func.func' op mma = wgmma with producer = cp_async is lowered only with the experimental-wgmma option
 
+// The manifest names the kernel's parameters after the sdpa op's operands:
+// a function taking more, or passing them in another order, is refused.
+// RUN: not tiledattn-compile %S/Inputs/captured-tensor.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURED
+// CAPTURED: captured-tensor.mlir:5:1: error: 'func.func' op expected a kernel's function to take exactly its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order, but argument #6 ('memref<?xf32>') is more: the runtime passes no other tensors yet (captured tensors of a score_mod)
+// RUN: not tiledattn-compile %S/Inputs/swapped-arguments.mlir -o %t 2>&1 | FileCheck %s --check-prefix=SWAPPED
+// SWAPPED: swapped-arguments.mlir:5:1: error: 'func.func' op expected a kernel's function to take exactly its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order, but argument #0 ('memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>') is not the op's q
+// RUN: not tiledattn-compile %S/Inputs/scale-not-argument.mlir -o %t 2>&1 | FileCheck %s --check-prefix=FIXED-SCALE
+// FIXED-SCALE: scale-not-argument.mlir:5:1: error: 'func.func' op expected a kernel's function to take exactly its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order, but it has 5 arguments
+
 // RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: expected exactly one tiledattn.sdpa, or one tile program (a func.func marked tiledattn.kernel), in a kernel bundle's input, but found 0 sdpa ops and 0 tile programs
 
