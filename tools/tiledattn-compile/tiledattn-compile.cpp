@@ -83,6 +83,10 @@ int main(int argc, char **argv) {
   registerAllTiledAttnDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A diagnostic's location and caret point into the schedule the user wrote;
+  // MLIR's default note after it, the whole function in generic form, would
+  // bury them (hundreds of lines for a tile program).
+  context.printOpOnDiagnostic(false);
 
   std::string errorMessage;
   auto file = openInputFile(inputFile, &errorMessage);
