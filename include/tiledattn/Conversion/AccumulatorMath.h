@@ -97,6 +97,13 @@ public:
   /// has a new maximum (every factor exactly 1): exact, and most blocks of
   /// long rows.
   void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
+  /// Folds another softmax state of the same rows (`otherAcc`, `other`)
+  /// into `acc` and `st`, as the online softmax folds a block: each row
+  /// half's maximum becomes the larger, and both O and both sums are moved
+  /// to it (maxima raw or scaled, as `options.scaledMaxima` says).
+  /// split_tail's merge of a tile's pieces.
+  void mergeState(Regs &acc, RowState &st, ArrayRef<Value> otherAcc,
+                  const RowState &other);
 
   /// The thread's values of row half `r` (registers 4i + 2r, 4i + 2r + 1).
   static Regs rowValues(ArrayRef<Value> scores, int r);

@@ -262,6 +262,29 @@ void AccumulatorMath::scaleAcc(Regs &acc, Value (&rescale)[2]) {
     acc[i] = fmul(acc[i], rescale[(i % 4) / 2]);
 }
 
+void AccumulatorMath::mergeState(Regs &acc, RowState &st,
+                                 ArrayRef<Value> otherAcc,
+                                 const RowState &other) {
+  Value factor[2][2]; // [mine, other][row half]
+  for (int r = 0; r < 2; ++r) {
+    Value newMax = fmax(st.max[r], other.max[r]);
+    Value offset =
+        options.scaledMaxima ? finiteOrZero(newMax) : scaledMaximum(newMax);
+    auto factorOf = [&](Value max) {
+      return options.scaledMaxima ? exp2(fsub(max, offset))
+                                  : factorFrom(max, offset);
+    };
+    factor[0][r] = factorOf(st.max[r]);
+    factor[1][r] = factorOf(other.max[r]);
+    st.sum[r] = fma(other.sum[r], factor[1][r], fmul(st.sum[r], factor[0][r]));
+    st.max[r] = newMax;
+  }
+  for (int64_t i = 0, e = acc.size(); i < e; ++i) {
+    int r = (i % 4) / 2; // registers 4i + 2r, 4i + 2r + 1: row half r
+    acc[i] = fma(otherAcc[i], factor[1][r], fmul(acc[i], factor[0][r]));
+  }
+}
+
 void AccumulatorMath::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
   if (!options.conditionalRescale)
     return scaleAcc(acc, rescale);

@@ -470,19 +470,17 @@ void HopperKernelEmitter::shareTail(Value consumer, Regs &acc, RowState &st) {
 
 void HopperKernelEmitter::mergePartial(Regs &mine, ArrayRef<Value> other,
                                        int64_t nAcc) {
-  Value factor[2][2]; // [mine, other][row half]
+  // A slot holds O, then max and sum of row half 0, then of row half 1.
+  auto rowsOf = [&](ArrayRef<Value> state) {
+    return RowState{{state[nAcc], state[nAcc + 2]},
+                    {state[nAcc + 1], state[nAcc + 3]}};
+  };
+  Regs acc(mine.begin(), mine.begin() + nAcc);
+  RowState st = rowsOf(mine);
+  math.mergeState(acc, st, other.take_front(nAcc), rowsOf(other));
+  llvm::copy(acc, mine.begin());
   for (int r = 0; r < 2; ++r) {
-    Value &max = mine[nAcc + 2 * r], &sum = mine[nAcc + 2 * r + 1];
-    Value otherMax = other[nAcc + 2 * r], otherSum = other[nAcc + 2 * r + 1];
-    Value newMax = fmax(max, otherMax);
-    Value scaledMax = scaledMaximum(newMax);
-    factor[0][r] = factorFrom(max, scaledMax);
-    factor[1][r] = factorFrom(otherMax, scaledMax);
-    sum = fma(otherSum, factor[1][r], fmul(sum, factor[0][r]));
-    max = newMax;
-  }
-  for (int64_t i = 0; i < nAcc; ++i) {
-    int r = (i % 4) / 2;
-    mine[i] = fma(other[i], factor[1][r], fmul(mine[i], factor[0][r]));
+    mine[nAcc + 2 * r] = st.max[r];
+    mine[nAcc + 2 * r + 1] = st.sum[r];
   }
 }

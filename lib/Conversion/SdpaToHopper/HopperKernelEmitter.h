@@ -564,10 +564,6 @@ private:
                        add(qRow0, mul(consumer, 64)));
     return warpUniformCondition(b, loc, narrow); // the same in every lane
   }
-  Value scaledMaximum(Value newMax) { return math.scaledMaximum(newMax); }
-  Value factorFrom(Value oldMax, Value scaledMax) {
-    return math.factorFrom(oldMax, scaledMax);
-  }
   /// 1 / (row sum) and the log-sum-exp of row half `r`.
   std::pair<Value, Value> rowTotals(RowState &st, int r);
   /// 1 / (row sum) of both row halves, after storing their lse.

@@ -636,7 +636,17 @@ private:
         for (int64_t w = 0; w < words; ++w)
           other.push_back(
               LLVM::LoadOp::create(b, loc, b.getF32Type(), word(first, w)));
-        mergeState(mine, other, nAcc);
+        // A slot holds O, then both row halves' maxima, then their sums.
+        auto rowsOf = [&](ArrayRef<Value> state) {
+          return RowState{{state[nAcc], state[nAcc + 1]},
+                          {state[nAcc + 2], state[nAcc + 3]}};
+        };
+        Regs acc(mine.begin(), mine.begin() + nAcc);
+        RowState st = rowsOf(mine);
+        math.mergeState(acc, st, ArrayRef<Value>(other).take_front(nAcc),
+                        rowsOf(other));
+        mine = acc;
+        mine.append({st.max[0], st.max[1], st.sum[0], st.sum[1]});
         scf::YieldOp::create(b, loc, mine);
       }
       values.assign(loop.getResults().begin(), loop.getResults().end());
@@ -659,27 +669,6 @@ private:
     op.getMergedSum().replaceAllUsesWith(
         tileOf(op.getRowSum().getType(), merged.slice(nAcc + 2, 2)));
     return success();
-  }
-
-  /// Folds `other` (O's `nAcc` registers, then the two rows' scaled maxima
-  /// and sums) into `mine`, as the online softmax folds a block.
-  void mergeState(Regs &mine, ArrayRef<Value> other, int64_t nAcc) {
-    Value factor[2][2]; // [mine, other][row half]
-    for (int r = 0; r < 2; ++r) {
-      Value &max = mine[nAcc + r], &sum = mine[nAcc + 2 + r];
-      Value otherMax = other[nAcc + r], otherSum = other[nAcc + 2 + r];
-      Value newMax = math.fmax(max, otherMax);
-      Value offset = math.finiteOrZero(newMax);
-      factor[0][r] = math.exp2(math.fsub(max, offset));
-      factor[1][r] = math.exp2(math.fsub(otherMax, offset));
-      sum = math.fma(otherSum, factor[1][r], math.fmul(sum, factor[0][r]));
-      max = newMax;
-    }
-    for (int64_t i = 0; i < nAcc; ++i) {
-      int r = (i % 4) / 2; // registers 4i + 2r, 4i + 2r + 1: row half r
-      mine[i] =
-          math.fma(other[i], factor[1][r], math.fmul(mine[i], factor[0][r]));
-    }
   }
 };
 } // namespace
