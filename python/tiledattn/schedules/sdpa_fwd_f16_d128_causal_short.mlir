@@ -1,7 +1,4 @@
 // Shipped default schedule: f16, head dim 128, causal (top-left). Warp-specialized TMA + wgmma.
-// Lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter) until its tile
-// program (dynamic_tiles and narrow_diagonal as tile IR) has run on a GPU and
-// been timed against it (docs/perf-notes.md, twenty-second session).
 // Run for key/value lengths 1..4096; the bundle without a range covers the rest.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d128_causal_short.mlir -o sdpa_fwd_f16_d128_causal_short
@@ -11,7 +8,7 @@
 
 func.func @sdpa_fwd_f16_d128_causal_short(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32)
-    attributes {tiledattn.max_seqlen_k = 4096 : i64, tiledattn.hopper_emitter} {
+    attributes {tiledattn.max_seqlen_k = 4096 : i64} {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,

@@ -1,7 +1,4 @@
 // Shipped default schedule: f16, head dim 64, causal (top-left). Warp-specialized TMA + wgmma.
-// Lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter) until its tile
-// program (dynamic_tiles and narrow_diagonal as tile IR) has run on a GPU and
-// been timed against it (docs/perf-notes.md, twenty-second session).
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d64_causal.mlir -o sdpa_fwd_f16_d64_causal
 // docs/Schedules.md describes every field.
@@ -9,8 +6,7 @@
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 
 func.func @sdpa_fwd_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
-                 %scale: f32)
-    attributes {tiledattn.hopper_emitter} {
+                 %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
