@@ -215,17 +215,23 @@ private:
   std::vector<void *> args;
 };
 
-/// Scratch memory that kernels leave zero when they end: the int32 a
-/// dynamic_tiles kernel counts its tiles on (its last tile puts it back to
-/// 0), split_tail's workspace (its merging blocks zero the flags). One
-/// zeroed buffer per stream and kind serves every launch on it (launches
-/// on one stream never overlap) without a memset each; a larger need gets a
-/// new zeroed one. A stream being captured into a CUDA graph gets a fresh
-/// zero instead (a memset node in the graph): the graph may be replayed on
-/// another stream, next to launches that use this stream's buffer.
+/// Scratch memory that kernels leave zero where it matters when they end:
+/// the int32 a dynamic_tiles kernel counts its tiles on (its last tile puts
+/// it back to 0), split_tail's workspace (its merging blocks zero the
+/// flags). One zeroed buffer per stream, kind and `layout` serves every
+/// launch on it (launches on one stream never overlap) without a memset
+/// each. The layout matters for the workspace: only its flags go back to 0,
+/// the slots keep the last launch's partial O, and where the flags sit
+/// depends on the slot size and the grid; a kernel of another layout would
+/// take that O for raised flags and merge before its pieces are written
+/// (the twenty-fifth session found this). A stream being captured into a
+/// CUDA graph gets a fresh zero instead (a memset node in the graph): the
+/// graph may be replayed on another stream, next to launches that use this
+/// stream's buffer.
 enum class Scratch { TileCounter, Workspace };
 at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind,
-                           at::ScalarType dtype, int64_t numel) {
+                           at::ScalarType dtype, int64_t numel,
+                           int64_t layout) {
   at::TensorOptions options = q.options().dtype(dtype);
   if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
       c10::cuda::CaptureStatus::None)
@@ -233,12 +239,14 @@ at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind,
   static std::mutex mutex;
   // Never destroyed: freeing device memory at exit races CUDA's teardown.
   static auto &buffers =
-      *new std::map<std::tuple<int, cudaStream_t, Scratch>, at::Tensor>();
+      *new std::map<std::tuple<int, cudaStream_t, Scratch, int64_t, int64_t>,
+                    at::Tensor>();
   cudaStream_t stream =
       c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
   std::lock_guard<std::mutex> lock(mutex);
-  at::Tensor &buffer = buffers[{q.device().index(), stream, kind}];
-  if (!buffer.defined() || buffer.numel() < numel)
+  at::Tensor &buffer =
+      buffers[{q.device().index(), stream, kind, layout, numel}];
+  if (!buffer.defined())
     buffer = at::zeros({numel}, options);
   return buffer;
 }
@@ -313,12 +321,16 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
   args.addFloat(static_cast<float>(scale));
   at::Tensor tileCounter, workspace;
   if (spec.tileCounter) {
-    tileCounter = zeroedPerStream(q, Scratch::TileCounter, at::kInt, 1);
+    tileCounter = zeroedPerStream(q, Scratch::TileCounter, at::kInt, 1,
+                                  /*layout=*/0);
     args.addPointer(tileCounter.data_ptr());
   }
   if (spec.workspaceBytesPerBlock) {
+    // Bytes per block and grid fix where the flags are (a slot per block
+    // and consumer warpgroup, the flags after all of them).
     workspace = zeroedPerStream(q, Scratch::Workspace, at::kByte,
-                                spec.workspaceBytesPerBlock * grid[0]);
+                                spec.workspaceBytesPerBlock * grid[0],
+                                /*layout=*/spec.workspaceBytesPerBlock);
     args.addPointer(workspace.data_ptr());
   }
   // Encoding needs the current context, made current above.

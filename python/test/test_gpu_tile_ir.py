@@ -133,6 +133,24 @@ def test_split_tail_bundles_merge_their_pieces(tile_ir_entries, shape):
         _check_repeated_launches(entry, shape)
 
 
+def test_split_tail_bundles_of_other_layouts_take_turns_on_a_stream(tile_ir_entries):
+    # The launches of one stream share its zeroed workspace only where their
+    # layouts (slot size, grid) agree: the merging blocks zero the flags but
+    # leave the partial O, which sits where another head dim's flags are.
+    # Sharing one buffer made the head dim 64 bundle merge before its
+    # pieces were written, after the head dim 128 one (the twenty-fifth
+    # session's GPU round).
+    split = [e for e in tile_ir_entries if _takes_param(e, "workspace")]
+    layouts = {e.head_dim_v for e in split}
+    assert len(layouts) > 1, f"expected split_tail bundles of two head dims, got {layouts}"
+    for turn in range(2):
+        for entry in split:
+            dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[entry.dtype]
+            q, k, v = (make(2, 16, 8192, entry.head_dim, dtype) for _ in range(3))
+            what = f"tile-IR {entry.name} turn {turn + 1} of 2, after the others"
+            op_and_check(q, k, v, entry.causal, 0.3, entry.path, what)
+
+
 def test_score_mod_kernels_compute_their_edit(tile_ir_entries):
     # Each score_mod kernel must differ from plain attention by far more
     # than its error against its own reference, or the edit did not take.
