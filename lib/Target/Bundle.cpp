@@ -53,6 +53,58 @@ static KernelDescription describe(StringRef name, MemRefType q, MemRefType v,
   return k;
 }
 
+/// The manifest's name for a capture's element type, or "" for one the
+/// runtime cannot pass (torch has no such dtype, or MLIR would lower it to
+/// another width than torch stores).
+static std::string captureDtype(Type element) {
+  if (element.isF32())
+    return "f32";
+  if (element.isF16())
+    return "f16";
+  if (element.isBF16())
+    return "bf16";
+  if (element.isF64())
+    return "f64";
+  if (element.isSignlessInteger(8) || element.isSignlessInteger(16) ||
+      element.isSignlessInteger(32) || element.isSignlessInteger(64))
+    return "i" + std::to_string(element.getIntOrFloatBitWidth());
+  return "";
+}
+
+/// Arguments from #6 on are tensors a score_mod reads (captured tensors):
+/// memrefs of dynamic sizes in the identity layout, which the runtime
+/// passes from contiguous tensors of the same rank and dtype.
+static LogicalResult describeCaptures(FunctionOpInterface func,
+                                      KernelDescription &k) {
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    if (i < 6)
+      continue;
+    auto fail = [&, i = i, type = type]() {
+      return func.emitOpError("takes argument #")
+             << i << " (" << type
+             << ") after scale, a tensor its score_mod reads: expected ";
+    };
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref)
+      return fail() << "a memref";
+    std::string dtype = captureDtype(memref.getElementType());
+    if (dtype.empty())
+      return fail() << "an element type a torch tensor holds (f32, f16, "
+                       "bf16, f64, i8, i16, i32 or i64), but got "
+                    << memref.getElementType();
+    if (!memref.getLayout().isIdentity())
+      return fail() << "the identity layout (the runtime passes contiguous "
+                       "tensors), but got "
+                    << memref.getLayout();
+    if (!memref.hasRank() || memref.getRank() < 1 ||
+        !llvm::all_of(memref.getShape(), ShapedType::isDynamic))
+      return fail() << "dynamic sizes of rank 1 or more (?x...; the "
+                       "runtime passes the tensor's sizes)";
+    k.captures.push_back({memref.getRank(), dtype});
+  }
+  return success();
+}
+
 /// A tile program (written by hand, or by tiledattn-tile-sdpa and edited):
 /// its function's tiledattn.schedule sets the launch, tiledattn.causal says
 /// what it computes, and it takes tiledattn.sdpa's operands.
@@ -68,9 +120,10 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
                             "(q, k, v, o, lse, scale): expected argument #")
            << i << " to be " << expected << ", but got " << type.getInput(i);
   };
-  if (type.getNumInputs() != 6)
+  if (type.getNumInputs() < 6)
     return func.emitOpError("a tile program takes tiledattn.sdpa's operands "
-                            "(q, k, v, o, lse, scale), but it has ")
+                            "(q, k, v, o, lse, scale), then the tensors its "
+                            "score_mod reads, but it has ")
            << type.getNumInputs() << " arguments";
   auto q = dyn_cast<MemRefType>(type.getInput(0));
   if (!q || q.getRank() != 4 || ShapedType::isDynamic(q.getShape()[3]) ||
@@ -92,6 +145,8 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
     return fail(5, "f32");
   KernelDescription k = describe(
       func.getName(), q, v, func->hasAttr(kCausalAttrName), schedule, func);
+  if (failed(describeCaptures(func, k)))
+    return failure();
   llvm::raw_string_ostream os(k.scoreMod);
   func.walk([&](ScoreModOp mod) {
     mod->print(os, OpPrintingFlags().useLocalScope());
@@ -101,31 +156,26 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
 }
 
 /// The manifest lists the kernel's parameters as the sdpa op's operands
-/// (q, k, v, o, lse, scale; docs/Runtime.md), and the runtime passes just
-/// those: a function that takes anything else, or passes its arguments in
-/// another order, would be launched with the wrong ones. (An op nested
-/// deeper gets the lowering's diagnostic, which names that first.)
+/// (q, k, v, o, lse, scale; docs/Runtime.md), then the tensors its score_mod
+/// reads, and the runtime passes just those: a function that passes its
+/// operands in another order would be launched with the wrong ones. (An op
+/// nested deeper gets the lowering's diagnostic, which names that first.)
 static LogicalResult checkKernelArguments(SdpaOp op, FunctionOpInterface func) {
   Value expected[] = {op.getQ(), op.getK(),   op.getV(),
                       op.getO(), op.getLse(), op.getScale()};
   constexpr StringLiteral names[] = {"q", "k", "v", "o", "lse", "scale"};
   auto error = [&] {
     return func.emitOpError(
-        "expected a kernel's function to take exactly its tiledattn.sdpa's "
-        "operands q, k, v, o, lse and scale, in that order, but ");
+        "expected a kernel's function to take its tiledattn.sdpa's "
+        "operands q, k, v, o, lse and scale, in that order (then the tensors "
+        "its score_mod reads), but ");
   };
-  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    if (i < 6 && arg == expected[i])
-      continue;
-    InFlightDiagnostic diag = error();
-    diag << "argument #" << i << " (" << arg.getType() << ") ";
-    if (i >= 6)
-      return diag << "is more: the runtime passes no other tensors yet "
-                     "(captured tensors of a score_mod)";
-    return diag << "is not the op's " << names[i];
-  }
-  if (func.getNumArguments() != 6)
+  if (func.getNumArguments() < 6)
     return error() << "it has " << func.getNumArguments() << " arguments";
+  for (auto [i, arg] : llvm::enumerate(func.getArguments().take_front(6)))
+    if (arg != expected[i])
+      return error() << "argument #" << i << " (" << arg.getType()
+                     << ") is not the op's " << names[i];
   return success();
 }
 
@@ -158,6 +208,8 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   KernelDescription k =
       describe(func.getName(), op.getQ().getType(), op.getV().getType(),
                op.getCausal(), op.getSchedule(), func);
+  if (failed(describeCaptures(func, k)))
+    return failure();
   if (!op.getScoreMod().empty()) {
     llvm::raw_string_ostream os(k.scoreMod);
     op.getScoreMod().front().print(os);
@@ -382,14 +434,19 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
   using llvm::json::Array;
   using llvm::json::Object;
   auto memref = [&](StringRef name, int64_t rank, StringRef dtype) {
-    return Object{
-        {"name", name}, {"kind", "memref"}, {"rank", rank}, {"dtype", dtype}};
+    return Object{{"name", name.str()},
+                  {"kind", "memref"},
+                  {"rank", rank},
+                  {"dtype", dtype.str()}};
   };
   std::array<std::string, 3> grid = gridRules(k);
   Array params{
       memref("q", 4, k.dtype), memref("k", 4, k.dtype),
       memref("v", 4, k.dtype), memref("o", 4, k.dtype),
       memref("lse", 3, "f32"), Object{{"name", "scale"}, {"kind", "f32"}}};
+  for (auto [i, capture] : llvm::enumerate(k.captures))
+    params.push_back(
+        memref("capture" + std::to_string(i), capture.rank, capture.dtype));
   if (k.dynamicTiles) // One i32 in global memory, zero at launch.
     params.push_back(Object{{"name", "tile_counter"}, {"kind", "zeroed_i32"}});
   if (k.workspaceBytesPerBlock) // split_tail, zero at the first launch.

@@ -23,14 +23,25 @@
 // RUN: not tiledattn-compile %S/Inputs/unsupported-schedule.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NO-LOWERING
 // NO-LOWERING: error: 'func.func' op mma = wgmma with producer = cp_async is lowered only with the experimental-wgmma option
 
-// The manifest names the kernel's parameters after the sdpa op's operands:
-// a function taking more, or passing them in another order, is refused.
-// RUN: not tiledattn-compile %S/Inputs/captured-tensor.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURED
-// CAPTURED: captured-tensor.mlir:5:1: error: 'func.func' op expected a kernel's function to take exactly its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order, but argument #6 ('memref<?xf32>') is more: the runtime passes no other tensors yet (captured tensors of a score_mod)
+// The manifest names the kernel's parameters after the sdpa op's operands,
+// then the tensors its score_mod reads: a function passing the operands in
+// another order, or taking something the runtime cannot pass, is refused.
+// RUN: sed 's/memref<?xf32>/memref<16xf32>/g' %S/Inputs/captured-tensor.mlir > %t.static.mlir
+// RUN: not tiledattn-compile %t.static.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURE-STATIC
+// CAPTURE-STATIC: error: 'func.func' op takes argument #6 ('memref<16xf32>') after scale, a tensor its score_mod reads: expected dynamic sizes of rank 1 or more (?x...; the runtime passes the tensor's sizes)
+// RUN: sed 's/memref<?xf32>/memref<?xf32, strided<[2]>>/g' %S/Inputs/captured-tensor.mlir > %t.strided.mlir
+// RUN: not tiledattn-compile %t.strided.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURE-STRIDED
+// CAPTURE-STRIDED: error: 'func.func' op takes argument #6 ('memref<?xf32, strided<[2]>>') after scale, a tensor its score_mod reads: expected the identity layout (the runtime passes contiguous tensors), but got strided<[2]>
+// RUN: sed 's/%%slopes: memref<?xf32>)/%%slopes: memref<?xf32>, %%keep: memref<?xi1>)/' %S/Inputs/captured-tensor.mlir > %t.bool.mlir
+// RUN: not tiledattn-compile %t.bool.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURE-BOOL
+// CAPTURE-BOOL: error: 'func.func' op takes argument #7 ('memref<?xi1>') after scale, a tensor its score_mod reads: expected an element type a torch tensor holds (f32, f16, bf16, f64, i8, i16, i32 or i64), but got 'i1'
+// RUN: sed 's/%%slopes: memref<?xf32>)/%%slopes: memref<?xf32>, %%bias: f32)/' %S/Inputs/captured-tensor.mlir > %t.scalar.mlir
+// RUN: not tiledattn-compile %t.scalar.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURE-SCALAR
+// CAPTURE-SCALAR: error: 'func.func' op takes argument #7 ('f32') after scale, a tensor its score_mod reads: expected a memref
 // RUN: not tiledattn-compile %S/Inputs/swapped-arguments.mlir -o %t 2>&1 | FileCheck %s --check-prefix=SWAPPED
-// SWAPPED: swapped-arguments.mlir:5:1: error: 'func.func' op expected a kernel's function to take exactly its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order, but argument #0 ('memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>') is not the op's q
+// SWAPPED: swapped-arguments.mlir:5:1: error: 'func.func' op expected a kernel's function to take its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order (then the tensors its score_mod reads), but argument #0 ('memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>') is not the op's q
 // RUN: not tiledattn-compile %S/Inputs/scale-not-argument.mlir -o %t 2>&1 | FileCheck %s --check-prefix=FIXED-SCALE
-// FIXED-SCALE: scale-not-argument.mlir:5:1: error: 'func.func' op expected a kernel's function to take exactly its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order, but it has 5 arguments
+// FIXED-SCALE: scale-not-argument.mlir:5:1: error: 'func.func' op expected a kernel's function to take its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order (then the tensors its score_mod reads), but it has 5 arguments
 
 // RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: expected exactly one tiledattn.sdpa, or one tile program (a func.func marked tiledattn.kernel), in a kernel bundle's input, but found 0 sdpa ops and 0 tile programs

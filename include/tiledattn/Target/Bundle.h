@@ -58,6 +58,15 @@ struct KernelDescription {
   /// split_tail: the workspace the kernel takes after scale, per block.
   int64_t workspaceBytesPerBlock = 0;
   std::vector<TensorMapDescription> tensorMaps;
+  /// Tensors the kernel reads beyond attention's operands (a score_mod's
+  /// ALiBi slopes, document ids), the function's arguments after scale, in
+  /// order: each a contiguous tensor of `rank` dimensions and `dtype`
+  /// ("f32", "i32", ...), passed as a memref after scale.
+  struct Capture {
+    int64_t rank = 0;
+    std::string dtype;
+  };
+  std::vector<Capture> captures;
   std::string schedule; // printed #tiledattn.schedule
   /// What the kernel does to the scores beyond attention, as MLIR text: the
   /// sdpa's score_mod body, or a tile program's tiledattn.score_mod ops.

@@ -1,5 +1,7 @@
 // A score_mod reading a tensor the function takes beyond the sdpa operands
-// (ALiBi slopes): the runtime would not pass it, so the compiler refuses.
+// (ALiBi slopes, one per head): the manifest lists it after scale as
+// capture0, and the runtime passes it (tiledattn-compile-captures.mlir;
+// tiledattn-compile-errors.mlir edits it into what cannot be passed).
 !head = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 func.func @captured(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32,
