@@ -22,6 +22,8 @@ sys.path[:0] = [str(ROOT / "python"), str(ROOT / "python" / "test")]
 import torch  # noqa: E402
 from flex_examples import (  # noqa: E402
     BLOCK_MASK_CASES,
+    CAPTURE_MODS,
+    CAPTURE_SHAPES,
     GPU_SHAPES,
     SCORE_MODS,
     masked_score_mod,
@@ -57,9 +59,14 @@ def main() -> int:
         for t in (torch.bfloat16, torch.float16)
         for causal in (False, True)
     ]
-    for score_mod, dtype, causal in work:
+    # score_mods that read tensors: the text depends on their dtypes and
+    # ranks only, so CPU tensors of the GPU tests' kinds give the same keys.
+    capture_dims = sorted({shape[-2:] for shape in CAPTURE_SHAPES})
+    work = [(f, t, c, head_dims) for f, t, c in work]
+    work += [(make("cpu", 2, 4, 64), torch.bfloat16, False, capture_dims) for make in CAPTURE_MODS]
+    for score_mod, dtype, causal, dims in work:
         region = trace_score_mod(score_mod)
-        for head_dim, head_dim_v in head_dims:
+        for head_dim, head_dim_v in dims:
             start = time.perf_counter()
             text = schedule_text(
                 region, dtype, head_dim, "flex_score_mod", head_dim_v, causal=causal

@@ -169,12 +169,34 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   for (const ParamSpec &p : spec.params)
     foundText += (foundText.empty() ? "" : ", ") +
                  render(p.name, p.kind, p.rank, p.dtype);
-  // Optionally last: a tile counter, zero whenever a launch starts, or a
+  // Then the tensors a score_mod reads (capture0, capture1, ...), and
+  // optionally last a tile counter, zero whenever a launch starts, or a
   // workspace of bytes_per_block per block, zero at the first launch.
   size_t numParams = spec.params.size();
+  for (size_t i = std::size(expected); i < numParams; ++i) {
+    const ParamSpec &p = spec.params[i];
+    std::string name = "capture" + std::to_string(spec.captures.size());
+    if (p.name != name)
+      break;
+    std::string path = "params[" + std::to_string(i) + "]";
+    if (p.kind != "memref")
+      reader.mismatch(path + ".kind", "\"memref\" (a captured tensor)",
+                      json::quote(p.kind));
+    if (std::find_if(std::begin(kCaptureDtypes), std::end(kCaptureDtypes),
+                     [&](const char *d) { return p.dtype == d; }) ==
+        std::end(kCaptureDtypes)) {
+      std::string allowed;
+      for (const char *d : kCaptureDtypes)
+        allowed += (allowed.empty() ? "" : ", ") + json::quote(d);
+      reader.mismatch(path + ".dtype", "one of " + allowed,
+                      json::quote(p.dtype));
+    }
+    spec.captures.push_back(p);
+  }
+  size_t numFixed = std::size(expected) + spec.captures.size();
   auto extraIs = [&](const char *name, const char *kind) {
-    return numParams == std::size(expected) + 1 &&
-           spec.params.back().name == name && spec.params.back().kind == kind;
+    return numParams == numFixed + 1 && spec.params.back().name == name &&
+           spec.params.back().kind == kind;
   };
   if (extraIs("tile_counter", "zeroed_i32")) {
     spec.tileCounter = true;
@@ -183,8 +205,8 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
     spec.workspaceBytesPerBlock = spec.params.back().bytesPerBlock;
     --numParams;
   }
-  bool same = numParams == std::size(expected);
-  for (size_t i = 0; same && i < numParams; ++i) {
+  bool same = numParams == numFixed;
+  for (size_t i = 0; same && i < std::size(expected); ++i) {
     const ParamSpec &p = spec.params[i];
     const Expected &e = expected[i];
     same = p.name == e.name && p.kind == e.kind &&
@@ -193,8 +215,9 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   if (!same)
     reader.mismatch("params",
                     "[" + expectedText +
-                        "] (optionally followed by tile_counter: zeroed_i32 "
-                        "or workspace: zeroed_bytes_per_block)",
+                        "] (then the captured tensors capture0, capture1, "
+                        "..., and optionally tile_counter: zeroed_i32 or "
+                        "workspace: zeroed_bytes_per_block)",
                     "[" + foundText + "]");
 }
 

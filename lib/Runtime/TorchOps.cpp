@@ -23,8 +23,10 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -130,6 +132,57 @@ void checkInputs(const Bundle &bundle, const at::Tensor &q, const at::Tensor &k,
   }
 }
 
+/// The torch dtypes a captured tensor of the manifest's `dtype` may have:
+/// the compiler's integers are signless, so a score_mod reads int8, uint8
+/// and bool alike as i8 (its ops say how).
+bool captureDtypeMatches(const std::string &dtype, at::ScalarType type) {
+  if (dtype == "i8")
+    return type == at::kChar || type == at::kByte || type == at::kBool;
+  at::ScalarType expected = dtype == "f32"    ? at::kFloat
+                            : dtype == "f16"  ? at::kHalf
+                            : dtype == "bf16" ? at::kBFloat16
+                            : dtype == "f64"  ? at::kDouble
+                            : dtype == "i16"  ? at::kShort
+                            : dtype == "i32"  ? at::kInt
+                                              : at::kLong;
+  return type == expected;
+}
+
+/// Checks the tensors a bundle's score_mod reads against its manifest:
+/// how many, and each one's device, dtype, rank and layout (the kernel
+/// indexes it as a contiguous array, without bounds checks).
+void checkCaptures(const KernelSpec &spec, at::TensorList captures,
+                   const at::Tensor &q) {
+  auto list = [&] {
+    std::string text;
+    for (const ParamSpec &p : spec.captures)
+      text += (text.empty() ? "" : ", ") + p.name + ": " + p.dtype + " rank " +
+              std::to_string(p.rank);
+    return text.empty() ? std::string("none") : text;
+  };
+  TORCH_CHECK(captures.size() == spec.captures.size(), kOp, ": expected ",
+              spec.captures.size(), " captured tensors (bundle '", spec.name,
+              "' reads ", list(), ") but got ", captures.size());
+  for (size_t i = 0; i < captures.size(); ++i) {
+    const at::Tensor &t = captures[i];
+    const ParamSpec &p = spec.captures[i];
+    std::string name = "captures[" + std::to_string(i) + "]";
+    TORCH_CHECK(t.defined(), kOp, ": expected '", name,
+                "' to be a tensor but got None");
+    checkDevice({name.c_str(), t}, q);
+    TORCH_CHECK(captureDtypeMatches(p.dtype, t.scalar_type()), kOp,
+                ": expected '", name, "' to have dtype ", p.dtype, " (bundle '",
+                spec.name, "' reads ", p.name, " as ", p.dtype, ") but got ",
+                t.scalar_type());
+    TORCH_CHECK(t.dim() == p.rank, kOp, ": expected '", name, "' to be a ",
+                p.rank, "-D tensor (bundle '", spec.name, "') but got a ",
+                t.dim(), "-D tensor of shape ", shapeOf(t));
+    TORCH_CHECK(t.is_contiguous(), kOp, ": expected '", name,
+                "' to be contiguous but got strides ", t.strides(),
+                " for shape ", shapeOf(t), " (call .contiguous())");
+  }
+}
+
 /// The operand a tensor map describes, as TMA sees it.
 OperandView operandView(const std::string &name, const at::Tensor &t) {
   OperandView view;
@@ -179,8 +232,7 @@ public:
     args.push_back(&map);
   }
   void addMemref(const at::Tensor &t) {
-    void *&ptr = pointers[numPointers++];
-    ptr = t.data_ptr();
+    void *&ptr = pointers.emplace_back(t.data_ptr());
     args.push_back(&ptr); // allocated
     args.push_back(&ptr); // aligned
     addInt(0);            // offset: data_ptr already includes it
@@ -190,28 +242,21 @@ public:
       addInt(stride);
   }
   void addPointer(void *value) {
-    void *&ptr = pointers[numPointers++];
-    ptr = value;
-    args.push_back(&ptr);
+    args.push_back(&pointers.emplace_back(value));
   }
-  void addFloat(float value) {
-    floats[numFloats] = value;
-    args.push_back(&floats[numFloats++]);
-  }
+  void addFloat(float value) { args.push_back(&floats.emplace_back(value)); }
   void **data() { return args.data(); }
   size_t size() const { return args.size(); }
 
 private:
-  void addInt(int64_t value) {
-    ints[numInts] = value;
-    args.push_back(&ints[numInts++]);
-  }
-  // Fixed arrays: args holds pointers into them.
-  std::array<void *, 8> pointers{};
-  std::array<int64_t, 48> ints{};
-  std::array<float, 2> floats{};
+  void addInt(int64_t value) { args.push_back(&ints.emplace_back(value)); }
+  // args holds pointers into these: deques, which never move an element
+  // they hold when they grow (captured tensors add memrefs of any rank).
+  std::deque<void *> pointers;
+  std::deque<int64_t> ints;
+  std::deque<float> floats;
   std::array<CUtensorMap, kMaxTensorMaps> tensorMaps{};
-  size_t numPointers = 0, numInts = 0, numFloats = 0, numTensorMaps = 0;
+  size_t numTensorMaps = 0;
   std::vector<void *> args;
 };
 
@@ -255,7 +300,9 @@ at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind,
 /// in our voice rather than the dispatcher's "could not run".
 std::tuple<at::Tensor, at::Tensor>
 sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
-            bool isCausal, double scale, c10::string_view bundleDir) {
+            bool isCausal, double scale, c10::string_view bundleDir,
+            std::optional<at::TensorList> maybeCaptures) {
+  at::TensorList captures = maybeCaptures.value_or(at::TensorList());
   for (const NamedTensor &t :
        {NamedTensor{"q", query}, NamedTensor{"k", k}, NamedTensor{"v", v}}) {
     checkRank(t);
@@ -268,6 +315,7 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
   std::string dir(bundleDir);
   std::shared_ptr<const Bundle> bundle = getBundle(dir);
   checkInputs(*bundle, query, k, v, isCausal, scale);
+  checkCaptures(bundle->spec, captures, query);
   const KernelSpec &spec = bundle->spec;
   int64_t batch = query.size(0), headsQ = query.size(1),
           seqlenQ = query.size(2);
@@ -319,6 +367,8 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
        std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
     args.addMemref(*t);
   args.addFloat(static_cast<float>(scale));
+  for (const at::Tensor &t : captures)
+    args.addMemref(t);
   at::Tensor tileCounter, workspace;
   if (spec.tileCounter) {
     tileCounter = zeroedPerStream(q, Scratch::TileCounter, at::kInt, 1,
@@ -354,7 +404,8 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
 /// kernel's checks pass.
 std::tuple<at::Tensor, at::Tensor>
 sdpaFwdMeta(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
-            bool isCausal, double scale, c10::string_view bundleDir) {
+            bool isCausal, double scale, c10::string_view bundleDir,
+            std::optional<at::TensorList> /*captures: the kernel's only*/) {
   for (const NamedTensor &t :
        {NamedTensor{"q", q}, NamedTensor{"k", k}, NamedTensor{"v", v}})
     checkRank(t);
@@ -395,7 +446,7 @@ std::string tensorMapInfo(const at::Tensor &q, const at::Tensor &k,
 
 TORCH_LIBRARY(tiledattn, m) {
   m.def("sdpa_fwd(Tensor q, Tensor k, Tensor v, bool is_causal, float scale, "
-        "str bundle) -> (Tensor out, Tensor lse)",
+        "str bundle, Tensor[]? captures=None) -> (Tensor out, Tensor lse)",
         {at::Tag::pt2_compliant_tag});
   m.def("bundle_info(str bundle) -> str", &bundleInfo);
   m.def("tensor_map_info(Tensor q, Tensor k, Tensor v, str bundle) -> str",

@@ -39,6 +39,52 @@ GPU_SHAPES = [
 ]
 
 
+# score_mods that read tensors (FlexAttention's captured tensors), each made
+# by a factory from (device, batch, heads, key length): the kernel is
+# compiled for the tensors' dtypes and ranks only, so scripts/flex_cache.py
+# traces them with CPU tensors and the GPU tests run them with CUDA ones.
+def alibi_slopes(device, batch, heads, length):
+    """ALiBi with a slope per head, read from a float32 tensor."""
+    slopes = torch.exp2(-8 * torch.arange(1, heads + 1, device=device) / heads)
+
+    def alibi_from_slopes(score, b, h, q_idx, kv_idx):
+        return score + slopes[h] * (kv_idx - q_idx)
+
+    return alibi_from_slopes
+
+
+def document_mask(device, batch, heads, length):
+    """Packed documents: a query sees the keys of its own document (int32
+    ids per batch row and position, four documents of random lengths)."""
+    cuts = torch.sort(torch.randint(1, max(length, 2), (batch, 3), device=device)).values
+    positions = torch.arange(length, device=device)
+    ids = (positions[None, :, None] >= cuts[:, None, :]).sum(-1).to(torch.int32)
+
+    def same_document(score, b, h, q_idx, kv_idx):
+        return torch.where(ids[b, q_idx] == ids[b][kv_idx], score, -float("inf"))
+
+    return same_document
+
+
+def key_bias_and_padding(device, batch, heads, length):
+    """A bf16 bias per batch row and key, and a bool mask of kept keys
+    (about a quarter padded away), scaled by a 0-D temperature."""
+    bias = torch.randn(batch, length, device=device).to(torch.bfloat16)
+    keep = torch.rand(length, device=device) > 0.25
+    temperature = torch.tensor(0.75, device=device)
+
+    def biased_and_padded(score, b, h, q_idx, kv_idx):
+        return torch.where(keep[kv_idx], score * temperature + bias[b, kv_idx], -float("inf"))
+
+    return biased_and_padded
+
+
+CAPTURE_MODS = [alibi_slopes, document_mask, key_bias_and_padding]
+# (batch, query heads, key/value heads, query length, key length, head dim,
+# value head dim) of the captured-tensor cases.
+CAPTURE_SHAPES = [(2, 3, 3, 113, 113, 64, 64), (2, 4, 2, 1000, 1000, 128, 128)]
+
+
 def causal_mask(b, h, q_idx, kv_idx):
     """A FlexAttention mask_mod, for block_mask cases: flex_attention runs it
     as a causal kernel."""

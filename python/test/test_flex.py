@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from flex_examples import SCORE_MODS, alibi, sliding_window, softcap
+from flex_examples import CAPTURE_MODS, SCORE_MODS, alibi, sliding_window, softcap
 
 import tiledattn
 from tiledattn import registry
@@ -85,6 +85,24 @@ def test_a_traced_score_mod_compiles_to_a_bundle_that_is_never_picked_for_plain_
 @pytest.mark.skipif(
     not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
 )
+@pytest.mark.parametrize("make_mod", CAPTURE_MODS, ids=lambda f: f.__name__)
+def test_captured_tensors_are_manifest_params_the_runtime_reads(tmp_path, runtime, make_mod):
+    region = trace_score_mod(make_mod("cpu", 2, 4, 64))
+    kernel = tiledattn.compile(schedule_text(region, torch.bfloat16, 64, "flex"), cache=tmp_path)
+    manifest = json.loads((kernel.path / "manifest.json").read_text())
+    names = [p["name"] for p in manifest["params"]]
+    assert names == ["q", "k", "v", "o", "lse", "scale"] + [
+        f"capture{i}" for i in range(len(region.captures))
+    ]
+    assert manifest["resources"]["spill_stores"] == 0
+    # The runtime loads the manifest (its own reader) and reads them back.
+    info = json.loads(torch.ops.tiledattn.bundle_info(str(kernel.path)))
+    assert info["params"][6:] == manifest["params"][6:]
+
+
+@pytest.mark.skipif(
+    not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
+)
 def test_a_value_head_dim_of_its_own_compiles(tmp_path):
     # DeepSeek's head dims: queries and keys 192, values 128.
     text = schedule_text(trace_score_mod(softcap), torch.bfloat16, 192, "flex", head_dim_v=128)
@@ -104,14 +122,70 @@ def test_python_control_flow_is_refused_with_a_hint():
         trace_score_mod(branches)
 
 
-def test_captured_tensors_are_refused_by_name():
+def test_captured_tensors_become_kernel_arguments():
     slopes = torch.rand(8)
+    ids = torch.zeros(2, 50, dtype=torch.int32)
 
-    def reads_slopes(score, b, h, q_idx, kv_idx):
-        return score + slopes[h]
+    def reads_tensors(score, b, h, q_idx, kv_idx):
+        same = ids[b, q_idx] == ids[b][kv_idx]  # both index forms
+        return torch.where(same, score + slopes[h] * (kv_idx - q_idx), -float("inf"))
 
-    with pytest.raises(UnsupportedInputError, match=r"captured tensor"):
-        trace_score_mod(reads_slopes)
+    region = trace_score_mod(reads_tensors)
+    assert region.captures[0] is ids and region.captures[1] is slopes
+    assert len(region.captures) == 2, "a tensor read twice is one argument"
+    assert "memref.load %cap0[%b, %q_idx] : memref<?x?xi32>" in region
+    assert "memref.load %cap0[%b, %kv_idx] : memref<?x?xi32>" in region
+    assert "arith.index_cast" in region and "memref.load %cap1[%h] : memref<?xf32>" in region
+    text = schedule_text(region, torch.bfloat16, 64, "flex")
+    assert "%scale: f32, %cap0: memref<?x?xi32>, %cap1: memref<?xf32>) {" in text
+
+
+@pytest.mark.parametrize(
+    "tensor, loads",
+    [
+        (torch.ones(4, dtype=torch.bool), ["memref<?xi8>", "arith.cmpi ne"]),
+        (torch.ones(4, dtype=torch.uint8), ["memref<?xi8>", "arith.index_castui"]),
+        (torch.ones(4, dtype=torch.int64), ["memref<?xi64>", "arith.index_cast "]),
+        (torch.ones(4, dtype=torch.float16), ["memref<?xf16>", "arith.extf"]),
+        (torch.ones(4, dtype=torch.float64), ["memref<?xf64>", "arith.truncf"]),
+    ],
+    ids=["bool", "uint8", "int64", "float16", "float64"],
+)
+def test_each_capture_dtype_loads_as_a_score_mod_value(tensor, loads):
+    def reads(score, b, h, q_idx, kv_idx):
+        value = tensor[kv_idx]
+        return torch.where(value, score, 0.0) if tensor.dtype == torch.bool else score + value
+
+    region = trace_score_mod(reads)
+    assert all(text in region for text in loads), region
+
+
+def test_a_0d_capture_is_passed_as_one_element():
+    temperature = torch.tensor(0.5)
+    region = trace_score_mod(lambda s, b, h, i, j: s * temperature)
+    assert "memref.load %cap0[%v0] : memref<?xf32>" in region
+
+
+@pytest.mark.parametrize(
+    "score_mod, message",
+    [
+        (lambda s, b, h, i, j: s + _ROWS[h], r"indexed by 1 of its 2 dimensions as a value"),
+        (lambda s, b, h, i, j: s + _ROWS[h, i, j], r"shape \[4, 4\] with 3 indices"),
+        (lambda s, b, h, i, j: s + _ROWS[h, -1], r"with -1; expected traced indices"),
+        (lambda s, b, h, i, j: s + _ROWS[h, 1:], r"with slice\(1, None, None\)"),
+        (lambda s, b, h, i, j: s + _ROWS[h, s], r"with a float; expected integers"),
+        (lambda s, b, h, i, j: s + _COMPLEX[h].real, r"dtype torch.complex64"),
+        (lambda s, b, h, i, j: s[h], r"indexes a value that is not a captured tensor"),
+    ],
+    ids=["partial", "too-many", "negative", "slice", "float-index", "complex", "score"],
+)
+def test_what_a_capture_cannot_do_is_named(score_mod, message):
+    with pytest.raises(UnsupportedInputError, match=message):
+        trace_score_mod(score_mod)
+
+
+_ROWS = torch.zeros(4, 4)
+_COMPLEX = torch.zeros(4, dtype=torch.complex64)
 
 
 @pytest.mark.parametrize(

@@ -114,9 +114,9 @@ def test_persistent_grid_rule_round_trips(tmp_path):
         ),
         (
             {"params": []},
-            r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] \(optionally "
-            r"followed by tile_counter: zeroed_i32 or workspace: zeroed_bytes_per_block\) "
-            r"but found \[\]",
+            r"field 'params': expected \[q: memref rank 4 f16, .*scale: f32\] \(then the "
+            r"captured tensors capture0, capture1, \.\.\., and optionally tile_counter: "
+            r"zeroed_i32 or workspace: zeroed_bytes_per_block\) but found \[\]",
         ),
         (
             {"ptx": "../kernel.ptx"},
@@ -181,6 +181,44 @@ def test_workspace_param_round_trips(tmp_path):
     ]
 
 
+def test_captured_tensor_params_round_trip(tmp_path):
+    # What a kernel whose score_mod reads tensors says (lib/Target/Bundle.cpp):
+    # capture0, capture1, ... after scale, before a tile counter.
+    captures = [
+        {"name": "capture0", "kind": "memref", "rank": 2, "dtype": "i32"},
+        {"name": "capture1", "kind": "memref", "rank": 1, "dtype": "f32"},
+    ]
+    counter = {"name": "tile_counter", "kind": "zeroed_i32"}
+    bundle = bundles.make_bundle(
+        tmp_path, params=bundles.manifest()["params"] + captures + [counter]
+    )
+    params = info(bundle)["params"]
+    assert params[6:8] == captures and params[8] == counter
+
+
+@pytest.mark.parametrize(
+    "capture, pattern",
+    [
+        (
+            {"kind": "memref", "rank": 1, "dtype": "c64"},
+            r"params\[6\]\.dtype': expected one of \"f32\", .* but found \"c64\"",
+        ),
+        ({"kind": "f32"}, r"params\[6\]\.kind': expected \"memref\" \(a captured tensor\)"),
+        ({"kind": "memref", "rank": 0, "dtype": "f32"}, r"params\[6\]\.rank"),
+    ],
+    ids=["dtype", "kind", "rank"],
+)
+def test_bad_captured_tensor_param(tmp_path, capture, pattern):
+    params = bundles.manifest()["params"] + [{"name": "capture0", **capture}]
+    rejects(bundles.make_bundle(tmp_path, params=params), pattern)
+
+
+def test_captured_tensors_are_numbered_from_0(tmp_path):
+    extra = {"name": "capture1", "kind": "memref", "rank": 1, "dtype": "f32"}
+    bundle = bundles.make_bundle(tmp_path, params=bundles.manifest()["params"] + [extra])
+    rejects(bundle, r"but found \[.*scale: f32, capture1: memref rank 1 f32\]")
+
+
 @pytest.mark.parametrize("bytes_per_block", [None, 0, "64"])
 def test_bad_workspace_param(tmp_path, bytes_per_block):
     extra = {"name": "workspace", "kind": "zeroed_bytes_per_block"}
@@ -201,8 +239,9 @@ def test_bad_tile_counter_param(tmp_path, extra):
     bundle = bundles.make_bundle(tmp_path, params=bundles.manifest()["params"] + [extra])
     rejects(
         bundle,
-        r"field 'params': expected \[q: .*scale: f32\] \(optionally followed by "
-        r"tile_counter: zeroed_i32 or workspace: zeroed_bytes_per_block\) but found "
+        r"field 'params': expected \[q: .*scale: f32\] \(then the captured tensors "
+        r"capture0, capture1, \.\.\., and optionally tile_counter: zeroed_i32 or "
+        r"workspace: zeroed_bytes_per_block\) but found "
         r"\[.*scale: f32, " + extra["name"] + ": " + extra["kind"] + r"\]",
     )
 

@@ -90,6 +90,9 @@ class _Launch:
         self.bundle = bundle
         self.batch_shape = batch_shape
         self.squeeze = squeeze
+        # Tensors the bundle's score_mod reads (flex_attention), in the
+        # order of its manifest's capture0, capture1, ...
+        self.captures: list[torch.Tensor] | None = None
 
     def run(self) -> torch.Tensor:
         return self.run_with_lse()[0]
@@ -98,9 +101,14 @@ class _Launch:
         """The output and the log-sum-exp of each query row (float32, the
         output's shape without its last dimension)."""
         _ensure_runtime()
-        out, lse = torch.ops.tiledattn.sdpa_fwd(
-            self.q, self.k, self.v, self.is_causal, self.scale, self.bundle
-        )
+        if self.captures:
+            out, lse = torch.ops.tiledattn.sdpa_fwd(
+                self.q, self.k, self.v, self.is_causal, self.scale, self.bundle, self.captures
+            )
+        else:
+            out, lse = torch.ops.tiledattn.sdpa_fwd(
+                self.q, self.k, self.v, self.is_causal, self.scale, self.bundle
+            )
         if len(self.batch_shape) != 1:
             out = out.reshape(*self.batch_shape, *out.shape[1:])
             lse = lse.reshape(*self.batch_shape, *lse.shape[1:])

@@ -5,10 +5,13 @@ score_mod(score, b, h, q_idx, kv_idx) -> score, is traced with torch.fx into
 the score_mod region of a tiledattn.sdpa op (arith and math ops on one
 score), compiled by tiledattn-compile through the warp-specialized tile
 program (about a second) and cached on disk by its MLIR text
-(tiledattn.compile's cache). What cannot be expressed (Python control flow
-on the arguments, captured tensors, an operation without a lowering) raises
-UnsupportedInputError naming it. A BlockMask's mask_mod is traced the same
-way, as torch.where(mask_mod(...), score, -inf).
+(tiledattn.compile's cache). Tensors the callable reads (ALiBi slopes,
+document ids: torch.fx records them as constants) become arguments of the
+kernel after scale, indexed by memref.load; the kernel is compiled for
+their dtypes and ranks and takes their values at each call. What cannot be
+expressed (Python control flow on the arguments, an operation without a
+lowering) raises UnsupportedInputError naming it. A BlockMask's mask_mod is
+traced the same way, as torch.where(mask_mod(...), score, -inf).
 """
 
 import math
@@ -116,6 +119,37 @@ _NAMED = {
 _NAMED.update({getattr(torch, name): name for name in _FLOAT_FUNCTIONS})
 
 
+# A captured tensor's element type in the kernel (the manifest's dtype), and
+# how a loaded element becomes a score_mod value (f32, index or i1).
+_CAPTURE_TYPES = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float64: "f64",
+    torch.int8: "i8",
+    torch.uint8: "i8",
+    torch.bool: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+}
+
+
+class ScoreModRegion(str):
+    """The score_mod region's MLIR text, with the tensors it reads
+    (`captures`, in the order of the kernel's arguments %cap0, %cap1, ...
+    after scale). A str, so that it prints and compares as its text."""
+
+    captures: "tuple[torch.Tensor, ...]" = ()
+
+
+class _Captured:
+    """A captured tensor in the trace, indexed by `prefix` so far."""
+
+    def __init__(self, index: int, tensor: torch.Tensor, prefix=()):
+        self.index, self.tensor, self.prefix = index, tensor, tuple(prefix)
+
+
 def _unsupported(what: str) -> UnsupportedInputError:
     return UnsupportedInputError(f"{_OP}: score_mod {what}", reason=f"score_mod: {what}")
 
@@ -204,6 +238,34 @@ class _Emitter:
             a, b = self.to_f32(a), self.to_f32(b)
         return self.emit(f"arith.select {cond[0]}, {a[0]}, {b[0]} : {a[1]}", a[1])
 
+    def load(self, captured: "_Captured") -> "tuple[str, str]":
+        """An element of a captured tensor (every index given), as f32 for
+        floats, index for integers, i1 for bools."""
+        tensor = captured.tensor
+        rank = max(tensor.dim(), 1)  # a 0-D tensor is passed as [1]
+        element = _CAPTURE_TYPES[tensor.dtype]
+        memref = f"memref<{'?x' * rank}{element}>"
+        indices = [self.operand(i, "index") for i in captured.prefix] or [self.constant(0, "index")]
+        for i in indices:
+            if i[1] != "index":
+                raise _unsupported(
+                    f"indexes a captured tensor (shape {list(tensor.shape)}) with a "
+                    f"{'comparison' if i[1] == 'i1' else 'float'}; expected integers"
+                )
+        subscript = ", ".join(i[0] for i in indices)
+        value = self.emit(f"memref.load %cap{captured.index}[{subscript}] : {memref}", element)
+        if element == "f32":
+            return value
+        if element in ("f16", "bf16"):
+            return self.emit(f"arith.extf {value[0]} : {element} to f32", "f32")
+        if element == "f64":
+            return self.emit(f"arith.truncf {value[0]} : f64 to f32", "f32")
+        if tensor.dtype == torch.bool:
+            zero = self.emit("arith.constant 0 : i8", "i8")
+            return self.emit(f"arith.cmpi ne, {value[0]}, {zero[0]} : i8", "i1")
+        cast = "arith.index_castui" if tensor.dtype == torch.uint8 else "arith.index_cast"
+        return self.emit(f"{cast} {value[0]} : {element} to index", "index")
+
     def unary(self, op: str, a) -> "tuple[str, str]":
         a = self.operand(a, "f32")
         if op == "neg":
@@ -250,18 +312,79 @@ def _op_name(node: torch.fx.Node) -> str:
     return name
 
 
-def trace_score_mod(score_mod) -> str:
+def _captured_operand(em: _Emitter, value):
+    """A value an op takes: a 0-D captured tensor is its element; a captured
+    tensor not indexed down to one element cannot be an operand."""
+    if not isinstance(value, _Captured):
+        return value
+    if value.tensor.dim() == 0:
+        return em.load(value)
+    raise _unsupported(
+        f"uses a captured tensor of shape {list(value.tensor.shape)} indexed by "
+        f"{len(value.prefix)} of its {value.tensor.dim()} dimensions as a value; "
+        "index it down to one element (slopes[h], doc_ids[b, q_idx])"
+    )
+
+
+def _capture(module: torch.fx.GraphModule, target: str) -> torch.Tensor:
+    tensor = module
+    for name in target.split("."):
+        tensor = getattr(tensor, name)
+    if not isinstance(tensor, torch.Tensor):
+        raise _unsupported(f"reads {target} ({type(tensor).__name__}), which is not a tensor")
+    if tensor.dtype not in _CAPTURE_TYPES:
+        raise _unsupported(
+            f"reads a captured tensor of dtype {tensor.dtype} (shape {list(tensor.shape)}); "
+            f"expected one of {', '.join(str(t).removeprefix('torch.') for t in _CAPTURE_TYPES)}"
+        )
+    return tensor
+
+
+def _index(em: _Emitter, base, index):
+    """A captured tensor indexed by `index` (a traced value, an int, or a
+    tuple of them): its element once every dimension is given."""
+    if not isinstance(base, _Captured):
+        raise _unsupported("indexes a value that is not a captured tensor")
+    items = index if isinstance(index, (tuple, list)) else (index,)
+    for item in items:
+        if isinstance(item, bool) or not (
+            isinstance(item, tuple) or (isinstance(item, int) and item >= 0)
+        ):
+            raise _unsupported(
+                f"indexes a captured tensor (shape {list(base.tensor.shape)}) with "
+                f"{item!r}; expected traced indices or non-negative ints, one per dimension"
+            )
+    indexed = _Captured(base.index, base.tensor, base.prefix + tuple(items))
+    if len(indexed.prefix) > base.tensor.dim():
+        raise _unsupported(
+            f"indexes a captured tensor of shape {list(base.tensor.shape)} with "
+            f"{len(indexed.prefix)} indices"
+        )
+    return em.load(indexed) if len(indexed.prefix) == base.tensor.dim() else indexed
+
+
+def _is_getitem(node: torch.fx.Node) -> bool:
+    return (node.op == "call_method" and node.target == "__getitem__") or (
+        node.op == "call_function" and node.target is operator.getitem
+    )
+
+
+def trace_score_mod(score_mod) -> ScoreModRegion:
     """The score_mod region of a tiledattn.sdpa op (MLIR text) for a
-    FlexAttention score_mod callable."""
+    FlexAttention score_mod callable, with the tensors it reads
+    (`.captures`)."""
     try:
-        graph = torch.fx.symbolic_trace(score_mod).graph
+        module = torch.fx.symbolic_trace(score_mod)
     except torch.fx.proxy.TraceError as error:
         raise _unsupported(
             f"could not be traced ({error}); tiledattn traces score_mod with torch.fx, "
             "so it may not branch on its arguments (use torch.where)"
         ) from error
+    graph = module.graph
     em = _Emitter()
     values: dict[torch.fx.Node, object] = {}
+    captures: list[torch.Tensor] = []
+    capture_index: dict[str, int] = {}
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     if len(placeholders) != 5:
         raise _unsupported(
@@ -273,17 +396,28 @@ def trace_score_mod(score_mod) -> str:
             index = placeholders.index(node)
             values[node] = (f"%{_ARGS[index]}", "f32" if index == 0 else "index")
             continue
-        if node.op == "get_attr":
-            raise _unsupported(
-                f"reads a captured tensor ({node.target}); tiledattn's kernels take no "
-                "extra tensors yet"
-            )
+        if node.op == "get_attr":  # a tensor the callable closes over
+            if node.target not in capture_index:
+                capture_index[node.target] = len(captures)
+                captures.append(_capture(module, node.target))
+            index = capture_index[node.target]
+            values[node] = _Captured(index, captures[index])
+            continue
         if node.op == "output":
-            result = values[node.args[0]] if isinstance(node.args[0], torch.fx.Node) else None
-            if result is None:
-                result = em.operand(node.args[0], "f32")
+            out = node.args[0]
+            result = values[out] if isinstance(out, torch.fx.Node) else em.operand(out, "f32")
+            result = _captured_operand(em, result)
             break
-        args = [values[a] if isinstance(a, torch.fx.Node) else a for a in node.args]
+        if _is_getitem(node):
+            index = node.args[1]
+            items = index if isinstance(index, (tuple, list)) else (index,)
+            items = tuple(values[i] if isinstance(i, torch.fx.Node) else i for i in items)
+            values[node] = _index(em, values[node.args[0]], items)
+            continue
+        args = [
+            _captured_operand(em, values[a]) if isinstance(a, torch.fx.Node) else a
+            for a in node.args
+        ]
         op = _op_name(node)
         if node.kwargs and op != "clamp":
             raise _unsupported(f"passes keyword arguments to {op}, which tiledattn does not read")
@@ -308,12 +442,22 @@ def trace_score_mod(score_mod) -> str:
         raise _unsupported("returns a comparison; a score_mod returns a score")
     result = em.to_f32(result)
     body = "\n".join(em.lines)
-    return (
+    region = ScoreModRegion(
         "score_mod {\n"
         "  ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):\n"
         f"{body}\n"
         f"    tiledattn.yield {result[0]} : f32\n"
         "  }"
+    )
+    region.captures = tuple(captures)
+    return region
+
+
+def capture_arguments(captures) -> str:
+    """The kernel function's arguments for `captures` (after scale)."""
+    return "".join(
+        f", %cap{i}: memref<{'?x' * max(t.dim(), 1)}{_CAPTURE_TYPES[t.dtype]}>"
+        for i, t in enumerate(captures)
     )
 
 
@@ -327,7 +471,9 @@ def schedule_text(
 ) -> str:
     """The schedule file (MLIR) of a kernel that runs `score_mod_region`, for
     query/key head dim `head_dim` and value head dim `head_dim_v` (default
-    the same; DeepSeek's 192 and 128, say), causal (top-left) or not."""
+    the same; DeepSeek's 192 and 128, say), causal (top-left) or not. The
+    tensors a traced region reads (its `captures`) are the function's
+    arguments after scale."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
         if dim not in _SCHEDULES:
@@ -346,9 +492,10 @@ def schedule_text(
     lse = "memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>"
     # The wider head's tiles: they fit both.
     schedule = _SCHEDULES[max(head_dim, head_dim_v)]
+    captures = capture_arguments(getattr(score_mod_region, "captures", ()))
     return (
         f"func.func @{name}(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo},\n"
-        f"    %lse: {lse}, %scale: f32) {{\n"
+        f"    %lse: {lse}, %scale: f32{captures}) {{\n"
         f"  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse{' causal' if causal else ''}\n"
         f"      schedule(#tiledattn.schedule<{schedule}>)\n"
         f"      {score_mod_region} : {qk}, {qk}, {vo}, {vo}, {lse}\n"
@@ -488,6 +635,7 @@ def flex_attention(
                 f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
             )
     region = trace_score_mod(score_mod)
+    captures = _kernel_captures(region.captures, query)
     text = schedule_text(
         region,
         query.dtype,
@@ -498,4 +646,22 @@ def flex_attention(
     )
     kernel = compile_schedule(text, cache=cache)
     launch = _prepare(query, key, value, None, 0.0, causal, scale, enable_gqa, False, kernel.entry)
+    launch.captures = captures
     return launch.run_with_lse() if return_lse else launch.run()
+
+
+def _kernel_captures(captures, query) -> "list[torch.Tensor]":
+    """The tensors a score_mod reads, as the kernel takes them: on the
+    query's device (they are not moved: a copy per call would hide the
+    cost), contiguous, a 0-D tensor as [1]."""
+    out = []
+    for i, t in enumerate(captures):
+        if t.device != query.device:
+            raise UnsupportedInputError(
+                f"{_OP}: score_mod reads a tensor on {t.device} (captured tensor #{i}, "
+                f"shape {list(t.shape)}, {t.dtype}); expected it on {query.device}, the "
+                "query's device",
+                reason="flex_attention captured tensor device",
+            )
+        out.append(t.reshape(1) if t.dim() == 0 else t.contiguous())
+    return out

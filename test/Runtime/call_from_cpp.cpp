@@ -35,10 +35,11 @@ int main(int argc, char **argv) {
   auto &dispatcher = c10::Dispatcher::singleton();
   auto bundleInfo = dispatcher.findSchemaOrThrow("tiledattn::bundle_info", "")
                         .typed<std::string(std::string_view)>();
-  auto sdpa = dispatcher.findSchemaOrThrow("tiledattn::sdpa_fwd", "")
-                  .typed<std::tuple<at::Tensor, at::Tensor>(
-                      const at::Tensor &, const at::Tensor &,
-                      const at::Tensor &, bool, double, std::string_view)>();
+  auto sdpa =
+      dispatcher.findSchemaOrThrow("tiledattn::sdpa_fwd", "")
+          .typed<std::tuple<at::Tensor, at::Tensor>(
+              const at::Tensor &, const at::Tensor &, const at::Tensor &, bool,
+              double, std::string_view, std::optional<at::TensorList>)>();
   std::cout << "bundle: " << bundleInfo.call(bundle) << "\n";
 
   at::manual_seed(0);
@@ -61,7 +62,8 @@ int main(int argc, char **argv) {
     poisonedLse = lse.data_ptr();
   }
   try {
-    auto [out, lse] = sdpa.call(q, k, v, /*is_causal=*/false, scale, bundle);
+    auto [out, lse] = sdpa.call(q, k, v, /*is_causal=*/false, scale, bundle,
+                                /*captures=*/std::nullopt);
     // FlashAttention's criterion: within twice the error of torch's own
     // half-precision SDPA, both against float64, plus a noise floor.
     at::Tensor q64 = q.to(at::kDouble), k64 = k.to(at::kDouble),

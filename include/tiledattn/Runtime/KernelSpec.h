@@ -32,6 +32,10 @@ constexpr int64_t kMaxThreadsPerBlock = 1024;
 constexpr int64_t kMaxSharedMemoryPerBlock = 232448;
 /// At most this many TMA tensor maps per kernel (q, k and v need three).
 constexpr int64_t kMaxTensorMaps = 8;
+/// The element types a captured tensor may have (as the compiler names
+/// them: f32, ..., i64).
+constexpr const char *kCaptureDtypes[] = {"f32", "f16", "bf16", "f64",
+                                          "i8",  "i16", "i32",  "i64"};
 
 /// One kernel parameter as the manifest lists it. A memref parameter expands
 /// to `allocated, aligned, offset, sizes[rank], strides[rank]` at launch.
@@ -76,6 +80,10 @@ struct KernelSpec {
   /// block_m and block_n.
   std::string gridX, gridY, gridZ;
   std::vector<ParamSpec> params;
+  /// The params after scale named capture0, capture1, ... (memrefs of any
+  /// rank >= 1 and a dtype of kCaptureDtypes): tensors the kernel's
+  /// score_mod reads, passed in order after scale from contiguous tensors.
+  std::vector<ParamSpec> captures;
   /// params ends with {"name": "tile_counter", "kind": "zeroed_i32"}: the
   /// kernel takes a pointer to one int32 that must be 0 at launch (a
   /// persistent kernel hands out tiles by atomic adds to it).
