@@ -137,6 +137,8 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
     if (p.kind == "memref") {
       p.rank = reader.integerIn(param, "rank", path + ".rank", 1);
       p.dtype = reader.stringIn(param, "dtype", path + ".dtype");
+      if (json::find(param, "layout"))
+        p.layout = reader.stringIn(param, "layout", path + ".layout");
     }
     if (p.kind == "zeroed_bytes_per_block")
       p.bytesPerBlock = reader.integerIn(param, "bytes_per_block",
@@ -191,6 +193,10 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
       reader.mismatch(path + ".dtype", "one of " + allowed,
                       json::quote(p.dtype));
     }
+    if (!p.layout.empty() && p.layout != "strided")
+      reader.mismatch(path + ".layout",
+                      "\"strided\" (any strides) or no layout (contiguous)",
+                      json::quote(p.layout));
     spec.captures.push_back(p);
   }
   size_t numFixed = std::size(expected) + spec.captures.size();
@@ -209,7 +215,7 @@ void parseParams(const FieldReader &reader, KernelSpec &spec) {
   for (size_t i = 0; same && i < std::size(expected); ++i) {
     const ParamSpec &p = spec.params[i];
     const Expected &e = expected[i];
-    same = p.name == e.name && p.kind == e.kind &&
+    same = p.name == e.name && p.kind == e.kind && p.layout.empty() &&
            (p.kind != "memref" || (p.rank == e.rank && p.dtype == e.dtype));
   }
   if (!same)
@@ -666,6 +672,8 @@ std::string tiledattn::runtime::toJson(const KernelSpec &spec) {
     if (p.kind == "memref") {
       param["rank"] = p.rank;
       param["dtype"] = p.dtype;
+      if (!p.layout.empty())
+        param["layout"] = p.layout;
     }
     params.push_back(std::move(param));
   }

@@ -150,7 +150,8 @@ bool captureDtypeMatches(const std::string &dtype, at::ScalarType type) {
 
 /// Checks the tensors a bundle's score_mod reads against its manifest:
 /// how many, and each one's device, dtype, rank and layout (the kernel
-/// indexes it as a contiguous array, without bounds checks).
+/// indexes it, without bounds checks, as a contiguous array unless the
+/// manifest says "strided").
 void checkCaptures(const KernelSpec &spec, at::TensorList captures,
                    const at::Tensor &q) {
   auto list = [&] {
@@ -177,8 +178,9 @@ void checkCaptures(const KernelSpec &spec, at::TensorList captures,
     TORCH_CHECK(t.dim() == p.rank, kOp, ": expected '", name, "' to be a ",
                 p.rank, "-D tensor (bundle '", spec.name, "') but got a ",
                 t.dim(), "-D tensor of shape ", shapeOf(t));
-    TORCH_CHECK(t.is_contiguous(), kOp, ": expected '", name,
-                "' to be contiguous but got strides ", t.strides(),
+    TORCH_CHECK(p.layout == "strided" || t.is_contiguous(), kOp, ": expected '",
+                name, "' to be contiguous (bundle '", spec.name, "' reads ",
+                p.name, " without strides) but got strides ", t.strides(),
                 " for shape ", shapeOf(t), " (call .contiguous())");
   }
 }

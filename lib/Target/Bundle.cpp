@@ -72,8 +72,9 @@ static std::string captureDtype(Type element) {
 }
 
 /// Arguments from #6 on are tensors a score_mod reads (captured tensors):
-/// memrefs of dynamic sizes in the identity layout, which the runtime
-/// passes from contiguous tensors of the same rank and dtype.
+/// memrefs of dynamic sizes, in the identity layout (the runtime passes a
+/// contiguous tensor) or strided with every stride and the offset dynamic
+/// (any strides: a broadcast mask's zero strides, a slice).
 static LogicalResult describeCaptures(FunctionOpInterface func,
                                       KernelDescription &k) {
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
@@ -92,15 +93,21 @@ static LogicalResult describeCaptures(FunctionOpInterface func,
       return fail() << "an element type a torch tensor holds (f32, f16, "
                        "bf16, f64, i8, i16, i32 or i64), but got "
                     << memref.getElementType();
-    if (!memref.getLayout().isIdentity())
-      return fail() << "the identity layout (the runtime passes contiguous "
-                       "tensors), but got "
-                    << memref.getLayout();
+    bool strided = false;
+    if (!memref.getLayout().isIdentity()) {
+      auto layout = dyn_cast<StridedLayoutAttr>(memref.getLayout());
+      strided = layout && ShapedType::isDynamic(layout.getOffset()) &&
+                llvm::all_of(layout.getStrides(), ShapedType::isDynamic);
+      if (!strided)
+        return fail() << "the identity layout (a contiguous tensor) or "
+                         "strided<[?, ...], offset: ?> (any strides), but got "
+                      << memref.getLayout();
+    }
     if (!memref.hasRank() || memref.getRank() < 1 ||
         !llvm::all_of(memref.getShape(), ShapedType::isDynamic))
       return fail() << "dynamic sizes of rank 1 or more (?x...; the "
                        "runtime passes the tensor's sizes)";
-    k.captures.push_back({memref.getRank(), dtype});
+    k.captures.push_back({memref.getRank(), dtype, strided});
   }
   return success();
 }
@@ -444,9 +451,13 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
       memref("q", 4, k.dtype), memref("k", 4, k.dtype),
       memref("v", 4, k.dtype), memref("o", 4, k.dtype),
       memref("lse", 3, "f32"), Object{{"name", "scale"}, {"kind", "f32"}}};
-  for (auto [i, capture] : llvm::enumerate(k.captures))
-    params.push_back(
-        memref("capture" + std::to_string(i), capture.rank, capture.dtype));
+  for (auto [i, capture] : llvm::enumerate(k.captures)) {
+    Object param =
+        memref("capture" + std::to_string(i), capture.rank, capture.dtype);
+    if (capture.strided) // else contiguous
+      param["layout"] = "strided";
+    params.push_back(std::move(param));
+  }
   if (k.dynamicTiles) // One i32 in global memory, zero at launch.
     params.push_back(Object{{"name", "tile_counter"}, {"kind", "zeroed_i32"}});
   if (k.workspaceBytesPerBlock) // split_tail, zero at the first launch.

@@ -186,7 +186,7 @@ def test_captured_tensor_params_round_trip(tmp_path):
     # capture0, capture1, ... after scale, before a tile counter.
     captures = [
         {"name": "capture0", "kind": "memref", "rank": 2, "dtype": "i32"},
-        {"name": "capture1", "kind": "memref", "rank": 1, "dtype": "f32"},
+        {"name": "capture1", "kind": "memref", "rank": 1, "dtype": "f32", "layout": "strided"},
     ]
     counter = {"name": "tile_counter", "kind": "zeroed_i32"}
     bundle = bundles.make_bundle(
@@ -205,8 +205,12 @@ def test_captured_tensor_params_round_trip(tmp_path):
         ),
         ({"kind": "f32"}, r"params\[6\]\.kind': expected \"memref\" \(a captured tensor\)"),
         ({"kind": "memref", "rank": 0, "dtype": "f32"}, r"params\[6\]\.rank"),
+        (
+            {"kind": "memref", "rank": 1, "dtype": "f32", "layout": "column_major"},
+            r"params\[6\]\.layout': expected \"strided\" \(any strides\) or no layout",
+        ),
     ],
-    ids=["dtype", "kind", "rank"],
+    ids=["dtype", "kind", "rank", "layout"],
 )
 def test_bad_captured_tensor_param(tmp_path, capture, pattern):
     params = bundles.manifest()["params"] + [{"name": "capture0", **capture}]

@@ -33,3 +33,13 @@
 // The slope is read through the aligned pointer.
 // PTX: ld.param.b64 {{.*}}[captured_param_55];
 // PTX: ld.global.b32
+
+// With any strides (strided<[?], offset: ?>: a broadcast view, a slice), the
+// manifest says so and the runtime passes the tensor's strides as they are.
+// RUN: sed 's/memref<?xf32>/memref<?xf32, strided<[?], offset: ?>>/g' %S/Inputs/captured-tensor.mlir > %t.strided.mlir
+// RUN: rm -rf %t.strided && tiledattn-compile --quiet %t.strided.mlir -o %t.strided
+// RUN: FileCheck %s --check-prefix=STRIDED --input-file %t.strided/manifest.json
+// STRIDED:      "name": "scale"
+// STRIDED:      "kind": "memref",
+// STRIDED-NEXT: "layout": "strided",
+// STRIDED-NEXT: "name": "capture0",

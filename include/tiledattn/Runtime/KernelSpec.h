@@ -44,6 +44,7 @@ struct ParamSpec {
   std::string kind;          // "memref" or a scalar type ("f32")
   int64_t rank = 0;          // memrefs only
   std::string dtype;         // memrefs only
+  std::string layout;        // captures only: "" (contiguous) or "strided"
   int64_t bytesPerBlock = 0; // "zeroed_bytes_per_block" only
 };
 
@@ -82,7 +83,8 @@ struct KernelSpec {
   std::vector<ParamSpec> params;
   /// The params after scale named capture0, capture1, ... (memrefs of any
   /// rank >= 1 and a dtype of kCaptureDtypes): tensors the kernel's
-  /// score_mod reads, passed in order after scale from contiguous tensors.
+  /// score_mod reads, passed in order after scale, contiguous unless their
+  /// layout is "strided" (any strides).
   std::vector<ParamSpec> captures;
   /// params ends with {"name": "tile_counter", "kind": "zeroed_i32"}: the
   /// kernel takes a pointer to one int32 that must be 0 at launch (a

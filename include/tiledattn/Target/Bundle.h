@@ -60,11 +60,13 @@ struct KernelDescription {
   std::vector<TensorMapDescription> tensorMaps;
   /// Tensors the kernel reads beyond attention's operands (a score_mod's
   /// ALiBi slopes, document ids), the function's arguments after scale, in
-  /// order: each a contiguous tensor of `rank` dimensions and `dtype`
-  /// ("f32", "i32", ...), passed as a memref after scale.
+  /// order: each a tensor of `rank` dimensions and `dtype`
+  /// ("f32", "i32", ...), passed as a memref after scale: contiguous, or
+  /// with any strides where `strided`.
   struct Capture {
     int64_t rank = 0;
     std::string dtype;
+    bool strided = false;
   };
   std::vector<Capture> captures;
   std::string schedule; // printed #tiledattn.schedule
