@@ -21,6 +21,7 @@ sys.path[:0] = [str(ROOT / "python"), str(ROOT / "python" / "test")]
 
 import torch  # noqa: E402
 from flex_examples import (  # noqa: E402
+    ATTN_MASK_CASES,
     BLOCK_MASK_CASES,
     CAPTURE_MODS,
     CAPTURE_SHAPES,
@@ -32,6 +33,7 @@ from flex_examples import (  # noqa: E402
 import tiledattn  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
 from tiledattn.flex import schedule_text, trace_score_mod  # noqa: E402
+from tiledattn.masks import mask_kernel_text  # noqa: E402
 
 
 def main() -> int:
@@ -78,6 +80,16 @@ def main() -> int:
                 f"{' causal' if causal else ''}: {kernel.path} "
                 f"({seconds:.1f} s)"
             )
+    # scaled_dot_product_attention's attn_mask cases (python/test/
+    # test_gpu_masks.py): the kernel of each mask kind, in both dtypes.
+    for name, (b, h, lq, lk, d), squeeze, make_mask in ATTN_MASK_CASES:
+        for dtype in (torch.bfloat16, torch.float16):
+            start = time.perf_counter()
+            mask = make_mask("cpu", b, h, lq, lk)
+            text, _ = mask_kernel_text(mask, (b, h, lq, lk), squeeze, dtype, d, d)
+            kernel = tiledattn.compile(text, cache=cache)
+            seconds = time.perf_counter() - start
+            print(f"attn_mask {name} {dtype} d{d}: {kernel.path} ({seconds:.1f} s)")
     # The compiler's own keys name this machine's compiler binary: no use
     # elsewhere, and a second copy of every bundle.
     for entry in cache.iterdir():

@@ -85,6 +85,46 @@ CAPTURE_MODS = [alibi_slopes, document_mask, key_bias_and_padding]
 CAPTURE_SHAPES = [(2, 3, 3, 113, 113, 64, 64), (2, 4, 2, 1000, 1000, 128, 128)]
 
 
+# torch SDPA attn_mask cases (tiledattn.masks): (name, (batch, heads, query
+# length, key length, head dim), 3-D inputs without a head dimension, the
+# mask made from (device, batch, heads, query length, key length)). Each
+# mask kind (dtype, which dimensions vary) is its own kernel, which
+# scripts/flex_cache.py compiles from the same factory on the CPU.
+def _key_padding(device, b, h, lq, lk):  # Hugging Face's padded batch
+    keep = (
+        torch.arange(lk, device=device)[None, :]
+        < torch.tensor([lk, lk * 2 // 3], device=device)[:, None]
+    )
+    return keep[:b, None, None, :].expand(b, 1, lq, lk)
+
+
+def _bias_per_head(device, b, h, lq, lk):
+    return torch.randn(1, h, lq, lk, device=device).to(torch.bfloat16)
+
+
+def _bottom_right_causal(device, b, h, lq, lk):
+    i = torch.arange(lq, device=device)[:, None]
+    j = torch.arange(lk, device=device)[None, :]
+    return torch.zeros(lq, lk, device=device).masked_fill(j > i + (lk - lq), -float("inf"))
+
+
+def _broadcast_keys(device, b, h, lq, lk):
+    return (torch.rand(b, 1, 1, lk, device=device) > 0.3).expand(b, h, lq, lk)
+
+
+def _per_batch_3d(device, b, h, lq, lk):
+    return torch.rand(b, lq, lk, device=device) > 0.2
+
+
+ATTN_MASK_CASES = [
+    ("key_padding", (2, 4, 200, 300, 64), False, _key_padding),
+    ("bias_per_head", (2, 4, 200, 300, 128), False, _bias_per_head),
+    ("bottom_right_causal", (1, 2, 150, 400, 128), False, _bottom_right_causal),
+    ("broadcast_keys", (2, 3, 129, 257, 64), False, _broadcast_keys),
+    ("per_batch_3d", (3, 1, 100, 140, 64), True, _per_batch_3d),
+]
+
+
 def causal_mask(b, h, q_idx, kv_idx):
     """A FlexAttention mask_mod, for block_mask cases: flex_attention runs it
     as a causal kernel."""

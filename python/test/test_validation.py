@@ -45,12 +45,6 @@ def test_dropout_is_unsupported():
         sdpa(*qkv(), dropout_p=0.1)
 
 
-def test_attn_mask_is_unsupported():
-    q, k, v = qkv()
-    with raises(UnsupportedInputError, r"'attn_mask' to be None .* but got a Tensor"):
-        sdpa(q, k, v, attn_mask=meta(128, 128))
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int8])
 def test_other_dtypes_are_unsupported(dtype):
     with raises(

@@ -16,6 +16,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from tiledattn import _runtime, registry
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
+from tiledattn.masks import check_attn_mask, mask_kernel_text
 
 _OP = "tiledattn.scaled_dot_product_attention"
 _NAMES = ("query", "key", "value")
@@ -153,11 +154,9 @@ def _prepare(
                 f"but got shape {_shape(t)}"
             )
     if attn_mask is not None:
-        raise _unsupported(
-            "expected 'attn_mask' to be None (tiledattn supports is_causal "
-            f"masking only) but got a {type(attn_mask).__name__}",
-            "attn_mask",
-        )
+        if entry is not None:
+            raise _invalid("expected 'attn_mask' to be None with a compiled kernel")
+        check_attn_mask(attn_mask, query, is_causal)
     if dropout_p != 0.0:
         raise _unsupported(
             f"expected 'dropout_p' to be 0.0 (tiledattn has no dropout) but got {dropout_p}",
@@ -281,6 +280,11 @@ def _prepare(
 
     causal = bool(is_causal)
     dtype = registry.dtype_name(query.dtype)
+    captures = None
+    # A kernel whose score_mod reads the mask (compiled once per kind; not
+    # for CPU tensors, which are refused below).
+    if attn_mask is not None and query.device.type in ("cuda", "meta"):
+        entry, captures = _mask_kernel(attn_mask, q, k, v, squeeze)
     if entry is None:
         bundle, alignment = _select_bundle(dtype, head_dim, head_dim_v, causal, key.shape[-2])
     else:
@@ -326,7 +330,27 @@ def _prepare(
     if fallback and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise _unsupported("inputs require grad but tiledattn has no backward yet", "backward")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
-    return _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
+    launch = _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
+    launch.captures = captures
+    return launch
+
+
+def _mask_kernel(attn_mask, q, k, v, squeeze):
+    """The compiled kernel (its registry entry) that applies `attn_mask` to
+    scores of q [B, H, L, E] and k [B, Hk, S, E], and the tensors it reads."""
+    from tiledattn.compiler import CompileError
+    from tiledattn.compiler import compile as compile_schedule
+
+    scores = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    text, captures = mask_kernel_text(attn_mask, scores, squeeze, q.dtype, q.shape[-1], v.shape[-1])
+    try:
+        kernel = compile_schedule(text)
+    except CompileError as error:
+        raise _unsupported(
+            f"'attn_mask' runs on a kernel compiled for its kind, which failed: {error}",
+            "attn_mask compile",
+        ) from None
+    return kernel.entry, captures
 
 
 def _unit_strides_zeroed(t: torch.Tensor, per_element: int) -> torch.Tensor:
@@ -440,9 +464,14 @@ def scaled_dot_product_attention(
     zero-size batch, head or sequence dimension give torch's result without
     a launch: an empty output, or zeros when there are no keys.
 
-    Inputs tiledattn cannot run (attn_mask, dropout, other dtypes or head
-    dims, CPU tensors, nested jagged or sparse tensors, a last dimension with
-    a stride other than 1, ...) raise UnsupportedInputError naming the argument;
+    An attn_mask (bool: True keeps a score; float: added to the scaled
+    scores) of any shape that broadcasts to (N, H, L, S) runs on a kernel
+    compiled once per mask kind (tiledattn.masks), for 3-D and 4-D inputs
+    and not together with is_causal (torch's rule).
+
+    Inputs tiledattn cannot run (dropout, other dtypes or head dims, CPU
+    tensors, nested jagged or sparse tensors, a last dimension with a stride
+    other than 1, ...) raise UnsupportedInputError naming the argument;
     with fallback=True they go to torch's SDPA instead, with one warning per
     reason. Invalid inputs raise InvalidInputError either way. The backward
     pass is not implemented: backpropagating through the result raises.
