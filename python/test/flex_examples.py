@@ -117,7 +117,7 @@ def _per_batch_3d(device, b, h, lq, lk):
 
 
 ATTN_MASK_CASES = [
-    ("key_padding", (2, 4, 200, 300, 64), False, _key_padding),
+    ("key_padding", (2, 4, 200, 300, 128), False, _key_padding),
     ("bias_per_head", (2, 4, 200, 300, 128), False, _bias_per_head),
     ("bottom_right_causal", (1, 2, 150, 400, 128), False, _bottom_right_causal),
     ("broadcast_keys", (2, 3, 129, 257, 64), False, _broadcast_keys),
