@@ -329,6 +329,25 @@ def seed_bundles() -> "list[tuple[dict, bytes]]":
             ),
             None,
         ),
+        # A score_mod reading tensors: captures (one strided), then a
+        # split_tail workspace.
+        (
+            bundles.manifest(
+                params=bundles.manifest()["params"]
+                + [
+                    {"name": "capture0", "kind": "memref", "rank": 2, "dtype": "i32"},
+                    {
+                        "name": "capture1",
+                        "kind": "memref",
+                        "rank": 4,
+                        "dtype": "i8",
+                        "layout": "strided",
+                    },
+                    {"name": "workspace", "kind": "zeroed_bytes_per_block", "bytes_per_block": 64},
+                ]
+            ),
+            None,
+        ),
     ]
     build = Path(os.environ.get("TILEDATTN_BUILD_DIR", ROOT / "build"))
     for manifest in sorted((build / "kernels").glob("*/manifest.json"))[:6]:
