@@ -340,12 +340,11 @@ def _capture(module: torch.fx.GraphModule, target: str) -> torch.Tensor:
     return tensor
 
 
-def _index(em: _Emitter, base, index):
-    """A captured tensor indexed by `index` (a traced value, an int, or a
-    tuple of them): its element once every dimension is given."""
+def _index(em: _Emitter, base, items: tuple):
+    """A captured tensor indexed by `items` (traced values, each a (name,
+    type) pair, or ints): its element once every dimension is given."""
     if not isinstance(base, _Captured):
         raise _unsupported("indexes a value that is not a captured tensor")
-    items = index if isinstance(index, (tuple, list)) else (index,)
     for item in items:
         if isinstance(item, bool) or not (
             isinstance(item, tuple) or (isinstance(item, int) and item >= 0)
