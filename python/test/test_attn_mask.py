@@ -7,7 +7,7 @@ import torch
 
 import tiledattn
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
-from tiledattn.masks import mask_kernel_text, mask_score_mod
+from tiledattn.masks import compact_mask, mask_kernel_text, mask_score_mod
 
 META = dict(device="meta", dtype=torch.bfloat16)
 
@@ -100,8 +100,8 @@ def test_broadcast_dimensions_are_read_at_0_and_not_copied():
 
 
 def test_bool_masks_select_and_float_masks_add():
-    keep = mask_score_mod(torch.ones(4, 4, dtype=torch.bool), (1, 1, 4, 4), False)
-    add = mask_score_mod(torch.zeros(4, 4), (1, 1, 4, 4), False)
+    keep = mask_score_mod(*compact_mask(torch.ones(4, 4, dtype=torch.bool), (1, 1, 4, 4), False))
+    add = mask_score_mod(*compact_mask(torch.zeros(4, 4), (1, 1, 4, 4), False))
     assert keep.__name__ == "attn_mask_keep" and add.__name__ == "attn_mask_add"
     text_keep, _ = mask_kernel_text(
         torch.ones(4, 4, dtype=torch.bool), (1, 1, 4, 4), False, torch.float16, 64, 64

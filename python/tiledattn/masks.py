@@ -12,6 +12,8 @@ Every K/V block is computed: the block map that skips fully masked blocks
 is not built yet.
 """
 
+import functools
+
 import torch
 
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
@@ -57,10 +59,12 @@ def check_attn_mask(attn_mask, query: torch.Tensor, is_causal) -> None:
         )
 
 
-def mask_score_mod(attn_mask: torch.Tensor, scores_shape: tuple, squeeze: bool):
-    """A FlexAttention score_mod applying `attn_mask` to scores of shape
-    `scores_shape` (B, H, L, S); `squeeze`: the inputs had no head dimension,
-    so the mask's last three dimensions are (N, L, S)."""
+def compact_mask(attn_mask: torch.Tensor, scores_shape: tuple, squeeze: bool):
+    """`attn_mask` as the kernel reads it, for scores of shape `scores_shape`
+    (B, H, L, S): 4-D, one element along each dimension it does not vary
+    along (size 1, or stride 0 as from `expand`: no copy), contiguous; and
+    which of (B, H, L, S) it varies along. `squeeze`: the inputs had no head
+    dimension, so the mask's last three dimensions are (N, L, S)."""
     mask = attn_mask.unsqueeze(-3) if squeeze and attn_mask.dim() >= 3 else attn_mask
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
@@ -74,27 +78,43 @@ def mask_score_mod(attn_mask: torch.Tensor, scores_shape: tuple, squeeze: bool):
             f"shape {tuple(attn_mask.shape)}"
         )
     mask = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))
-    # Dimensions the mask does not vary along are read at index 0: one
-    # element of them is kept, so an expanded mask is not copied.
     for dim in range(4):
         if mask.shape[dim] > 1 and mask.stride(dim) == 0:
             mask = mask.narrow(dim, 0, 1)
     mask = mask.contiguous()
-    varies = [mask.shape[dim] > 1 for dim in range(4)]
+    return mask, tuple(mask.shape[dim] > 1 for dim in range(4))
+
+
+def mask_score_mod(mask: torch.Tensor, varies: tuple):
+    """A FlexAttention score_mod applying a compacted 4-D `mask` (see
+    compact_mask), read at index 0 along the dimensions it does not vary
+    along: where it is True (bool), or added (float)."""
+
+    def index(b, h, q_idx, kv_idx):
+        return tuple(i if v else 0 for i, v in zip((b, h, q_idx, kv_idx), varies))
 
     if mask.dtype == torch.bool:
 
         def attn_mask_keep(score, b, h, q_idx, kv_idx):
-            index = tuple(i if v else 0 for i, v in zip((b, h, q_idx, kv_idx), varies))
-            return torch.where(mask[index], score, -float("inf"))
+            return torch.where(mask[index(b, h, q_idx, kv_idx)], score, -float("inf"))
 
         return attn_mask_keep
 
     def attn_mask_add(score, b, h, q_idx, kv_idx):
-        index = tuple(i if v else 0 for i, v in zip((b, h, q_idx, kv_idx), varies))
-        return score + mask[index]
+        return score + mask[index(b, h, q_idx, kv_idx)]
 
     return attn_mask_add
+
+
+@functools.lru_cache(maxsize=256)
+def _kernel_text(mask_dtype, varies, dtype, head_dim, head_dim_v) -> str:
+    """The schedule of a mask kind's kernel: traced once, from a stand-in
+    mask (the text depends on the mask's dtype and shape kind only)."""
+    from tiledattn.flex import schedule_text, trace_score_mod
+
+    stand_in = torch.empty([2 if v else 1 for v in varies], dtype=mask_dtype, device="meta")
+    region = trace_score_mod(mask_score_mod(stand_in, varies))
+    return schedule_text(region, dtype, head_dim, "sdpa_attn_mask", head_dim_v=head_dim_v)
 
 
 def mask_kernel_text(
@@ -108,8 +128,5 @@ def mask_kernel_text(
     """The schedule (MLIR text, the compile cache's key) of the kernel that
     applies `attn_mask` to scores of `scores_shape`, and the tensors it
     reads at the call."""
-    from tiledattn.flex import schedule_text, trace_score_mod
-
-    region = trace_score_mod(mask_score_mod(attn_mask, scores_shape, squeeze))
-    text = schedule_text(region, dtype, head_dim, "sdpa_attn_mask", head_dim_v=head_dim_v)
-    return text, list(region.captures)
+    mask, varies = compact_mask(attn_mask, scores_shape, squeeze)
+    return _kernel_text(mask.dtype, varies, dtype, head_dim, head_dim_v), [mask]
