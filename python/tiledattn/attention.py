@@ -102,14 +102,10 @@ class _Launch:
         """The output and the log-sum-exp of each query row (float32, the
         output's shape without its last dimension)."""
         _ensure_runtime()
-        if self.captures:
-            out, lse = torch.ops.tiledattn.sdpa_fwd(
-                self.q, self.k, self.v, self.is_causal, self.scale, self.bundle, self.captures
-            )
-        else:
-            out, lse = torch.ops.tiledattn.sdpa_fwd(
-                self.q, self.k, self.v, self.is_causal, self.scale, self.bundle
-            )
+        args = (self.q, self.k, self.v, self.is_causal, self.scale, self.bundle)
+        # The optional captures only where there are some: the op's
+        # six-argument form stays the common call.
+        out, lse = torch.ops.tiledattn.sdpa_fwd(*args, *([self.captures] if self.captures else []))
         if len(self.batch_shape) != 1:
             out = out.reshape(*self.batch_shape, *out.shape[1:])
             lse = lse.reshape(*self.batch_shape, *lse.shape[1:])

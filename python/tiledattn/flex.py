@@ -143,6 +143,12 @@ class ScoreModRegion(str):
     captures: "tuple[torch.Tensor, ...]" = ()
 
 
+def _capture_memref(tensor: torch.Tensor) -> str:
+    """The kernel argument's type for a captured tensor, contiguous; a 0-D
+    tensor is passed as [1]."""
+    return f"memref<{'?x' * max(tensor.dim(), 1)}{_CAPTURE_TYPES[tensor.dtype]}>"
+
+
 class _Captured:
     """A captured tensor in the trace, indexed by `prefix` so far."""
 
@@ -242,9 +248,8 @@ class _Emitter:
         """An element of a captured tensor (every index given), as f32 for
         floats, index for integers, i1 for bools."""
         tensor = captured.tensor
-        rank = max(tensor.dim(), 1)  # a 0-D tensor is passed as [1]
         element = _CAPTURE_TYPES[tensor.dtype]
-        memref = f"memref<{'?x' * rank}{element}>"
+        memref = _capture_memref(tensor)
         indices = [self.operand(i, "index") for i in captured.prefix] or [self.constant(0, "index")]
         for i in indices:
             if i[1] != "index":
@@ -454,10 +459,7 @@ def trace_score_mod(score_mod) -> ScoreModRegion:
 
 def capture_arguments(captures) -> str:
     """The kernel function's arguments for `captures` (after scale)."""
-    return "".join(
-        f", %cap{i}: memref<{'?x' * max(t.dim(), 1)}{_CAPTURE_TYPES[t.dtype]}>"
-        for i, t in enumerate(captures)
-    )
+    return "".join(f", %cap{i}: {_capture_memref(t)}" for i, t in enumerate(captures))
 
 
 def schedule_text(
