@@ -80,3 +80,65 @@ func.func @sdpa_score_mod_wrong_arguments(%q: !head, %lse: !lse, %scale: f32) {
   } : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// A block_map lists blocks for the warp-specialized program's K/V loop.
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @block_map_mma_sync(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has a block_map, which only the producer = tma program reads (its K/V loop takes the blocks from the map), so expected producer = tma, but got producer = direct}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      block_map(%map : memref<?x?x?x?xi32>) : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @block_map_causal(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has a block_map and causal: the map lists the blocks each tile reads and its partial blocks carry any mask, causal included, so expected no causal with a block_map}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @block_map_split_tail(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op schedule field split_tail: shares out tiles by ranges of K/V blocks, not by a block_map's lists, so expected false with a block_map, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, split_tail = true>)
+      block_map(%map : memref<?x?x?x?xi32>) : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @block_map_kv_multicast(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op schedule field kv_multicast: a cluster's two tiles read the same K/V blocks, which a block_map may not give them, so expected false with a block_map, but got true}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, kv_multicast = true>)
+      block_map(%map : memref<?x?x?x?xi32>) : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// The map is i32 of rank 4.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @block_map_i64(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi64>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op operand #6 must be 4D memref of 32-bit signless integer values, but got 'memref<?x?x?x?xi64>'}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi64>) : !head, !head, !head, !head, !lse
+  return
+}

@@ -743,3 +743,91 @@ func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !ls
       : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// A block_map: each role reads its tile's row of the map (index 0 along a
+// dimension of size 1), takes the blocks listed (entry 1) and the full ones
+// (entry 0) from it, and the first key of its j-th block from entry 2 + j:
+// the producer for its copies, the consumers for their masks. The score_mod
+// runs on the partial blocks only (with the mask), scaling its result back
+// by 1 / scale, and every softmax takes the scale; the full blocks' softmax
+// is `finite`.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @with_block_map
+// CHECK-SAME: %[[SCALE:[^:]*]]: f32, %[[MASK:[^:]*]]: memref<?x?x?x?xi8>, %[[MAP:[^:]*]]: memref<?x?x?x?xi32>)
+// CHECK: tiledattn.warp_specialize producer
+// CHECK:   tiledattn.for_each_tile
+// CHECK:   ^bb0(%[[PX:[^:]*]]: index, %[[PY:[^:]*]]: index, %[[PZ:[^:]*]]: index,
+// CHECK:     %[[PB0:.*]] = memref.dim %[[MAP]], %c0
+// CHECK:     %[[PB1:.*]] = arith.cmpi eq, %[[PB0]], %c1
+// CHECK:     %[[PB:.*]] = arith.select %[[PB1]], %c0{{.*}}, %[[PZ]] : index
+// CHECK:     %[[PH0:.*]] = memref.dim %[[MAP]], %c1
+// CHECK:     %[[PH1:.*]] = arith.cmpi eq, %[[PH0]], %c1
+// CHECK:     %[[PH:.*]] = arith.select %[[PH1]], %c0{{.*}}, %[[PY]] : index
+// CHECK:     %[[PM:.*]] = arith.divui
+// CHECK:     %[[PN32:.*]] = memref.load %[[MAP]][%[[PB]], %[[PH]], %[[PM]], %c1{{.*}}]
+// CHECK:     %[[PN:.*]] = arith.index_castui %[[PN32]] : i32 to index
+// CHECK:     scf.for %[[J:.*]] = %c0{{.*}} to %[[PN]]
+// CHECK:       %[[E:.*]] = arith.addi %[[J]], %c2
+// CHECK:       %[[BLK32:.*]] = memref.load %[[MAP]][%[[PB]], %[[PH]], %[[PM]], %[[E]]]
+// CHECK:       %[[BLK:.*]] = arith.index_castui %[[BLK32]]
+// CHECK:       %[[ROW:.*]] = arith.muli %[[BLK]], %c128
+// CHECK:       tiledattn.tma_load %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW]]]
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[UNSCALE:.*]] = arith.divf %cst, %[[SCALE]] : f32
+// CHECK:   tiledattn.for_each_tile
+// CHECK:     %[[N32:.*]] = memref.load %[[MAP]][%[[B:.*]], %[[H:.*]], %[[M:.*]], %c1{{.*}}]
+// CHECK:     %[[N:.*]] = arith.index_castui %[[N32]]
+// CHECK:     %[[F32:.*]] = memref.load %[[MAP]][%[[B]], %[[H]], %[[M]], %c0{{.*}}]
+// CHECK:     %[[F:.*]] = arith.index_castui %[[F32]]
+// Block 0 is partial when no block is full: then the score_mod and mask.
+// CHECK:     %[[S0:.*]] = tiledattn.wait
+// CHECK:     %[[PARTIAL:.*]] = arith.cmpi eq, %[[F]], %c0
+// CHECK:     scf.if %[[PARTIAL]]
+// CHECK:       memref.load %[[MAP]]
+// CHECK:       tiledattn.score_mod %[[S0]]
+// CHECK:         arith.mulf %{{.*}}, %[[UNSCALE]] : f32
+// CHECK:       tiledattn.mask
+// CHECK:     } else {
+// CHECK:       scf.yield %[[S0]]
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] :
+// The full blocks: no score_mod, no mask, finite.
+// CHECK:     %[[FULL_END:.*]] = arith.maxui %[[F]], %c1
+// CHECK:     scf.for %{{.*}} = %c1{{.*}} to %[[FULL_END]]
+// CHECK-NOT:   tiledattn.score_mod
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] finite
+// CHECK:     scf.yield
+// The partial ones: the block's first key read before its mmas issue.
+// CHECK:     scf.for %[[PJ:.*]] = %[[FULL_END]] to %[[N]]
+// CHECK:       %[[PE:.*]] = arith.addi %[[PJ]], %c2
+// CHECK:       %[[PBLK32:.*]] = memref.load %[[MAP]][%[[B]], %[[H]], %[[M]], %[[PE]]]
+// CHECK:       %[[PBLK:.*]] = arith.index_castui %[[PBLK32]]
+// CHECK:       %[[COL:.*]] = arith.muli %[[PBLK]], %c128
+// CHECK:       tiledattn.turn
+// CHECK:       %[[MOD:.*]] = tiledattn.score_mod %{{.*}}[%{{.*}}, %[[COL]]]
+// CHECK:       tiledattn.mask %[[MOD]], %{{.*}}, %[[COL]]
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] :
+func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32,
+                          %mask: memref<?x?x?x?xi8>, %map: memref<?x?x?x?xi32>) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
+      block_map(%map : memref<?x?x?x?xi32>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %ki: index):
+    %c0 = arith.constant 0 : index
+    %m = memref.load %mask[%b, %c0, %c0, %ki] : memref<?x?x?x?xi8>
+    %z = arith.constant 0 : i8
+    %keep = arith.cmpi ne, %m, %z : i8
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.select %keep, %s, %ninf : f32
+    tiledattn.yield %y : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}

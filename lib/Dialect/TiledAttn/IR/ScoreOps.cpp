@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The verifiers of score bodies: tiledattn.score_mod's and the score_mod
-// region of tiledattn.sdpa.
+// The verifiers of what changes the scores: the score bodies of
+// tiledattn.score_mod and of tiledattn.sdpa's score_mod region, and the
+// sdpa's block_map (which blocks of scores are computed at all).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,7 +77,35 @@ LogicalResult ScoreModOp::verifyRegions() {
                          "the score, its query row and its key row");
 }
 
+/// The schedule fields a block_map excludes, and why.
+static LogicalResult verifyBlockMap(SdpaOp op) {
+  ScheduleAttr schedule = op.getSchedule();
+  if (!schedule.isWarpSpecialized())
+    return op.emitOpError("has a block_map, which only the producer = tma "
+                          "program reads (its K/V loop takes the blocks from "
+                          "the map), so expected producer = tma, but got "
+                          "producer = ")
+           << stringifyProducer(schedule.getProducer());
+  if (op.getCausal())
+    return op.emitOpError("has a block_map and causal: the map lists the "
+                          "blocks each tile reads and its partial blocks "
+                          "carry any mask, causal included, so expected no "
+                          "causal with a block_map");
+  if (schedule.getSplitTail())
+    return op.emitOpError("schedule field split_tail: shares out tiles by "
+                          "ranges of K/V blocks, not by a block_map's lists, "
+                          "so expected false with a block_map, but got true");
+  if (schedule.getKvMulticast())
+    return op.emitOpError("schedule field kv_multicast: a cluster's two "
+                          "tiles read the same K/V blocks, which a block_map "
+                          "may not give them, so expected false with a "
+                          "block_map, but got true");
+  return success();
+}
+
 LogicalResult SdpaOp::verifyRegions() {
+  if (getBlockMap() && failed(verifyBlockMap(*this)))
+    return failure();
   if (getScoreMod().empty())
     return success();
   Type f32 = Float32Type::get(getContext());

@@ -117,6 +117,33 @@ KeyRange mlir::tiledattn::emitKeyRange(OpBuilder &b, SdpaOp op,
   return keys;
 }
 
+BlockMapRow mlir::tiledattn::emitBlockMapRow(OpBuilder &b, SdpaOp op,
+                                             const BlockCoordinates &at) {
+  Location loc = op.getLoc();
+  Value map = op.getBlockMap();
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto along = [&](int64_t dim, Value i) -> Value {
+    Value size = memref::DimOp::create(b, loc, map, cst(dim));
+    Value one =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, cst(1));
+    return arith::SelectOp::create(b, loc, one, cst(0), i);
+  };
+  return {along(0, at.batch), along(1, at.head),
+          arith::DivUIOp::create(b, loc, at.row,
+                                 cst(op.getSchedule().getBlockM()))};
+}
+
+Value mlir::tiledattn::emitBlockMapEntry(OpBuilder &b, SdpaOp op,
+                                         const BlockMapRow &row, Value i) {
+  Location loc = op.getLoc();
+  SmallVector<Value, 4> indices(row.begin(), row.end());
+  indices.push_back(i);
+  Value entry = memref::LoadOp::create(b, loc, op.getBlockMap(), indices);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), entry);
+}
+
 namespace {
 /// Emits the tile program of `op` in place of it: one warp group or a few
 /// warps (mma_sync), each on its own rows, with its K/V tiles from loads.

@@ -49,6 +49,19 @@ struct KeyRange {
 /// Emits at `b`'s insertion point the KeyRange of the block at `at`.
 KeyRange emitKeyRange(OpBuilder &b, SdpaOp op, const BlockCoordinates &at);
 
+/// The indices of a tile's row of the sdpa's block_map: batch and head (0
+/// along a dimension of size 1) and query block.
+using BlockMapRow = SmallVector<Value, 3>;
+
+/// Emits at `b`'s insertion point the BlockMapRow of the tile at `at`.
+BlockMapRow emitBlockMapRow(OpBuilder &b, SdpaOp op,
+                            const BlockCoordinates &at);
+
+/// Emits the load of entry `i` of `row` of the block_map, as an index:
+/// 0 the full blocks, 1 the blocks listed, 2 + j the j-th block.
+Value emitBlockMapEntry(OpBuilder &b, SdpaOp op, const BlockMapRow &row,
+                        Value i);
+
 /// Checks that tiledattn-tile-sdpa writes `op`'s producer = tma schedule.
 LogicalResult checkWarpSpecializedSchedule(SdpaOp op);
 

@@ -15,6 +15,8 @@
 // or score_mod touched is `finite` (no -inf guard). The
 // sdpa's score_mod, if any, becomes a tiledattn.score_mod on the scaled
 // scores after S's wait (before the mask); the softmax then takes scale 1.
+// With a block_map the tile's loops take their blocks from its row of the
+// map: the full ones bare, the partial ones with the score_mod and mask.
 //
 // With overlap_softmax each consumer issues S of block j with P.V of block
 // j - 1 and runs block j's softmax while the P.V runs. With persistent the
@@ -162,6 +164,10 @@ private:
   struct {
     Value first, holders;
   } piece;
+  /// block_map: the tile's row of the map (batch, head, query block), and
+  /// the first keys of its blocks read at the top of their iterations.
+  BlockMapRow mapRow;
+  DenseMap<Value, Value> mappedFirstKeys;
   /// The blocks [0, consumerBlocks) the consumer being written reads: all,
   /// or with skip_masked_blocks those its rows reach.
   Value consumerBlocks;
@@ -243,12 +249,24 @@ private:
 
   /// The K/V ring position of the tile's block `j`.
   Value kv(Value j) { return arith::AddIOp::create(b, loc, kvFirst, j); }
-  /// The first key of block `j` (with split_tail, of the piece's).
+  /// The first key of block `j` (with split_tail, of the piece's; with a
+  /// block_map, of the map's entry j).
   Value firstKey(Value j) {
+    if (blockMap()) {
+      if (Value key = mappedFirstKeys.lookup(j))
+        return key;
+      Value block = mapEntry(arith::AddIOp::create(b, loc, j, idx(2)));
+      return arith::MulIOp::create(b, loc, block, idx(blockN()));
+    }
     if (piece.first)
       j = arith::AddIOp::create(b, loc, piece.first, j);
     return arith::MulIOp::create(b, loc, j, idx(blockN()));
   }
+  /// The sdpa's block_map, if any (verifyBlockMap: no causal, no split_tail).
+  Value blockMap() { return op.getBlockMap(); }
+  /// Entry `i` of the tile's row of the block_map.
+  Value mapEntry(Value i) { return emitBlockMapEntry(b, op, mapRow, i); }
+
   /// split_tail: the tile loops run the last round's tiles in pieces.
   bool splitTail() { return schedule.getSplitTail(); }
 
@@ -320,6 +338,11 @@ private:
     blocks = arith::CeilDivUIOp::create(b, loc, keys.end, idx(blockN()));
     unmaskedBlocks =
         arith::DivUIOp::create(b, loc, keys.unmaskedEnd, idx(blockN()));
+    if (blockMap()) { // the tile's blocks and full blocks from its row
+      mapRow = emitBlockMapRow(b, op, at);
+      blocks = mapEntry(idx(1));
+      unmaskedBlocks = schedule.getSplitKvLoop() ? mapEntry(idx(0)) : idx(0);
+    }
     if (splitTail()) { // the piece's blocks [first, first + count)
       unsigned i = ForEachTileOp::kNumTileArguments;
       piece.first = body.getArgument(i);
@@ -494,8 +517,11 @@ private:
 
   /// The sdpa's score_mod on the scaled scores of the tile at (row, col):
   /// a tiledattn.score_mod whose body scales the score and runs a copy of
-  /// the sdpa's body with this block's batch and head.
-  Value applyScoreMod(Value scores, Value row, Value col) {
+  /// the sdpa's body with this block's batch and head. With a block_map
+  /// the full blocks skip the score_mod and reach the softmax unscaled, so
+  /// the body scales its result back (`unscale`, 1 / scale) for all blocks
+  /// to share the softmax's scale.
+  Value applyScoreMod(Value scores, Value row, Value col, Value unscale) {
     auto mod = ScoreModOp::create(b, loc, scores.getType(), scores, row, col);
     OpBuilder::InsertionGuard guard(b);
     Block &body = mod.getBody().emplaceBlock();
@@ -511,8 +537,12 @@ private:
     map.map(user.getArgument(2), at.head);
     map.map(user.getArgument(3), qIdx);
     map.map(user.getArgument(4), kvIdx);
-    for (Operation &inner : user)
+    for (Operation &inner : user.without_terminator())
       b.clone(inner, map);
+    Value result = map.lookupOrDefault(user.getTerminator()->getOperand(0));
+    if (unscale)
+      result = arith::MulFOp::create(b, loc, result, unscale);
+    YieldOp::create(b, loc, result);
     return mod.getResult();
   }
 
@@ -526,18 +556,22 @@ private:
     /// q_in_registers those rows read into registers once per tile (no
     /// qARow).
     Value qA, qARow;
-    /// The online softmax's scale: 1 when a score_mod scaled the scores.
-    Value softmaxScale;
+    /// The online softmax's scale: 1 when a score_mod scaled the scores
+    /// (unless a block_map: then the score_mod undoes the scale, `unscale`).
+    Value softmaxScale, unscale;
   };
 
   /// The scores of K/V block `j` once waited for, with the score_mod and
   /// (if `mask`) the mask applied.
+  /// With a block_map the score_mod runs on the map's partial blocks only
+  /// (`mask`), which leaves the full ones as they were.
   Value modAndMask(const Consumer &c, Value scores, Value j, bool mask) {
-    if (op.getScoreMod().empty() && !mask)
+    bool mod = !op.getScoreMod().empty() && (mask || !blockMap());
+    if (!mod && !mask)
       return scores;
     Value col = firstKey(j);
-    if (!op.getScoreMod().empty())
-      scores = applyScoreMod(scores, c.row, col);
+    if (mod)
+      scores = applyScoreMod(scores, c.row, col, c.unscale);
     if (mask)
       scores = MaskOp::create(b, loc, scores.getType(), scores, c.row, col,
                               at.seqK, op.getCausal());
@@ -551,10 +585,10 @@ private:
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
                           Value rowSum, bool unmasked,
                           Type probsType = Type()) {
-    return OnlineSoftmaxOp::create(b, loc, scores, rowMax, rowSum,
-                                   c.softmaxScale,
-                                   probsType ? probsType : elementType,
-                                   unmasked && op.getScoreMod().empty());
+    return OnlineSoftmaxOp::create(
+        b, loc, scores, rowMax, rowSum, c.softmaxScale,
+        probsType ? probsType : elementType,
+        unmasked && (op.getScoreMod().empty() || blockMap()));
   }
 
   /// The loops over K/V blocks: those that need no mask first, then the
@@ -568,6 +602,11 @@ private:
       auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), state);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
+      // A masked block's first key from the map: read before the block's
+      // mmas are issued, so that the load is under them.
+      if (blockMap() && mask)
+        mappedFirstKeys[loop.getInductionVar()] =
+            firstKey(loop.getInductionVar());
       scf::YieldOp::create(
           b, loc, body(loop.getInductionVar(), loop.getRegionIterArgs(), mask));
       return SmallVector<Value>(loop.getResults());
@@ -597,9 +636,14 @@ private:
     Value acc0 = fill(c.accType, 0.0);
     Value rowMax0 = fill(rowType, -std::numeric_limits<double>::infinity());
     Value rowSum0 = fill(rowType, 0.0);
-    // With a score_mod the scores reach the softmax scaled already.
+    // With a score_mod the scores reach the softmax scaled already (with a
+    // block_map the score_mod scales them back: full blocks skip it).
+    if (blockMap() && !op.getScoreMod().empty())
+      c.unscale = arith::DivFOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0)),
+          op.getScale());
     c.softmaxScale =
-        op.getScoreMod().empty()
+        op.getScoreMod().empty() || blockMap()
             ? op.getScale()
             : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0))
                   .getResult();
@@ -809,11 +853,14 @@ private:
                                         /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifMasked.getThenRegion().front());
-      scf::YieldOp::create(b, loc,
-                           MaskOp::create(b, loc, c.scoreType, scores, c.row,
-                                          firstKey(idx(0)), at.seqK,
-                                          op.getCausal())
-                               .getResult());
+      // With a block_map the score_mod, which the line above left out,
+      // runs here with the mask.
+      scf::YieldOp::create(
+          b, loc,
+          blockMap() ? modAndMask(c, scores, idx(0), true)
+                     : MaskOp::create(b, loc, c.scoreType, scores, c.row,
+                                      firstKey(idx(0)), at.seqK, op.getCausal())
+                           .getResult());
       b.setInsertionPointToStart(&ifMasked.getElseRegion().front());
       scf::YieldOp::create(b, loc, scores);
       scores = ifMasked.getResult(0);
