@@ -462,6 +462,14 @@ def capture_arguments(captures) -> str:
     return "".join(f", %cap{i}: {_capture_memref(t)}" for i, t in enumerate(captures))
 
 
+def schedule_blocks(head_dim: int, head_dim_v: "int | None" = None) -> "tuple[int, int]":
+    """(block_m, block_n) of the schedule schedule_text writes for these
+    head dims."""
+    head_dim_v = head_dim if head_dim_v is None else head_dim_v
+    fields = dict(field.split(" = ") for field in _SCHEDULES[max(head_dim, head_dim_v)].split(", "))
+    return int(fields["block_m"]), int(fields["block_n"])
+
+
 def schedule_text(
     score_mod_region: str,
     dtype: torch.dtype,
@@ -469,12 +477,14 @@ def schedule_text(
     name: str,
     head_dim_v: "int | None" = None,
     causal: bool = False,
+    block_map: bool = False,
 ) -> str:
     """The schedule file (MLIR) of a kernel that runs `score_mod_region`, for
     query/key head dim `head_dim` and value head dim `head_dim_v` (default
     the same; DeepSeek's 192 and 128, say), causal (top-left) or not. The
     tensors a traced region reads (its `captures`) are the function's
-    arguments after scale."""
+    arguments after scale; with `block_map` the map follows them (its blocks
+    are schedule_blocks')."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
         if dim not in _SCHEDULES:
@@ -494,12 +504,16 @@ def schedule_text(
     # The wider head's tiles: they fit both.
     schedule = _SCHEDULES[max(head_dim, head_dim_v)]
     captures = capture_arguments(getattr(score_mod_region, "captures", ()))
+    map_type = "memref<?x?x?x?xi32>"
+    if block_map:
+        captures += f", %blocks: {map_type}"
     return (
         f"func.func @{name}(%q: {qk}, %k: {qk}, %v: {vo}, %o: {vo},\n"
         f"    %lse: {lse}, %scale: f32{captures}) {{\n"
         f"  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse{' causal' if causal else ''}\n"
         f"      schedule(#tiledattn.schedule<{schedule}>)\n"
-        f"      {score_mod_region} : {qk}, {qk}, {vo}, {vo}, {lse}\n"
+        + (f"      block_map(%blocks : {map_type})\n" if block_map else "")
+        + f"      {score_mod_region} : {qk}, {qk}, {vo}, {vo}, {lse}\n"
         "  return\n"
         "}\n"
     )

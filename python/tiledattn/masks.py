@@ -8,11 +8,17 @@ A bool mask keeps the scores where it is True (the others are -inf); a float
 mask is added to the scaled scores. A row no key is kept for gives zeros, as
 torch's SDPA does since 2.5. Broadcast dimensions (size 1, or stride 0 as
 from `expand`) are read at index 0, so an expanded mask is never copied.
-Every K/V block is computed: the block map that skips fully masked blocks
-is not built yet.
+
+The kernel reads a block map too (tiledattn.sdpa's `block_map`), built here
+on the mask's device from the mask and kept for the next call with the same
+mask (a model's layers share one): per tile of query rows, the K/V blocks
+whose scores the mask leaves unchanged (full: no mask applied), then those
+it changes in part (partial: the mask applied per score); blocks it masks
+entirely are skipped.
 """
 
 import functools
+import weakref
 
 import torch
 
@@ -106,6 +112,84 @@ def mask_score_mod(mask: torch.Tensor, varies: tuple):
     return attn_mask_add
 
 
+def _blocks_along(t: torch.Tensor, dim: int, block: int, pad: bool, reduce) -> torch.Tensor:
+    """`t` reduced (`reduce`: torch.any or torch.all) over blocks of `block`
+    elements along `dim`, the last block padded with `pad`; a dimension of
+    size 1 (broadcast) stays as it is."""
+    size = t.shape[dim]
+    if size == 1:
+        return t
+    blocks = -(-size // block)
+    if blocks * block != size:
+        shape = list(t.shape)
+        shape[dim] = blocks * block - size
+        t = torch.cat([t, t.new_full(shape, pad)], dim)
+    shape = list(t.shape)
+    shape[dim : dim + 1] = [blocks, block]
+    return reduce(t.reshape(shape), dim=dim + 1)
+
+
+def block_map(mask: torch.Tensor, scores_shape: tuple, block_m: int, block_n: int) -> torch.Tensor:
+    """The block map (tiledattn.sdpa's `block_map`, int32) of a compacted
+    4-D `mask` (see compact_mask) for scores of `scores_shape` (B, H, L, S)
+    and tiles of `block_m` x `block_n`: for every (batch, head, query block)
+    the number of full K/V blocks, the number of blocks listed, then their
+    indices, full ones first, each kind in key order. Dimensions 0 and 1 are
+    1 where the mask's are. A query block that no key reaches lists block 0
+    as partial, where the mask gives the rows zeros. A block past the keys'
+    end is partial at best (the kernel masks the keys beyond it)."""
+    _, _, length_q, length_k = scores_shape
+    keep = mask if mask.dtype == torch.bool else mask != float("-inf")
+    unchanged = mask if mask.dtype == torch.bool else mask == 0
+    # Rows past L are never stored: they neither keep a block nor spoil a
+    # full one.
+    any_kept = _blocks_along(keep, 2, block_m, False, torch.any)
+    all_unchanged = _blocks_along(unchanged, 2, block_m, True, torch.all)
+    any_kept = _blocks_along(any_kept, 3, block_n, False, torch.any)
+    all_unchanged = _blocks_along(all_unchanged, 3, block_n, False, torch.all)
+    key_blocks = -(-length_k // block_n)
+    inside = (torch.arange(key_blocks, device=mask.device) + 1) * block_n <= length_k
+    state = torch.where(all_unchanged & inside, 2, any_kept.to(torch.int64))
+    rows = (state.shape[0], state.shape[1], -(-length_q // block_m), key_blocks)
+    state = state.expand(rows)
+    order = torch.sort(state, dim=-1, descending=True, stable=True).indices
+    full = (state == 2).sum(-1, keepdim=True)
+    listed = (state > 0).sum(-1, keepdim=True).clamp(min=1)
+    return torch.cat([full, listed, order], -1).to(torch.int32).contiguous()
+
+
+# The block maps of the masks seen last, by id: (a weak reference to the
+# mask, its version, the map's parameters, the map). A mask changed in place
+# has a new version; a freed one's reference is dead, so an id reused by
+# another tensor never finds its map.
+_block_maps: dict = {}
+
+
+def cached_block_map(
+    attn_mask: torch.Tensor, mask: torch.Tensor, scores_shape: tuple, blocks: tuple
+) -> torch.Tensor:
+    """block_map of `mask` (the compacted `attn_mask`), computed once per
+    `attn_mask` as long as it lives unchanged."""
+    params = (tuple(scores_shape), blocks, mask.shape, mask.dtype)
+    held = _block_maps.get(id(attn_mask))
+    if (
+        held is not None
+        and held[0]() is attn_mask
+        and held[1] == attn_mask._version
+        and held[2] == params
+    ):
+        return held[3]
+    result = block_map(mask, scores_shape, *blocks)
+    if len(_block_maps) >= 16:  # a few masks per model; drop the oldest
+        del _block_maps[next(iter(_block_maps))]
+    try:
+        ref = weakref.ref(attn_mask)
+    except TypeError:  # a tensor subclass without weak references: no cache
+        return result
+    _block_maps[id(attn_mask)] = (ref, attn_mask._version, params, result)
+    return result
+
+
 @functools.lru_cache(maxsize=256)
 def _kernel_text(mask_dtype, varies, dtype, head_dim, head_dim_v) -> str:
     """The schedule of a mask kind's kernel: traced once, from a stand-in
@@ -114,7 +198,9 @@ def _kernel_text(mask_dtype, varies, dtype, head_dim, head_dim_v) -> str:
 
     stand_in = torch.empty([2 if v else 1 for v in varies], dtype=mask_dtype, device="meta")
     region = trace_score_mod(mask_score_mod(stand_in, varies))
-    return schedule_text(region, dtype, head_dim, "sdpa_attn_mask", head_dim_v=head_dim_v)
+    return schedule_text(
+        region, dtype, head_dim, "sdpa_attn_mask", head_dim_v=head_dim_v, block_map=True
+    )
 
 
 def mask_kernel_text(
@@ -127,6 +213,10 @@ def mask_kernel_text(
 ) -> "tuple[str, list[torch.Tensor]]":
     """The schedule (MLIR text, the compile cache's key) of the kernel that
     applies `attn_mask` to scores of `scores_shape`, and the tensors it
-    reads at the call."""
+    reads at the call: the compacted mask and its block map."""
+    from tiledattn.flex import schedule_blocks
+
     mask, varies = compact_mask(attn_mask, scores_shape, squeeze)
-    return _kernel_text(mask.dtype, varies, dtype, head_dim, head_dim_v), [mask]
+    text = _kernel_text(mask.dtype, varies, dtype, head_dim, head_dim_v)
+    blocks = schedule_blocks(head_dim, head_dim_v)
+    return text, [mask, cached_block_map(attn_mask, mask, scores_shape, blocks)]
