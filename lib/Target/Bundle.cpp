@@ -217,10 +217,16 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
                op.getCausal(), op.getSchedule(), func);
   if (failed(describeCaptures(func, k)))
     return failure();
-  if (!op.getScoreMod().empty()) {
-    llvm::raw_string_ostream os(k.scoreMod);
+  // What the kernel does beyond attention: never picked for a plain call.
+  llvm::raw_string_ostream os(k.scoreMod);
+  if (!op.getScoreMod().empty())
     op.getScoreMod().front().print(os);
+  if (!op.getMaskMod().empty()) {
+    os << "mask_mod\n";
+    op.getMaskMod().front().print(os);
   }
+  if (op.getBlockMap())
+    os << "block_map\n";
   return k;
 }
 

@@ -142,3 +142,19 @@ func.func @block_map_i64(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x
       block_map(%map : memref<?x?x?x?xi64>) : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// The mask_mod region takes what the score_mod region takes.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @sdpa_mask_mod_wrong_arguments(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected the score body's arguments to be (f32, index, index, index, index): the scaled score, batch, head, query row and key row, but got (f32, index)}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      mask_mod {
+  ^bb0(%s: f32, %i: index):
+    tiledattn.yield %s : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}

@@ -96,6 +96,21 @@ func.func @score_mod_on_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
 
 // -----
 
+!head = memref<?x?x?x64xf16>
+!lse = memref<?x?x?xf32>
+func.func @mask_mod_on_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has a mask_mod, which tiledattn-tile-sdpa writes into the warp-specialized program (producer = tma schedules) only; the mma_sync program does not lower it yet}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      mask_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    tiledattn.yield %s : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // A score_mod goes through the tile program, which does not write the
 // shipped schedules' refinements yet: the pass names them.
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>

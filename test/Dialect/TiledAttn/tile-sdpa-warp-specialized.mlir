@@ -749,7 +749,7 @@ func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !ls
 // A block_map: each role reads its tile's row of the map (index 0 along a
 // dimension of size 1), takes the blocks listed (entry 1) and the full ones
 // (entry 0) from it, and the first key of its j-th block from entry 2 + j:
-// the producer for its copies, the consumers for their masks. The score_mod
+// the producer for its copies, the consumers for their masks. The mask_mod
 // runs on the partial blocks only (with the mask), scaling its result back
 // by 1 / scale, and every softmax takes the scale; the full blocks' softmax
 // is `finite`.
@@ -819,12 +819,113 @@ func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true, overlap_softmax = true>)
       block_map(%map : memref<?x?x?x?xi32>)
-      score_mod {
+      mask_mod {
   ^bb0(%s: f32, %b: index, %h: index, %qi: index, %ki: index):
     %c0 = arith.constant 0 : index
     %m = memref.load %mask[%b, %c0, %c0, %ki] : memref<?x?x?x?xi8>
     %z = arith.constant 0 : i8
     %keep = arith.cmpi ne, %m, %z : i8
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.select %keep, %s, %ninf : f32
+    tiledattn.yield %y : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// A score_mod and a mask_mod with a block_map: the score_mod on every
+// block, the mask_mod after it on the partial ones; the softmax takes 1.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @score_mod_and_mask_mod
+// CHECK-SAME: %[[SCALE:[^:]*]]: f32, %[[MAP:[^:]*]]: memref<?x?x?x?xi32>)
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NOT: arith.divf
+// CHECK:   tiledattn.for_each_tile
+// Block 0: the score_mod, then in the partial branch the mask_mod alone on
+// the scaled scores.
+// CHECK:     %[[S0:.*]] = tiledattn.score_mod
+// CHECK:       arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK:       math.tanh
+// CHECK-NOT:   arith.cmpi
+// CHECK:       tiledattn.yield
+// CHECK:     scf.if
+// CHECK:       tiledattn.score_mod %[[S0]]
+// CHECK-NOT:     arith.mulf
+// CHECK-NOT:     math.tanh
+// CHECK:         arith.cmpi sge
+// CHECK:         tiledattn.yield
+// CHECK:       tiledattn.mask
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// Full blocks: the score_mod only, and not finite (it may give -inf).
+// CHECK:     scf.for
+// CHECK:       tiledattn.score_mod
+// CHECK:         math.tanh
+// CHECK-NOT:     arith.cmpi
+// CHECK:         tiledattn.yield
+// CHECK-NOT:   tiledattn.mask
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// Partial blocks: both in one body, then the mask.
+// CHECK:     scf.for
+// CHECK:       tiledattn.score_mod
+// CHECK:         math.tanh
+// CHECK:         arith.cmpi sge
+// CHECK:         tiledattn.yield
+// CHECK:       tiledattn.mask
+func.func @score_mod_and_mask_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                                  %scale: f32, %map: memref<?x?x?x?xi32>) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
+      block_map(%map : memref<?x?x?x?xi32>)
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %ki: index):
+    %t = math.tanh %s : f32
+    tiledattn.yield %t : f32
+  } mask_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %ki: index):
+    %keep = arith.cmpi sge, %qi, %ki : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.select %keep, %s, %ninf : f32
+    tiledattn.yield %y : f32
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// A mask_mod without a block_map runs on every block after the score_mod,
+// as a second score_mod would; the softmax takes 1.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @mask_mod_without_map
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:     tiledattn.score_mod
+// CHECK:       arith.cmpi sge
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// CHECK:     scf.for
+// CHECK:       tiledattn.score_mod
+// CHECK:         arith.cmpi sge
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+func.func @mask_mod_without_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
+                                %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true>)
+      mask_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %qi: index, %ki: index):
+    %keep = arith.cmpi sge, %qi, %ki : index
     %ninf = arith.constant 0xFF800000 : f32
     %y = arith.select %keep, %s, %ninf : f32
     tiledattn.yield %y : f32

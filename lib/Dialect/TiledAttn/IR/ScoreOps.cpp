@@ -106,12 +106,14 @@ static LogicalResult verifyBlockMap(SdpaOp op) {
 LogicalResult SdpaOp::verifyRegions() {
   if (getBlockMap() && failed(verifyBlockMap(*this)))
     return failure();
-  if (getScoreMod().empty())
-    return success();
   Type f32 = Float32Type::get(getContext());
   Type index = IndexType::get(getContext());
-  return verifyScoreBody(*this, getScoreMod().front(),
-                         {f32, index, index, index, index},
-                         "the scaled score, batch, head, query row and key "
-                         "row");
+  for (Region *region : {&getScoreMod(), &getMaskMod()})
+    if (!region->empty() &&
+        failed(verifyScoreBody(*this, region->front(),
+                               {f32, index, index, index, index},
+                               "the scaled score, batch, head, query row and "
+                               "key row")))
+      return failure();
+  return success();
 }

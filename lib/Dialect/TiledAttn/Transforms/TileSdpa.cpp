@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/APFloat.h"
 
@@ -144,6 +145,41 @@ Value mlir::tiledattn::emitBlockMapEntry(OpBuilder &b, SdpaOp op,
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), entry);
 }
 
+Value mlir::tiledattn::emitScoreMods(OpBuilder &b, SdpaOp op,
+                                     const BlockCoordinates &at, Value scores,
+                                     Value row, Value col, bool score,
+                                     bool mask, bool scaled, Value unscale) {
+  Location loc = op.getLoc();
+  auto mod = ScoreModOp::create(b, loc, scores.getType(), scores, row, col);
+  OpBuilder::InsertionGuard guard(b);
+  Block &body = mod.getBody().emplaceBlock();
+  Value x = body.addArgument(b.getF32Type(), loc);
+  Value qIdx = body.addArgument(b.getIndexType(), loc);
+  Value kvIdx = body.addArgument(b.getIndexType(), loc);
+  b.setInsertionPointToStart(&body);
+  if (!scaled)
+    x = arith::MulFOp::create(b, loc, x, op.getScale());
+  for (auto [region, applies] :
+       {std::pair{&op.getScoreMod(), score}, {&op.getMaskMod(), mask}}) {
+    if (!applies)
+      continue;
+    Block &user = region->front();
+    IRMapping map;
+    map.map(user.getArgument(0), x);
+    map.map(user.getArgument(1), at.batch);
+    map.map(user.getArgument(2), at.head);
+    map.map(user.getArgument(3), qIdx);
+    map.map(user.getArgument(4), kvIdx);
+    for (Operation &inner : user.without_terminator())
+      b.clone(inner, map);
+    x = map.lookupOrDefault(user.getTerminator()->getOperand(0));
+  }
+  if (unscale)
+    x = arith::MulFOp::create(b, loc, x, unscale);
+  YieldOp::create(b, loc, x);
+  return mod.getResult();
+}
+
 namespace {
 /// Emits the tile program of `op` in place of it: one warp group or a few
 /// warps (mma_sync), each on its own rows, with its K/V tiles from loads.
@@ -249,6 +285,13 @@ public:
         return WalkResult::interrupt();
       SdpaOp op = ops.front();
       bool warpSpecialized = op.getSchedule().isWarpSpecialized();
+      if (!op.getMaskMod().empty() && !warpSpecialized) {
+        op.emitOpError("has a mask_mod, which tiledattn-tile-sdpa writes "
+                       "into the warp-specialized program (producer = tma "
+                       "schedules) only; the mma_sync program does not "
+                       "lower it yet");
+        return WalkResult::interrupt();
+      }
       if (!op.getScoreMod().empty() && !warpSpecialized) {
         op.emitOpError("has a score_mod, which tiledattn-tile-sdpa writes "
                        "into the warp-specialized program (producer = tma "

@@ -62,6 +62,16 @@ BlockMapRow emitBlockMapRow(OpBuilder &b, SdpaOp op,
 Value emitBlockMapEntry(OpBuilder &b, SdpaOp op, const BlockMapRow &row,
                         Value i);
 
+/// Emits a tiledattn.score_mod on `scores`, the tile at (row, col) of the
+/// block at `at`, whose body runs a copy of the sdpa's score_mod (if
+/// `score`) and then of its mask_mod (if `mask`) with the block's batch and
+/// head, on the score times the sdpa's scale unless `scaled` (a mod before
+/// scaled it), and multiplies the result by `unscale` if given (1 / scale:
+/// the softmax takes the scale).
+Value emitScoreMods(OpBuilder &b, SdpaOp op, const BlockCoordinates &at,
+                    Value scores, Value row, Value col, bool score, bool mask,
+                    bool scaled, Value unscale);
+
 /// Checks that tiledattn-tile-sdpa writes `op`'s producer = tma schedule.
 LogicalResult checkWarpSpecializedSchedule(SdpaOp op);
 

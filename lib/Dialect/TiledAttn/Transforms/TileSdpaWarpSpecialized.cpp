@@ -15,8 +15,9 @@
 // or score_mod touched is `finite` (no -inf guard). The
 // sdpa's score_mod, if any, becomes a tiledattn.score_mod on the scaled
 // scores after S's wait (before the mask); the softmax then takes scale 1.
-// With a block_map the tile's loops take their blocks from its row of the
-// map: the full ones bare, the partial ones with the score_mod and mask.
+// Its mask_mod runs after it, in the same tiledattn.score_mod. With a
+// block_map the tile's loops take their blocks from its row of the map,
+// the mask_mod and mask running on the partial ones only.
 //
 // With overlap_softmax each consumer issues S of block j with P.V of block
 // j - 1 and runs block j's softmax while the P.V runs. With persistent the
@@ -515,36 +516,19 @@ private:
     return out;
   }
 
-  /// The sdpa's score_mod on the scaled scores of the tile at (row, col):
-  /// a tiledattn.score_mod whose body scales the score and runs a copy of
-  /// the sdpa's body with this block's batch and head. With a block_map
-  /// the full blocks skip the score_mod and reach the softmax unscaled, so
-  /// the body scales its result back (`unscale`, 1 / scale) for all blocks
-  /// to share the softmax's scale.
-  Value applyScoreMod(Value scores, Value row, Value col, Value unscale) {
-    auto mod = ScoreModOp::create(b, loc, scores.getType(), scores, row, col);
-    OpBuilder::InsertionGuard guard(b);
-    Block &body = mod.getBody().emplaceBlock();
-    Value score = body.addArgument(b.getF32Type(), loc);
-    Value qIdx = body.addArgument(b.getIndexType(), loc);
-    Value kvIdx = body.addArgument(b.getIndexType(), loc);
-    b.setInsertionPointToStart(&body);
-    Block &user = op.getScoreMod().front();
-    IRMapping map;
-    map.map(user.getArgument(0),
-            arith::MulFOp::create(b, loc, score, op.getScale()).getResult());
-    map.map(user.getArgument(1), at.batch);
-    map.map(user.getArgument(2), at.head);
-    map.map(user.getArgument(3), qIdx);
-    map.map(user.getArgument(4), kvIdx);
-    for (Operation &inner : user.without_terminator())
-      b.clone(inner, map);
-    Value result = map.lookupOrDefault(user.getTerminator()->getOperand(0));
-    if (unscale)
-      result = arith::MulFOp::create(b, loc, result, unscale);
-    YieldOp::create(b, loc, result);
-    return mod.getResult();
+  /// The sdpa's score_mod (`score`) and mask_mod (`mask`) on the scores
+  /// of the tile at (row, col), unscaled after unless scoresScaled.
+  Value applyMods(Value scores, Value row, Value col, bool score, bool mask,
+                  bool scaled, Value unscale) {
+    return emitScoreMods(b, op, at, scores, row, col, score, mask, scaled,
+                         scoresScaled() ? Value() : unscale);
   }
+  bool hasScoreMod() { return !op.getScoreMod().empty(); }
+  bool hasMaskMod() { return !op.getMaskMod().empty(); }
+  /// Whether the mods reach the softmax scaled on every block (it then
+  /// takes scale 1): a score_mod runs on all, a mask_mod without a
+  /// block_map too.
+  bool scoresScaled() { return hasScoreMod() || (hasMaskMod() && !blockMap()); }
 
   /// What a consumer's blocks share: its rows, its Q slot, tile types.
   struct Consumer {
@@ -556,22 +540,23 @@ private:
     /// q_in_registers those rows read into registers once per tile (no
     /// qARow).
     Value qA, qARow;
-    /// The online softmax's scale: 1 when a score_mod scaled the scores
-    /// (unless a block_map: then the score_mod undoes the scale, `unscale`).
+    /// The online softmax's scale: 1 when the mods scale the scores
+    /// (scoresScaled); else the mask_mod's body scales back, by `unscale`.
     Value softmaxScale, unscale;
   };
 
-  /// The scores of K/V block `j` once waited for, with the score_mod and
-  /// (if `mask`) the mask applied.
-  /// With a block_map the score_mod runs on the map's partial blocks only
-  /// (`mask`), which leaves the full ones as they were.
+  /// The scores of K/V block `j` once waited for, with the mods and (if
+  /// `mask`) the mask applied. With a block_map the mask_mod runs on the
+  /// map's partial blocks only (`mask`), which leaves the full ones as they
+  /// were.
   Value modAndMask(const Consumer &c, Value scores, Value j, bool mask) {
-    bool mod = !op.getScoreMod().empty() && (mask || !blockMap());
-    if (!mod && !mask)
+    bool maskMod = hasMaskMod() && (mask || !blockMap());
+    if (!hasScoreMod() && !maskMod && !mask)
       return scores;
     Value col = firstKey(j);
-    if (mod)
-      scores = applyScoreMod(scores, c.row, col, c.unscale);
+    if (hasScoreMod() || maskMod)
+      scores = applyMods(scores, c.row, col, hasScoreMod(), maskMod,
+                         /*scaled=*/false, c.unscale);
     if (mask)
       scores = MaskOp::create(b, loc, scores.getType(), scores, c.row, col,
                               at.seqK, op.getCausal());
@@ -588,7 +573,7 @@ private:
     return OnlineSoftmaxOp::create(
         b, loc, scores, rowMax, rowSum, c.softmaxScale,
         probsType ? probsType : elementType,
-        unmasked && (op.getScoreMod().empty() || blockMap()));
+        unmasked && !hasScoreMod() && (!hasMaskMod() || blockMap()));
   }
 
   /// The loops over K/V blocks: those that need no mask first, then the
@@ -636,14 +621,14 @@ private:
     Value acc0 = fill(c.accType, 0.0);
     Value rowMax0 = fill(rowType, -std::numeric_limits<double>::infinity());
     Value rowSum0 = fill(rowType, 0.0);
-    // With a score_mod the scores reach the softmax scaled already (with a
-    // block_map the score_mod scales them back: full blocks skip it).
-    if (blockMap() && !op.getScoreMod().empty())
+    // With mods the scores reach the softmax scaled already, unless only a
+    // block_map's partial blocks take one (then it scales them back).
+    if (!scoresScaled() && hasMaskMod())
       c.unscale = arith::DivFOp::create(
           b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0)),
           op.getScale());
     c.softmaxScale =
-        op.getScoreMod().empty() || blockMap()
+        !scoresScaled()
             ? op.getScale()
             : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0))
                   .getResult();
@@ -853,14 +838,17 @@ private:
                                         /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifMasked.getThenRegion().front());
-      // With a block_map the score_mod, which the line above left out,
-      // runs here with the mask.
-      scf::YieldOp::create(
-          b, loc,
-          blockMap() ? modAndMask(c, scores, idx(0), true)
-                     : MaskOp::create(b, loc, c.scoreType, scores, c.row,
-                                      firstKey(idx(0)), at.seqK, op.getCausal())
-                           .getResult());
+      // With a block_map the mask_mod, which the line above left out, runs
+      // here with the mask.
+      Value col = firstKey(idx(0));
+      Value partial = scores;
+      if (blockMap() && hasMaskMod())
+        partial = applyMods(scores, c.row, col, /*score=*/false, /*mask=*/true,
+                            /*scaled=*/hasScoreMod(), c.unscale);
+      scf::YieldOp::create(b, loc,
+                           MaskOp::create(b, loc, c.scoreType, partial, c.row,
+                                          col, at.seqK, op.getCausal())
+                               .getResult());
       b.setInsertionPointToStart(&ifMasked.getElseRegion().front());
       scf::YieldOp::create(b, loc, scores);
       scores = ifMasked.getResult(0);

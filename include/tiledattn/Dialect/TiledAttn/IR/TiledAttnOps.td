@@ -74,22 +74,28 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
     } : ...
     ```
 
+    An optional `mask_mod` region, of the same form, runs after the
+    `score_mod`; it masks (a score set to -inf) or biases scores. Without a
+    `block_map` it runs on every block, as a second `score_mod` would.
+
     An optional `block_map` (a `memref<?x?x?x?xi32>`, an argument of the
     kernel function) says which K/V blocks of `block_n` keys each tile of
     `block_m` query rows reads, as FlexAttention's BlockMask does: row
     `map[b, h, m]` holds `F`, the number of full blocks, then `N >= 1`, the
     number of blocks listed, then the `N` block indices, full ones first.
     Blocks not listed are skipped (every score of theirs is masked); the
-    `score_mod` runs on the partial blocks only, so it must leave the scores
-    of full blocks unchanged; a block that holds keys past the sequence's end
-    must be partial. Dimensions 0 and 1 may be 1 (one row for every batch or
-    head). It needs `producer = tma` and excludes `causal` (the map's partial
-    blocks carry any mask). `tiledattn.scaled_dot_product_attention` builds
-    it from an `attn_mask` on the GPU. Example:
+    `mask_mod` runs on the partial blocks only, so it must leave the scores
+    of full blocks unchanged, while the `score_mod` runs on every block
+    listed; a block that holds keys past the sequence's end must be partial.
+    Dimensions 0 and 1 may be 1 (one row for every batch or head). It needs
+    `producer = tma` and excludes `causal` (the map's partial blocks carry
+    any mask). `tiledattn.scaled_dot_product_attention` builds one from an
+    `attn_mask` on the GPU, `tiledattn.flex_attention` from a BlockMask.
+    Example:
 
     ```mlir
     tiledattn.sdpa %q, %k, %v, %scale into %o, %lse schedule(...)
-        block_map(%map : memref<?x?x?x?xi32>) score_mod {...} : ...
+        block_map(%map : memref<?x?x?x?xi32>) mask_mod {...} : ...
     ```
 
     Example:
@@ -118,12 +124,13 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
                        TiledAttn_HeadMemRef:$o, TiledAttn_LseMemRef:$lse,
                        UnitAttr:$causal, TiledAttn_ScheduleAttr:$schedule,
                        Optional<MemRefRankOf<[I32], [4]>>:$block_map);
-  let regions = (region MaxSizedRegion<1>:$score_mod);
+  let regions = (region MaxSizedRegion<1>:$score_mod,
+                        MaxSizedRegion<1>:$mask_mod);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $scale `into` $o `,` $lse (`causal` $causal^)?
     `schedule` `(` $schedule `)`
     (`block_map` `(` $block_map^ `:` type($block_map) `)`)?
-    (`score_mod` $score_mod^)? attr-dict `:`
+    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)? attr-dict `:`
     type($q) `,` type($k) `,` type($v) `,` type($o) `,` type($lse)
   }];
   let hasVerifier = 1;
