@@ -25,9 +25,11 @@ from flex_examples import (  # noqa: E402
     BLOCK_MASK_CASES,
     CAPTURE_MODS,
     CAPTURE_SHAPES,
+    DOCUMENT_BLOCK_MASK_SHAPE,
     GPU_SHAPES,
     SCORE_MODS,
-    masked_score_mod,
+    block_mask_kernel,
+    document_mask_mod,
 )
 
 import tiledattn  # noqa: E402
@@ -50,10 +52,6 @@ def main() -> int:
     # (score_mod, dtype, causal); the harness times its score_mods causal too
     # (with a causal BlockMask, which flex_attention runs as a causal kernel).
     work = [(f, torch.bfloat16, False) for f in SCORE_MODS]
-    for f, m, shape in BLOCK_MASK_CASES:
-        masked, causal = masked_score_mod(f, m, shape)
-        if masked is not None:
-            work.append((masked, torch.bfloat16, causal))
     work += [
         (f, t, causal)
         for f in BENCH_SCORE_MODS.values()
@@ -80,6 +78,21 @@ def main() -> int:
                 f"{' causal' if causal else ''}: {kernel.path} "
                 f"({seconds:.1f} s)"
             )
+    # flex_attention with a BlockMask (python/test/test_gpu_flex.py): its
+    # text holds the mask_mod, and the block map when the blocks fit.
+    for score_mod, mask_mod, shape in BLOCK_MASK_CASES:
+        text = block_mask_kernel(score_mod, mask_mod, shape)
+        if text is not None:
+            kernel = tiledattn.compile(text, cache=cache)
+            print(f"block_mask {mask_mod.__name__} d{shape[5]}: {kernel.path}")
+    # A BlockMask whose mask_mod reads tensors (packed documents; also
+    # scripts/capture_speed.py's).
+    text = block_mask_kernel(None, document_mask_mod("cpu", 2, 4, 1000), DOCUMENT_BLOCK_MASK_SHAPE)
+    print(f"block_mask document_mask_mod: {tiledattn.compile(text, cache=cache).path}")
+    # scripts/capture_speed.py's key padding: one row of kept keys for all.
+    keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
+    text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)
+    print(f"attn_mask key row bf16 d128: {tiledattn.compile(text, cache=cache).path}")
     # scaled_dot_product_attention's attn_mask cases (python/test/
     # test_gpu_masks.py): the kernel of each mask kind, in both dtypes.
     for name, (b, h, lq, lk, d), squeeze, make_mask in ATTN_MASK_CASES:

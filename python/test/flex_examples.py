@@ -66,6 +66,24 @@ def document_mask(device, batch, heads, length):
     return same_document
 
 
+def document_mask_mod(device, batch, heads, length):
+    """document_mask as a FlexAttention mask_mod (for a BlockMask): its
+    blocks inside one document are full, those across a boundary partial,
+    the others skipped."""
+    cuts = torch.sort(torch.randint(1, max(length, 2), (batch, 3), device=device)).values
+    positions = torch.arange(length, device=device)
+    ids = (positions[None, :, None] >= cuts[:, None, :]).sum(-1).to(torch.int32)
+
+    def same_document_mask(b, h, q_idx, kv_idx):
+        return ids[b, q_idx] == ids[b, kv_idx]
+
+    return same_document_mask
+
+
+# The shape (b, hq, hkv, sq, sk, d, dv) of the GPU test of document_mask_mod.
+DOCUMENT_BLOCK_MASK_SHAPE = (2, 4, 2, 1000, 1000, 128, 128)
+
+
 def key_bias_and_padding(device, batch, heads, length):
     """A bf16 bias per batch row and key, and a bool mask of kept keys
     (about a quarter padded away), scaled by a 0-D temperature."""
@@ -132,7 +150,8 @@ def causal_mask(b, h, q_idx, kv_idx):
 
 
 def window_mask(b, h, q_idx, kv_idx):
-    """A mask_mod flex_attention applies per score: a causal window of 100."""
+    """A mask_mod flex_attention applies on the partial blocks of its map: a
+    causal window of 100."""
     return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)
 
 
@@ -144,14 +163,16 @@ BLOCK_MASK_CASES = [
 ]
 
 
-def masked_score_mod(score_mod, mask_mod, shape, device="cpu"):
-    """What flex_attention traces for score_mod with a BlockMask of mask_mod,
-    and whether it runs as a causal kernel: (score_mod, causal)."""
+def block_mask_kernel(score_mod, mask_mod, shape, dtype=torch.bfloat16):
+    """The kernel text flex_attention runs for score_mod with a BlockMask
+    of mask_mod (None: plain attention), from CPU stand-ins of `shape`."""
     from torch.nn.attention.flex_attention import create_block_mask
 
-    from tiledattn.flex import _with_mask_mod
+    from tiledattn.flex import flex_kernel
 
-    q = torch.empty(1, 1, shape[3], shape[5])
-    k = torch.empty(1, 1, shape[4], shape[5])
-    mask = create_block_mask(mask_mod, None, None, shape[3], shape[4], device=device)
-    return _with_mask_mod(score_mod, mask, q, k)
+    b, hq, hkv, sq, sk, d, dv = shape
+    q = torch.empty(b, hq, sq, d, dtype=dtype)
+    k = torch.empty(b, hkv, sk, d, dtype=dtype)
+    v = torch.empty(b, hkv, sk, dv, dtype=dtype)
+    mask = create_block_mask(mask_mod, None, None, sq, sk, device="cpu")
+    return flex_kernel(q, k, v, score_mod, mask).text

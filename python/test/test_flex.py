@@ -204,25 +204,50 @@ def test_what_cannot_be_expressed_is_named(score_mod, message):
         trace_score_mod(score_mod)
 
 
-def test_a_block_masks_mask_mod_is_applied_per_score():
+def _flex_kernel(score_mod, mask_mod, length=300, head_dim=64, block_size=128):
     from torch.nn.attention.flex_attention import create_block_mask
 
-    from tiledattn.flex import _with_mask_mod
+    from tiledattn.flex import flex_kernel
 
+    q = torch.empty(1, 2, length, head_dim, dtype=torch.bfloat16)
+    block_mask = create_block_mask(
+        mask_mod, None, None, length, length, device="cpu", BLOCK_SIZE=block_size
+    )
+    return flex_kernel(q, q, q, score_mod, block_mask)
+
+
+def test_a_block_masks_mask_mod_becomes_the_kernels_mask_mod_with_its_block_map():
     def window_mask(b, h, q_idx, kv_idx):
         return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)
 
-    q = torch.empty(1, 2, 300, 64)
-    block_mask = create_block_mask(window_mask, None, None, 300, 300, device="cpu")
-    masked, causal = _with_mask_mod(softcap, block_mask, q, q)
-    region = trace_score_mod(masked)
-    assert not causal
-    assert "math.tanh" in region and "arith.cmpi sge, %q_idx, %kv_idx" in region
-    assert "arith.select" in region and "0xFF800000" in region
-    # Without a score_mod, the mask alone.
-    masked, causal = _with_mask_mod(None, block_mask, q, q)
-    region = trace_score_mod(masked)
-    assert not causal and "math.tanh" not in region and "arith.select" in region
+    plan = _flex_kernel(softcap, window_mask)
+    assert not plan.causal
+    score_mod = plan.text[plan.text.index("score_mod {") : plan.text.index("mask_mod {")]
+    mask_mod = plan.text[plan.text.index("mask_mod {") :]
+    assert "math.tanh" in score_mod and "arith.select" not in score_mod
+    assert "math.tanh" not in mask_mod and "arith.cmpi sge, %q_idx, %kv_idx" in mask_mod
+    assert "arith.select" in mask_mod and "0xFF800000" in mask_mod
+    assert "block_map(%blocks : memref<?x?x?x?xi32>)" in plan.text
+    # The map: per query block of 128 rows, the full blocks (none: a window
+    # of 100 never covers a block), then the partial ones, in key order.
+    (bmap,) = plan.captures
+    rows = [row[: 2 + row[1]] for row in bmap[0, 0].tolist()]
+    assert rows == [[0, 1, 0], [0, 2, 0, 1], [0, 2, 1, 2]]
+    # Without a score_mod, the mask_mod alone.
+    plan = _flex_kernel(None, window_mask)
+    assert "score_mod {" not in plan.text and "mask_mod {" in plan.text
+
+
+def test_block_masks_of_other_blocks_apply_the_mask_mod_on_every_block():
+    def window_mask(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)
+
+    plan = _flex_kernel(softcap, window_mask, block_size=64)
+    assert "mask_mod {" in plan.text and "block_map" not in plan.text and not plan.captures
+    # Head dim 256 runs tiles of 64 keys: FlexAttention's default blocks do
+    # not fit them.
+    plan = _flex_kernel(None, window_mask, head_dim=256)
+    assert "mask_mod {" in plan.text and "block_map" not in plan.text
 
 
 @pytest.mark.parametrize(
@@ -239,23 +264,16 @@ def test_a_block_masks_mask_mod_is_applied_per_score():
 def test_the_causal_mask_mod_runs_as_a_causal_kernel(mask_mod, causal):
     # The kernels apply the top-left causal mask themselves and skip the
     # blocks above the diagonal; any other mask_mod is applied per score.
-    from torch.nn.attention.flex_attention import create_block_mask
-
-    from tiledattn.flex import _with_mask_mod
-
-    q = torch.empty(1, 2, 300, 64)
-    block_mask = create_block_mask(mask_mod, None, None, 300, 300, device="cpu")
-    masked, is_causal = _with_mask_mod(softcap, block_mask, q, q)
-    assert is_causal == causal
-    assert (masked is softcap) == causal
-    text = schedule_text(trace_score_mod(masked), torch.bfloat16, 64, "flex", causal=is_causal)
-    assert ("into %o, %lse causal" in text) == causal
+    plan = _flex_kernel(softcap, mask_mod)
+    assert plan.causal == causal
+    assert ("mask_mod {" not in plan.text) == causal
+    assert ("into %o, %lse causal" in plan.text) == causal
 
 
 def test_block_masks_that_cannot_be_honoured_are_refused():
     from torch.nn.attention.flex_attention import BlockMask, create_block_mask
 
-    from tiledattn.flex import _with_mask_mod
+    from tiledattn.flex import flex_kernel
 
     q = torch.empty(1, 1, 300, 64)
     full = create_block_mask(lambda b, h, i, j: i >= 0, None, None, 300, 300, device="cpu")
@@ -267,11 +285,12 @@ def test_block_masks_that_cannot_be_honoured_are_refused():
         seq_lengths=(300, 300),
     )
     with pytest.raises(UnsupportedInputError, match=r"keeps other blocks than its mask_mod"):
-        _with_mask_mod(softcap, sparse, q, q)
+        flex_kernel(q, q, q, softcap, sparse)
     with pytest.raises(UnsupportedInputError, match=r"lengths \(100, 100\) but it was made"):
-        _with_mask_mod(softcap, full, q[:, :, :100], q[:, :, :100])
+        short = q[:, :, :100]
+        flex_kernel(short, short, short, softcap, full)
     with pytest.raises(TypeError, match=r"expected 'block_mask' to be a torch.nn.attention"):
-        _with_mask_mod(softcap, object(), q, q)
+        flex_kernel(q, q, q, softcap, object())
 
 
 def test_flex_attention_refuses_other_head_dims_and_dtypes():

@@ -56,12 +56,35 @@ def _seed():
     torch._dynamo.reset()
 
 
+def per_score(score_mod, scores, first_row=0):
+    """`score_mod` on every score of [B, H, Q, K] `scores` (rows from
+    `first_row`), vmapped over scalar indices as FlexAttention applies it."""
+    fn = score_mod
+    for dims in (
+        (0, None, None, None, 0),
+        (0, None, None, 0, None),
+        (0, None, 0, None, None),
+        (0, 0, None, None, None),
+    ):
+        fn = torch.vmap(fn, in_dims=dims)
+    batches, heads, rows, keys = scores.shape
+    dev = scores.device
+    return fn(
+        scores,
+        torch.arange(batches, device=dev),
+        torch.arange(heads, device=dev),
+        torch.arange(first_row, first_row + rows, device=dev),
+        torch.arange(keys, device=dev),
+    )
+
+
 def reference(q, k, v, causal, scale, score_mod=None):
     """float64 output and lse, plus torch eager in the input dtype.
 
     Takes [B, H, S, D] tensors; k/v heads are repeated for GQA. `score_mod`,
     if given, maps the scaled scores before the mask, as FlexAttention's
-    score_mod(scores, b, h, q_idx, kv_idx) with broadcasting index tensors.
+    score_mod(score, b, h, q_idx, kv_idx), called per score as FlexAttention
+    does (vmap over scalar indices: `ids[b][kv_idx]` indexes as written).
     """
     ratio = q.shape[1] // k.shape[1]
     if ratio > 1:
@@ -78,13 +101,8 @@ def reference(q, k, v, causal, scale, score_mod=None):
         s64 = q[:, :, rows].double() @ k64.transpose(-1, -2) * scale
         slow = (q[:, :, rows] @ k.transpose(-1, -2)) * scale
         if score_mod is not None:
-            dev = q.device
-            batch = torch.arange(q.shape[0], device=dev)[:, None, None, None]
-            head = torch.arange(q.shape[1], device=dev)[None, :, None, None]
-            q_idx = torch.arange(rows.start, rows.stop, device=dev)[None, None, :, None]
-            kv_idx = torch.arange(sk, device=dev)[None, None, None, :]
-            s64 = score_mod(s64, batch, head, q_idx, kv_idx)
-            slow = score_mod(slow, batch, head, q_idx, kv_idx).to(slow.dtype)
+            s64 = per_score(score_mod, s64, rows.start)
+            slow = per_score(score_mod, slow, rows.start).to(slow.dtype)
         if mask is not None:
             s64 = s64.masked_fill(~mask, -math.inf)
             slow = slow.masked_fill(~mask, -math.inf)

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from flex_examples import BLOCK_MASK_CASES, CAPTURE_MODS, CAPTURE_SHAPES, GPU_SHAPES, SCORE_MODS
+from flex_examples import (
+    BLOCK_MASK_CASES,
+    CAPTURE_MODS,
+    CAPTURE_SHAPES,
+    DOCUMENT_BLOCK_MASK_SHAPE,
+    GPU_SHAPES,
+    SCORE_MODS,
+    document_mask_mod,
+)
 from test_gpu import _skip_reason, check_lse, check_out, make, reference
 
 import tiledattn
@@ -68,6 +76,23 @@ def _check_flex(q, k, v, score_mod, what):
     ),
 )
 def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, shape):
+    _check_block_mask(score_mod, mask_mod, shape)
+
+
+def test_a_document_block_mask_skips_blocks_and_matches_float64():
+    # Packed documents: the BlockMask's full blocks run without the
+    # mask_mod, its partial ones with it, the others not at all (its block
+    # map); two sets of documents on one compiled kernel.
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        b, hq, _, sq, _, _, _ = DOCUMENT_BLOCK_MASK_SHAPE
+        mask_mod = document_mask_mod("cuda", b, hq, sq)
+        _check_block_mask(None, mask_mod, DOCUMENT_BLOCK_MASK_SHAPE, batch=b)
+
+
+def _check_block_mask(score_mod, mask_mod, shape, batch=None):
+    """flex_attention with a BlockMask of `mask_mod` (per batch if
+    `batch`) against float64, lse included."""
     from torch.nn.attention.flex_attention import create_block_mask
 
     b, hq, hkv, sq, sk, d, dv = shape
@@ -80,7 +105,8 @@ def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, s
         return torch.where(mask_mod(bb, h, i, j), kept, -math.inf)
 
     ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=masked)
-    block_mask = create_block_mask(mask_mod, None, None, sq, sk, device="cuda")
+    enable_gqa = hkv != hq
+    block_mask = create_block_mask(mask_mod, batch, None, sq, sk, device="cuda")
     out, lse = tiledattn.flex_attention(
         q,
         k,
@@ -88,6 +114,7 @@ def test_flex_attention_with_a_block_mask_matches_float64(score_mod, mask_mod, s
         score_mod=score_mod,
         block_mask=block_mask,
         scale=scale,
+        enable_gqa=enable_gqa,
         return_lse=True,
         cache=CACHE,
     )

@@ -17,6 +17,7 @@ traced the same way, as torch.where(mask_mod(...), score, -inf).
 import math
 import operator
 import os
+import typing
 
 import torch
 import torch.fx
@@ -373,10 +374,13 @@ def _is_getitem(node: torch.fx.Node) -> bool:
     )
 
 
-def trace_score_mod(score_mod) -> ScoreModRegion:
+def trace_score_mod(score_mod, region: str = "score_mod", first_capture: int = 0) -> ScoreModRegion:
     """The score_mod region of a tiledattn.sdpa op (MLIR text) for a
     FlexAttention score_mod callable, with the tensors it reads
-    (`.captures`)."""
+    (`.captures`, the kernel's arguments %cap<first_capture>, ...). With
+    `region="mask_mod"` the same callable form becomes the sdpa's mask_mod
+    region (run after the score_mod; with a block map on partial blocks
+    only)."""
     try:
         module = torch.fx.symbolic_trace(score_mod)
     except torch.fx.proxy.TraceError as error:
@@ -405,7 +409,7 @@ def trace_score_mod(score_mod) -> ScoreModRegion:
                 capture_index[node.target] = len(captures)
                 captures.append(_capture(module, node.target))
             index = capture_index[node.target]
-            values[node] = _Captured(index, captures[index])
+            values[node] = _Captured(first_capture + index, captures[index])
             continue
         if node.op == "output":
             out = node.args[0]
@@ -446,15 +450,15 @@ def trace_score_mod(score_mod) -> ScoreModRegion:
         raise _unsupported("returns a comparison; a score_mod returns a score")
     result = em.to_f32(result)
     body = "\n".join(em.lines)
-    region = ScoreModRegion(
-        "score_mod {\n"
+    text = ScoreModRegion(
+        f"{region} {{\n"
         "  ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):\n"
         f"{body}\n"
         f"    tiledattn.yield {result[0]} : f32\n"
         "  }"
     )
-    region.captures = tuple(captures)
-    return region
+    text.captures = tuple(captures)
+    return text
 
 
 def capture_arguments(captures) -> str:
@@ -540,16 +544,13 @@ def _is_causal_mask(mask_mod) -> bool:
     )
 
 
-def _with_mask_mod(score_mod, block_mask, query, key):
-    """(`score_mod` with the BlockMask's mask_mod applied per score, causal):
-    masked scores -inf, or, for the causal mask_mod, `score_mod` as it is and
-    causal True (the kernel masks and skips the blocks above the diagonal).
-    Other block sparsity is not used to skip blocks yet, so it must be
-    exactly what the mask_mod implies (checked once per BlockMask): a
-    BlockMask whose blocks drop scores that its mask_mod keeps is refused
-    rather than computed differently."""
+def _check_block_mask(block_mask, query, key):
+    """Refuses a BlockMask that is not one, is for other lengths, or keeps
+    other blocks than its mask_mod implies (checked once per BlockMask):
+    tiledattn applies the mask_mod per score on partial blocks, so blocks
+    that drop scores the mask_mod keeps would compute something else."""
     try:
-        from torch.nn.attention.flex_attention import BlockMask, create_block_mask, noop_mask
+        from torch.nn.attention.flex_attention import BlockMask, create_block_mask
     except ImportError as error:  # pragma: no cover -- torch has it since 2.5
         raise UnsupportedInputError(
             f"{_OP}: no FlexAttention in this torch: {error}", "flex"
@@ -566,43 +567,68 @@ def _with_mask_mod(score_mod, block_mask, query, key):
             f"made for {tuple(block_mask.seq_lengths)}",
             reason="flex_attention block_mask lengths",
         )
+    if _checked_block_masks.get(id(block_mask), (None,))[0] is block_mask:
+        return
     mask_mod = block_mask.mask_mod
-    key_ = id(block_mask)
-    if _checked_block_masks.get(key_) is not block_mask:
-        implied = create_block_mask(
-            mask_mod,
-            block_mask.shape[0],
-            block_mask.shape[1],
-            *lengths,
-            device=block_mask.kv_num_blocks.device,
-            BLOCK_SIZE=block_mask.BLOCK_SIZE,
+    implied = create_block_mask(
+        mask_mod,
+        block_mask.shape[0],
+        block_mask.shape[1],
+        *lengths,
+        device=block_mask.kv_num_blocks.device,
+        BLOCK_SIZE=block_mask.BLOCK_SIZE,
+    )
+    if not torch.equal(implied.to_dense(), block_mask.to_dense()):
+        raise UnsupportedInputError(
+            f"{_OP}: 'block_mask' keeps other blocks than its mask_mod "
+            f"({getattr(mask_mod, '__name__', mask_mod)}) implies; tiledattn applies "
+            "the mask_mod per score on the blocks that need it",
+            reason="flex_attention block_mask sparsity",
         )
-        if not torch.equal(implied.to_dense(), block_mask.to_dense()):
-            raise UnsupportedInputError(
-                f"{_OP}: 'block_mask' keeps other blocks than its mask_mod "
-                f"({getattr(mask_mod, '__name__', mask_mod)}) implies; tiledattn applies "
-                "the mask_mod per score and does not read the block sparsity yet",
-                reason="flex_attention block_mask sparsity",
-            )
-        if len(_checked_block_masks) >= 64:  # a few per model; drop the oldest
-            del _checked_block_masks[next(iter(_checked_block_masks))]
-        _checked_block_masks[key_] = block_mask
-    if mask_mod is noop_mask:
-        return score_mod, False
-    if _is_causal_mask(mask_mod):
-        return score_mod, True
-    inner = score_mod
+    if len(_checked_block_masks) >= 64:  # a few per model; drop the oldest
+        del _checked_block_masks[next(iter(_checked_block_masks))]
+    _checked_block_masks[id(block_mask)] = (block_mask, None)
+
+
+def _block_mask_map(block_mask, query, key, blocks) -> torch.Tensor:
+    """tiledattn's block map (masks.block_map) of a checked BlockMask whose
+    blocks are the kernel's (`blocks`), kept with it."""
+    held = _checked_block_masks[id(block_mask)]
+    if held[1] is not None:
+        return held[1]
+    from tiledattn.masks import map_from_blocks
+
+    num, indices = block_mask.kv_num_blocks, block_mask.kv_indices
+    listed = indices.shape[-1]
+    state = torch.zeros(*indices.shape[:-1], listed + 1, dtype=torch.int64, device=num.device)
+    for count, where, kind in (
+        (num, indices, 1),
+        (block_mask.full_kv_num_blocks, block_mask.full_kv_indices, 2),
+    ):
+        if count is None:
+            continue
+        valid = torch.arange(listed, device=num.device) < count[..., None]
+        state.scatter_(-1, torch.where(valid, where.long(), listed), kind)
+    result = map_from_blocks(state[..., :listed], query.shape[-2], key.shape[-2], *blocks).to(
+        query.device
+    )
+    _checked_block_masks[id(block_mask)] = (block_mask, result)
+    return result
+
+
+def _masked(mask_mod):
+    """The mask_mod as a score function: masked scores -inf."""
 
     def masked(score, b, h, q_idx, kv_idx):
-        kept = inner(score, b, h, q_idx, kv_idx) if inner is not None else score
-        return torch.where(mask_mod(b, h, q_idx, kv_idx), kept, -float("inf"))
+        return torch.where(mask_mod(b, h, q_idx, kv_idx), score, -float("inf"))
 
-    return masked, False
+    return masked
 
 
-# BlockMasks whose sparsity matched their mask_mod, by id (kept alive here,
-# so an id is never reused while cached); a few per model.
-_checked_block_masks: "dict[int, object]" = {}
+# BlockMasks whose sparsity matched their mask_mod, by id, with their block
+# maps once made (the BlockMask is kept alive here, so an id is never
+# reused while cached); a few per model.
+_checked_block_masks: "dict[int, tuple]" = {}
 
 
 def flex_attention(
@@ -623,11 +649,13 @@ def flex_attention(
     takes; it is traced into tile IR and compiled once per distinct trace
     (tiledattn-compile, cached under tiledattn.compiler.cache_dir() or
     `cache`). Inputs are [B, H, S, D] float16/bfloat16 CUDA tensors with head
-    dim 64, 128, 192 or 256 (value's may differ: 192 and 128, say). A block_mask's mask_mod is applied per score (its
-    block sparsity must be what the mask_mod implies; blocks are not skipped
-    yet, so a sparse mask costs as much as a dense one), except the causal
-    mask_mod (`q_idx >= kv_idx`), which runs as a causal kernel that skips
-    the blocks above the diagonal. Without a score_mod
+    dim 64, 128, 192 or 256 (value's may differ: 192 and 128, say). A
+    block_mask's block sparsity must be what its mask_mod implies; the
+    kernel skips its empty blocks and applies the mask_mod per score on its
+    partial ones when its BLOCK_SIZE is the kernel's tiles (128 x 128 up to
+    head dim 128, FlexAttention's default), else on every block; the causal
+    mask_mod (`q_idx >= kv_idx`) runs as a causal kernel that skips the
+    blocks above the diagonal. Without a score_mod
     or block_mask this is scaled_dot_product_attention. With
     return_lse, returns (out, lse) with lse of shape [B, H, S] in float32.
     torch.tanh in a score_mod runs as the GPU's tanh.approx.f32 (relative
@@ -636,20 +664,62 @@ def flex_attention(
     from tiledattn.attention import _attention, _prepare
     from tiledattn.compiler import compile as compile_schedule
 
-    causal = False
-    if block_mask is not None:
-        score_mod, causal = _with_mask_mod(score_mod, block_mask, query, key)
-    if score_mod is None:  # plain attention, on the shipped kernels
-        if not return_lse:
-            return _attention(query, key, value, None, 0.0, causal, scale, enable_gqa, False)
-        launch = _prepare(query, key, value, None, 0.0, causal, scale, enable_gqa, False, None)
-        return launch.run_with_lse()
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(
                 f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
             )
-    region = trace_score_mod(score_mod)
+    plan = flex_kernel(query, key, value, score_mod, block_mask)
+    if plan.text is None:  # plain attention, on the shipped kernels
+        if not return_lse:
+            return _attention(query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False)
+        launch = _prepare(query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False, None)
+        return launch.run_with_lse()
+    kernel = compile_schedule(plan.text, cache=cache)
+    launch = _prepare(
+        query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False, kernel.entry
+    )
+    launch.captures = plan.captures
+    return launch.run_with_lse() if return_lse else launch.run()
+
+
+class FlexKernel(typing.NamedTuple):
+    """What flex_attention runs: the kernel's schedule text (None: plain
+    attention on the shipped kernels), the tensors it reads after scale,
+    and whether it is causal."""
+
+    text: "str | None"
+    captures: "list[torch.Tensor]"
+    causal: bool
+
+
+def flex_kernel(query, key, value, score_mod=None, block_mask=None) -> FlexKernel:
+    """The kernel flex_attention runs for these arguments. The causal
+    mask_mod runs as a causal kernel (skipping the blocks above the
+    diagonal); another becomes the sdpa's mask_mod, run on the partial
+    blocks of the BlockMask's map when its blocks are the kernel's tiles,
+    else on every block."""
+    causal, mask_fn, blocks = False, None, None
+    if block_mask is not None:
+        from torch.nn.attention.flex_attention import noop_mask
+
+        _check_block_mask(block_mask, query, key)
+        mask_mod = block_mask.mask_mod
+        if _is_causal_mask(mask_mod):
+            causal = True
+        elif mask_mod is not noop_mask:
+            mask_fn = _masked(mask_mod)
+            tiles = schedule_blocks(query.shape[-1], value.shape[-1])
+            if tuple(block_mask.BLOCK_SIZE) == tiles:
+                blocks = _block_mask_map(block_mask, query, key, tiles)
+    if score_mod is None and mask_fn is None:
+        return FlexKernel(None, [], causal)
+    region = trace_score_mod(score_mod) if score_mod is not None else ScoreModRegion("")
+    if mask_fn is not None:
+        mask_region = trace_score_mod(mask_fn, "mask_mod", first_capture=len(region.captures))
+        both = ScoreModRegion(f"{region}\n      {mask_region}" if region else mask_region)
+        both.captures = region.captures + mask_region.captures
+        region = both
     captures = _kernel_captures(region.captures, query)
     text = schedule_text(
         region,
@@ -658,11 +728,11 @@ def flex_attention(
         "flex_score_mod",
         head_dim_v=value.shape[-1],
         causal=causal,
+        block_map=blocks is not None,
     )
-    kernel = compile_schedule(text, cache=cache)
-    launch = _prepare(query, key, value, None, 0.0, causal, scale, enable_gqa, False, kernel.entry)
-    launch.captures = captures
-    return launch.run_with_lse() if return_lse else launch.run()
+    if blocks is not None:
+        captures.append(blocks)
+    return FlexKernel(text, captures, causal)
 
 
 def _kernel_captures(captures, query) -> "list[torch.Tensor]":

@@ -147,9 +147,21 @@ def block_map(mask: torch.Tensor, scores_shape: tuple, block_m: int, block_n: in
     all_unchanged = _blocks_along(unchanged, 2, block_m, True, torch.all)
     any_kept = _blocks_along(any_kept, 3, block_n, False, torch.any)
     all_unchanged = _blocks_along(all_unchanged, 3, block_n, False, torch.all)
+    state = torch.where(all_unchanged, 2, any_kept.to(torch.int64))
+    return map_from_blocks(state, length_q, length_k, block_m, block_n)
+
+
+def map_from_blocks(
+    state: torch.Tensor, length_q: int, length_k: int, block_m: int, block_n: int
+) -> torch.Tensor:
+    """The block map (see block_map) of `state`, an integer tensor of shape
+    (B|1, H|1, query blocks|1, key blocks) holding 2 for a full block, 1 for
+    a partial one, 0 for one masked whole. A full block past the keys' end
+    becomes partial (the kernel masks the keys beyond it there)."""
     key_blocks = -(-length_k // block_n)
-    inside = (torch.arange(key_blocks, device=mask.device) + 1) * block_n <= length_k
-    state = torch.where(all_unchanged & inside, 2, any_kept.to(torch.int64))
+    state = state[..., :key_blocks].to(torch.int64)
+    inside = (torch.arange(key_blocks, device=state.device) + 1) * block_n <= length_k
+    state = torch.where((state == 2) & ~inside, 1, state)
     rows = (state.shape[0], state.shape[1], -(-length_q // block_m), key_blocks)
     state = state.expand(rows)
     order = torch.sort(state, dim=-1, descending=True, stable=True).indices
@@ -197,7 +209,8 @@ def _kernel_text(mask_dtype, varies, dtype, head_dim, head_dim_v) -> str:
     from tiledattn.flex import schedule_text, trace_score_mod
 
     stand_in = torch.empty([2 if v else 1 for v in varies], dtype=mask_dtype, device="meta")
-    region = trace_score_mod(mask_score_mod(stand_in, varies))
+    # A mask_mod: with the block map it runs on the partial blocks only.
+    region = trace_score_mod(mask_score_mod(stand_in, varies), region="mask_mod")
     return schedule_text(
         region, dtype, head_dim, "sdpa_attn_mask", head_dim_v=head_dim_v, block_map=True
     )
