@@ -98,7 +98,7 @@ def main() -> int:
     for name, (b, h, lq, lk, d), squeeze, make_mask in ATTN_MASK_CASES:
         for dtype in (torch.bfloat16, torch.float16):
             start = time.perf_counter()
-            mask = make_mask("cpu", b, h, lq, lk)
+            mask = make_mask("cpu", b, h, lq, lk, dtype)
             text, _ = mask_kernel_text(mask, (b, h, lq, lk), squeeze, dtype, d, d)
             kernel = tiledattn.compile(text, cache=cache)
             seconds = time.perf_counter() - start

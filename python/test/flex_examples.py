@@ -108,7 +108,7 @@ CAPTURE_SHAPES = [(2, 3, 3, 113, 113, 64, 64), (2, 4, 2, 1000, 1000, 128, 128)]
 # mask made from (device, batch, heads, query length, key length)). Each
 # mask kind (dtype, which dimensions vary) is its own kernel, which
 # scripts/flex_cache.py compiles from the same factory on the CPU.
-def _key_padding(device, b, h, lq, lk):  # Hugging Face's padded batch
+def _key_padding(device, b, h, lq, lk, dtype):  # Hugging Face's padded batch
     keep = (
         torch.arange(lk, device=device)[None, :]
         < torch.tensor([lk, lk * 2 // 3], device=device)[:, None]
@@ -116,21 +116,21 @@ def _key_padding(device, b, h, lq, lk):  # Hugging Face's padded batch
     return keep[:b, None, None, :].expand(b, 1, lq, lk)
 
 
-def _bias_per_head(device, b, h, lq, lk):
-    return torch.randn(1, h, lq, lk, device=device).to(torch.bfloat16)
+def _bias_per_head(device, b, h, lq, lk, dtype):
+    return torch.randn(1, h, lq, lk, device=device).to(dtype)
 
 
-def _bottom_right_causal(device, b, h, lq, lk):
+def _bottom_right_causal(device, b, h, lq, lk, dtype):
     i = torch.arange(lq, device=device)[:, None]
     j = torch.arange(lk, device=device)[None, :]
     return torch.zeros(lq, lk, device=device).masked_fill(j > i + (lk - lq), -float("inf"))
 
 
-def _broadcast_keys(device, b, h, lq, lk):
+def _broadcast_keys(device, b, h, lq, lk, dtype):
     return (torch.rand(b, 1, 1, lk, device=device) > 0.3).expand(b, h, lq, lk)
 
 
-def _per_batch_3d(device, b, h, lq, lk):
+def _per_batch_3d(device, b, h, lq, lk, dtype):
     return torch.rand(b, lq, lk, device=device) > 0.2
 
 

@@ -57,6 +57,13 @@ def qkv(b=2, h=4, lq=100, lk=120, d=64):
             r"to have dtype torch.bool \(True: keep\) or a float dtype .* but got torch.int32",
         ),
         (
+            torch.empty(100, 120, dtype=torch.float16, device="meta"),
+            {},
+            InvalidInputError,
+            r"to have dtype torch.float32 or the query's dtype torch.bfloat16 \(torch's rule\) "
+            r"but got torch.float16",
+        ),
+        (
             torch.empty(100, 120, dtype=torch.bool),
             {},
             InvalidInputError,
@@ -70,7 +77,7 @@ def qkv(b=2, h=4, lq=100, lk=120, d=64):
             r"but got shape \(3, 1, 100, 120\)",
         ),
     ],
-    ids=["list", "with-is-causal", "int32", "other-device", "shape"],
+    ids=["list", "with-is-causal", "int32", "other-half-type", "other-device", "shape"],
 )
 def test_bad_masks_are_named(mask, kwargs, error, message):
     with pytest.raises(error, match=message):

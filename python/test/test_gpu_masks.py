@@ -23,6 +23,14 @@ def flex_cache(monkeypatch):
     monkeypatch.setenv("TILEDATTN_CACHE_DIR", str(CACHE))
 
 
+# Where torch's own SDPA is not checked: for the bottom-right causal additive
+# mask (150 x 400, -inf above the shifted diagonal) torch 2.11's backend
+# gave max error 0.32 (bf16) and NaN (fp16) against float64 on the H100
+# (2026-12-06), and in one of two runs an illegal address surfaced at the
+# next call; tiledattn's output on the same inputs passes.
+TORCH_WRONG = {"bottom_right_causal"}
+
+
 def _mask_as_score_mod(mask4):
     """The float64 reference's view of a [B, H, L, S] mask."""
     if mask4.dtype == torch.bool:
@@ -35,7 +43,7 @@ def _mask_as_score_mod(mask4):
 def test_attn_mask_matches_float64(case, dtype):
     name, (b, h, lq, lk, d), squeeze, make_mask = case
     q, k, v = make(b, h, lq, d, dtype), make(b, h, lk, d, dtype), make(b, h, lk, d, dtype)
-    mask = make_mask("cuda", b, h, lq, lk)
+    mask = make_mask("cuda", b, h, lq, lk, dtype)
     mask4 = (mask.unsqueeze(-3) if squeeze else mask).expand(b, h, lq, lk)
     scale = 1 / math.sqrt(d)
     ref, _, low = reference(q, k, v, False, scale, score_mod=_mask_as_score_mod(mask4))
@@ -46,6 +54,8 @@ def test_attn_mask_matches_float64(case, dtype):
     else:
         out = tiledattn.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
     check_out(out, ref, low, f"attn_mask {name} {dtype}", dtype=dtype)
+    if name in TORCH_WRONG:
+        return
     # torch's SDPA on the same inputs (its efficient or math backend).
     torch_out = torch.nn.functional.scaled_dot_product_attention(
         q, k, v, attn_mask=mask.unsqueeze(-3) if squeeze else mask, scale=scale

@@ -334,28 +334,18 @@ def _prepare(
 def _mask_kernel(attn_mask, q, k, v, squeeze):
     """The compiled kernel (its registry entry) that applies `attn_mask` to
     scores of q [B, H, L, E] and k [B, Hk, S, E], and the tensors it reads."""
-    from tiledattn.compiler import CompileError, cache_dir
-    from tiledattn.compiler import compile as compile_schedule
+    from tiledattn.compiler import CompileError, kernel_entry
 
     scores = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     text, captures = mask_kernel_text(attn_mask, scores, squeeze, q.dtype, q.shape[-1], v.shape[-1])
-    key = (text, cache_dir())
-    entry = _mask_kernels.get(key)
-    if entry is None:
-        try:
-            entry = compile_schedule(text).entry
-        except CompileError as error:
-            raise _unsupported(
-                f"'attn_mask' runs on a kernel compiled for its kind, which failed: {error}",
-                "attn_mask compile",
-            ) from None
-        _mask_kernels[key] = entry
+    try:
+        entry = kernel_entry(text)
+    except CompileError as error:
+        raise _unsupported(
+            f"'attn_mask' runs on a kernel compiled for its kind, which failed: {error}",
+            "attn_mask compile",
+        ) from None
     return entry, captures
-
-
-# The kernels of the mask kinds seen, by (text, cache directory): a call
-# looks its kind up here instead of in the compile cache on disk.
-_mask_kernels: dict = {}
 
 
 def _unit_strides_zeroed(t: torch.Tensor, per_element: int) -> torch.Tensor:

@@ -207,3 +207,19 @@ def compile(
             f"got {type(schedule).__name__}"
         )
     return CompiledKernel(_compile_mlir(schedule, "<mlir text>", cache))
+
+
+def kernel_entry(text: str, cache: "str | os.PathLike[str] | None" = None):
+    """The registry entry of compile(text, cache=cache), kept in memory by
+    (text, cache directory): a call whose kernel was seen before costs a
+    dict lookup, not a hash of the text and a look on disk."""
+    key = (text, str(Path(cache)) if cache is not None else str(cache_dir()))
+    entry = _entries.get(key)
+    if entry is None:
+        entry = compile(text, cache=cache).entry
+        _entries[key] = entry
+    return entry
+
+
+# The kernels compiled or found so far, by (text, cache directory).
+_entries: dict = {}

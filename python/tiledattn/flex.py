@@ -18,6 +18,7 @@ import math
 import operator
 import os
 import typing
+import weakref
 
 import torch
 import torch.fx
@@ -616,6 +617,25 @@ def _block_mask_map(block_mask, query, key, blocks) -> torch.Tensor:
     return result
 
 
+def _traced(fn, what, trace):
+    """`trace()`, kept per callable `fn` and `what` (a trace of it): a
+    score_mod or mask_mod is traced once, not at every call (1-8 ms of
+    Python each). A callable that cannot be weakly referenced is traced
+    every time."""
+    try:
+        per = _traces.setdefault(fn, {})
+    except TypeError:
+        return trace()
+    if what not in per:
+        per[what] = trace()
+    return per[what]
+
+
+# The traces of the score_mods and mask_mods seen, per callable (weakly:
+# they go with it). A closure whose cells are rebound keeps its first trace.
+_traces: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def _masked(mask_mod):
     """The mask_mod as a score function: masked scores -inf."""
 
@@ -662,7 +682,7 @@ def flex_attention(
     error about 2^-11, as in FlashAttention's softcap).
     """
     from tiledattn.attention import _attention, _prepare
-    from tiledattn.compiler import compile as compile_schedule
+    from tiledattn.compiler import kernel_entry
 
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, torch.Tensor):
@@ -675,10 +695,8 @@ def flex_attention(
             return _attention(query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False)
         launch = _prepare(query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False, None)
         return launch.run_with_lse()
-    kernel = compile_schedule(plan.text, cache=cache)
-    launch = _prepare(
-        query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False, kernel.entry
-    )
+    entry = kernel_entry(plan.text, cache=cache)
+    launch = _prepare(query, key, value, None, 0.0, plan.causal, scale, enable_gqa, False, entry)
     launch.captures = plan.captures
     return launch.run_with_lse() if return_lse else launch.run()
 
@@ -705,18 +723,25 @@ def flex_kernel(query, key, value, score_mod=None, block_mask=None) -> FlexKerne
 
         _check_block_mask(block_mask, query, key)
         mask_mod = block_mask.mask_mod
-        if _is_causal_mask(mask_mod):
+        if _traced(mask_mod, "causal", lambda: _is_causal_mask(mask_mod)):
             causal = True
         elif mask_mod is not noop_mask:
-            mask_fn = _masked(mask_mod)
+            mask_fn = mask_mod
             tiles = schedule_blocks(query.shape[-1], value.shape[-1])
             if tuple(block_mask.BLOCK_SIZE) == tiles:
                 blocks = _block_mask_map(block_mask, query, key, tiles)
     if score_mod is None and mask_fn is None:
         return FlexKernel(None, [], causal)
-    region = trace_score_mod(score_mod) if score_mod is not None else ScoreModRegion("")
+    region = ScoreModRegion("")
+    if score_mod is not None:
+        region = _traced(score_mod, "score_mod", lambda: trace_score_mod(score_mod))
     if mask_fn is not None:
-        mask_region = trace_score_mod(mask_fn, "mask_mod", first_capture=len(region.captures))
+        first = len(region.captures)
+        mask_region = _traced(
+            mask_fn,
+            ("mask_mod", first),
+            lambda: trace_score_mod(_masked(mask_fn), "mask_mod", first_capture=first),
+        )
         both = ScoreModRegion(f"{region}\n      {mask_region}" if region else mask_region)
         both.captures = region.captures + mask_region.captures
         region = both

@@ -47,6 +47,12 @@ def check_attn_mask(attn_mask, query: torch.Tensor, is_causal) -> None:
             f"{_OP}: expected 'attn_mask' to have dtype torch.bool (True: keep) or a "
             f"float dtype (added to the scores) but got {attn_mask.dtype}"
         )
+    if attn_mask.dtype not in (torch.bool, torch.float32, query.dtype):
+        # torch's SDPA refuses a half mask of the other half type too.
+        raise InvalidInputError(
+            f"{_OP}: expected a float 'attn_mask' to have dtype torch.float32 or the "
+            f"query's dtype {query.dtype} (torch's rule) but got {attn_mask.dtype}"
+        )
     if attn_mask.device != query.device:
         raise InvalidInputError(
             f"{_OP}: expected 'attn_mask' on {query.device} (the device of 'query') "
