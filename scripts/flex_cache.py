@@ -31,10 +31,12 @@ from flex_examples import (  # noqa: E402
     block_mask_kernel,
     document_mask_mod,
 )
+from torch.nn.attention.flex_attention import create_block_mask  # noqa: E402
 
 import tiledattn  # noqa: E402
+from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
-from tiledattn.flex import schedule_text, trace_score_mod  # noqa: E402
+from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
 from tiledattn.masks import mask_kernel_text  # noqa: E402
 
 
@@ -89,6 +91,22 @@ def main() -> int:
     # scripts/capture_speed.py's).
     text = block_mask_kernel(None, document_mask_mod("cpu", 2, 4, 1000), DOCUMENT_BLOCK_MASK_SHAPE)
     print(f"block_mask document_mask_mod: {tiledattn.compile(text, cache=cache).path}")
+    # The harness's --mask cases (tiledattn.bench.masks), both dtypes: key
+    # padding as an attn_mask, the others as BlockMasks.
+    for mask in BENCH_MASKS.values():
+        for dtype in (torch.bfloat16, torch.float16):
+            for d in (64, 128, 256):
+                q = torch.empty(2, 2, 256, d, dtype=dtype)
+                if mask.as_attn_mask:
+                    keep = mask.dense(2, 256, "cpu")
+                    text, _ = mask_kernel_text(keep, (2, 2, 256, 256), False, dtype, d, d)
+                else:
+                    block_mask = create_block_mask(
+                        mask.mask_mod(2, 256, "cpu"), 2, None, 256, 256, device="cpu"
+                    )
+                    text = flex_kernel(q, q, q, None, block_mask).text
+                path = tiledattn.compile(text, cache=cache).path
+                print(f"bench mask {mask.name} {dtype} d{d}: {path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
     text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)

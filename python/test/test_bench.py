@@ -689,3 +689,49 @@ def test_score_mod_cases_apply_it_in_the_reference_and_refuse_fused_sdpa():
     for backend in (Sdpa("cudnn", "CUDNN_ATTENTION"), Eager()):
         with pytest.raises(Unsupported, match="cannot apply score_mod softcap30"):
             backend.prepare(case, q, k, v)
+
+
+@pytest.mark.parametrize("name", ["key_padding", "window1024", "documents4"])
+def test_mask_cases_agree_on_what_they_keep(name):
+    # --mask: the mask_mod FlexAttention takes, the dense mask SDPA takes and
+    # the reference's masked score function keep the same pairs, and the
+    # FLOPs count those pairs only.
+    from torch.nn.attention.flex_attention import create_mask
+
+    from tiledattn.bench.backends import Case
+    from tiledattn.bench.masks import MASKS
+
+    mask = MASKS[name]
+    b, s = 2, 2048
+    dense = mask.dense(b, s, "cpu").expand(b, 1, s, s)
+    from_mod = create_mask(mask.mask_mod(b, s, "cpu"), b, 1, s, s, device="cpu")
+    assert torch.equal(dense, from_mod)
+    kept = int(dense.sum())
+    assert mask.kept_pairs(b, s) == kept
+    assert measure.flops(b, 16, s, s, 128, False, mask) == 4 * 16 * kept * 128
+    share = kept / (b * s * s)
+    expected = {"key_padding": 0.75, "window1024": 0.375, "documents4": 0.14}[name]
+    assert share == pytest.approx(expected, abs=0.01), share
+    case = Case("bf16", 16, False, 64, 64, 2, 3, mask=name)
+    scores = torch.zeros(6, 64, 64, dtype=torch.float64)
+    group = torch.arange(6)[:, None, None]
+    masked = case.masked_score_mod("cpu")(
+        scores, group // 3, group % 3, torch.arange(64)[None, :, None], torch.arange(64)
+    )
+    want = mask.dense(2, 64, "cpu").expand(2, 3, 64, 64).reshape(6, 64, 64)
+    assert torch.equal(torch.isfinite(masked), want)
+
+
+def test_mask_cases_are_not_causal_and_refused_where_no_mask_is_taken():
+    from tiledattn.bench.backends import Case, Schedule, Sdpa, Unsupported
+    from tiledattn.bench.cli import make_cases, parse_args
+
+    args = parse_args(["--mask", "window1024", "--seqlens", "64", "--head-dims", "16"])
+    cases = make_cases(args)
+    assert {(c.mask, c.causal) for c in cases} == {("window1024", False)}
+    assert "window1024" in cases[0].label()
+    case = Case("bf16", 16, False, 64, 64, 1, 2, mask="documents4")
+    q = torch.empty(1, 2, 64, 16)
+    for backend in (Sdpa("flash", "FLASH_ATTENTION"), Schedule("x.mlir")):
+        with pytest.raises(Unsupported, match="takes no mask"):
+            backend.prepare(case, q, q, q)

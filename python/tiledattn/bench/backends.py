@@ -56,6 +56,8 @@ class Case:
     heads: int
     # --score-mod: a name in bench.score_mods.SCORE_MODS ("none": plain).
     score_mod: str = "none"
+    # --mask: a name in bench.masks.MASKS ("none": no mask).
+    mask: str = "none"
 
     @property
     def torch_dtype(self):
@@ -67,11 +69,52 @@ class Case:
 
         return SCORE_MODS[self.score_mod]
 
+    @property
+    def mask_spec(self):
+        """The bench.masks.Mask of --mask, or None."""
+        from tiledattn.bench.masks import MASKS
+
+        return None if self.mask == "none" else MASKS[self.mask]
+
+    def masked_score_mod(self, device):
+        """The score function the float64 reference applies: the score_mod,
+        then the mask's -inf (None when neither)."""
+        score_mod, mask = self.score_mod_fn, self.mask_spec
+        if mask is None:
+            return score_mod
+        keep = mask.dense(self.batch, self.seqlen_k, device)
+        keep = keep.expand(self.batch, 1, self.seqlen_q, self.seqlen_k)
+
+        def masked(score, b, h, q_idx, kv_idx):
+            if score_mod is not None:
+                score = score_mod(score, b, h, q_idx, kv_idx)
+            return score.masked_fill(~keep[b, 0, q_idx, kv_idx], float("-inf"))
+
+        return masked
+
+    def block_mask(self, device):
+        """FlexAttention's BlockMask of the mask (causal top-left when the
+        case is causal without one), or None."""
+        from torch.nn.attention.flex_attention import create_block_mask
+
+        if self.mask_spec is not None:
+            mask_mod = self.mask_spec.mask_mod(self.batch, self.seqlen_k, device)
+            batch = self.batch
+        elif self.causal:
+            batch = None
+
+            def mask_mod(b, h, q_idx, kv_idx):
+                return q_idx >= kv_idx
+        else:
+            return None
+        return create_block_mask(mask_mod, batch, None, self.seqlen_q, self.seqlen_k, device=device)
+
     def fields(self):
         return dataclasses.asdict(self)
 
     def label(self):
         mod = "" if self.score_mod == "none" else f" {self.score_mod}"
+        mod += "" if self.mask == "none" else f" {self.mask}"
         return (
             f"{self.dtype} D{self.head_dim} {'causal' if self.causal else 'full'}{mod} "
             f"S{self.seqlen_q} B{self.batch} H{self.heads}"
@@ -103,6 +146,12 @@ def no_score_mod(backend, case):
         raise Unsupported(f"{backend.name} cannot apply score_mod {case.score_mod}")
 
 
+def no_mask(backend, case):
+    """Unsupported for a backend that takes no attn_mask (--mask cases)."""
+    if case.mask != "none":
+        raise Unsupported(f"{backend.name} takes no mask ({case.mask})")
+
+
 class TiledAttn(Backend):
     """The registry's kernel for (dtype, head dim, causal)."""
 
@@ -114,7 +163,10 @@ class TiledAttn(Backend):
         import tiledattn
         from tiledattn.errors import TiledAttnError, UnsupportedInputError
 
-        if case.score_mod != "none":
+        mask = case.mask_spec
+        if mask is not None and mask.as_attn_mask and case.score_mod == "none":
+            return self._prepare_attn_mask(case, q, k, v)
+        if case.score_mod != "none" or mask is not None:
             return self._prepare_flex(case, q, k, v)
         try:
             entry = tiledattn.registry.select(
@@ -128,23 +180,34 @@ class TiledAttn(Backend):
 
         return Prepared(fn, {"kernel": entry.name})
 
+    def _prepare_attn_mask(self, case, q, k, v):
+        """scaled_dot_product_attention with the case's mask as attn_mask: its
+        kernel compiled (or found) and its block map built before timing."""
+        import tiledattn
+        from tiledattn.errors import TiledAttnError
+
+        keep = case.mask_spec.dense(case.batch, case.seqlen_k, q.device)
+        start = time.perf_counter()
+        try:
+            tiledattn.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        except TiledAttnError as error:
+            raise Unsupported(str(error)) from None
+        _sync(q)
+        compile_s = time.perf_counter() - start
+
+        def fn():
+            return tiledattn.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+        return Prepared(fn, {"kernel": f"attn_mask:{case.mask}", "compile_s": compile_s})
+
     def _prepare_flex(self, case, q, k, v):
-        """tiledattn.flex_attention with the case's score_mod (and, causal, the
-        causal BlockMask FlexAttention gets, which it runs as a causal kernel),
+        """tiledattn.flex_attention with the case's score_mod and BlockMask (a
+        causal one runs as a causal kernel, another through its block map),
         compiled (or found in the cache) before timing."""
         import tiledattn
         from tiledattn.errors import TiledAttnError
 
-        block_mask = None
-        if case.causal:
-            from torch.nn.attention.flex_attention import create_block_mask
-
-            def causal(b, h, q_idx, kv_idx):
-                return q_idx >= kv_idx
-
-            block_mask = create_block_mask(
-                causal, None, None, case.seqlen_q, case.seqlen_k, device=q.device
-            )
+        block_mask = case.block_mask(q.device)
         score_mod = case.score_mod_fn
         start = time.perf_counter()
         try:
@@ -157,7 +220,8 @@ class TiledAttn(Backend):
         def fn():
             return tiledattn.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask)
 
-        return Prepared(fn, {"kernel": f"flex:{case.score_mod}", "compile_s": compile_s})
+        name = "+".join(m for m in (case.score_mod, case.mask) if m != "none")
+        return Prepared(fn, {"kernel": f"flex:{name}", "compile_s": compile_s})
 
 
 class Schedule(Backend):
@@ -186,6 +250,7 @@ class Schedule(Backend):
 
     def prepare(self, case, q, k, v):
         no_score_mod(self, case)
+        no_mask(self, case)
         if self.kernel is None and self.error is None:
             self.compile()
         if self.error:
@@ -270,9 +335,14 @@ class Sdpa(Backend):
 
     def prepare(self, case, q, k, v):
         no_score_mod(self, case)
+        keep = None
+        if case.mask_spec is not None:
+            if self.forced == "FLASH_ATTENTION":
+                no_mask(self, case)
+            keep = case.mask_spec.dense(case.batch, case.seqlen_k, q.device)
 
         def fn():
-            return F.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=case.causal)
 
         info = {}
         if self.forced is None:
@@ -303,6 +373,8 @@ class Eager(Backend):
             mask = torch.ones(
                 case.seqlen_q, case.seqlen_k, dtype=torch.bool, device=q.device
             ).tril()
+        elif case.mask_spec is not None:
+            mask = case.mask_spec.dense(case.batch, case.seqlen_k, q.device)
 
         def fn():
             scores = torch.matmul(q, k.transpose(-2, -1)).float() * scale
@@ -332,10 +404,7 @@ class Flex(Backend):
 
     def prepare(self, case, q, k, v):
         try:
-            from torch.nn.attention.flex_attention import (
-                create_block_mask,
-                flex_attention,
-            )
+            from torch.nn.attention.flex_attention import flex_attention
         except ImportError as error:
             raise Unsupported(f"no FlexAttention in this torch: {error}") from None
         import torch._dynamo
@@ -352,15 +421,7 @@ class Flex(Backend):
         torch._dynamo.utils.counters.clear()
 
         start = time.perf_counter()
-        block_mask = None
-        if case.causal:
-
-            def causal(b, h, q_idx, kv_idx):
-                return q_idx >= kv_idx
-
-            block_mask = create_block_mask(
-                causal, None, None, case.seqlen_q, case.seqlen_k, device=q.device
-            )
+        block_mask = case.block_mask(q.device)
         _sync(q)
         mask_s = time.perf_counter() - start
 

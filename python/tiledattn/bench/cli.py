@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tiledattn.bench import report
 from tiledattn.bench.backends import ALL_BACKENDS, DTYPES, Case
+from tiledattn.bench.masks import MASKS
 from tiledattn.bench.score_mods import SCORE_MODS
 from tiledattn.bench.sweep import Settings
 
@@ -101,6 +102,15 @@ def build_parser():
         help="a FlexAttention score_mod for every case (bench/score_mods.py); "
         "backends that cannot apply it report n/a",
     )
+    axes.add_argument(
+        "--mask",
+        default="none",
+        choices=["none", *MASKS],
+        help="a mask for every case (bench/masks.py: "
+        + "; ".join(f"{m.name}: {m.doc}" for m in MASKS.values())
+        + "); TFLOP/s count kept pairs; the cases are not causal (a mask says "
+        "what is kept); backends that take no mask report n/a",
+    )
     axes.add_argument("--batch", type=int, help="fixed B (default total-tokens // S)")
     axes.add_argument("--heads", type=int, help="fixed H (default hidden // D)")
     axes.add_argument("--total-tokens", type=int, default=DEFAULT_TOTAL_TOKENS)
@@ -188,14 +198,26 @@ def _has_kernel_for(head_dim):
 def make_cases(args):
     """Cases in table order: dtype, D, causal, then S (a plot line's axis)."""
     cases = []
+    # A mask says which pairs are kept, causality included.
+    causals = args.causal if args.mask == "none" else [False]
     for dtype in dict.fromkeys(args.dtypes):
         for head_dim in dict.fromkeys(args.head_dims):
-            for causal in dict.fromkeys(args.causal):
+            for causal in dict.fromkeys(causals):
                 for seqlen in dict.fromkeys(args.seqlens):
                     batch = args.batch or max(1, args.total_tokens // seqlen)
                     heads = args.heads or max(1, args.hidden // head_dim)
                     cases.append(
-                        Case(dtype, head_dim, causal, seqlen, seqlen, batch, heads, args.score_mod)
+                        Case(
+                            dtype,
+                            head_dim,
+                            causal,
+                            seqlen,
+                            seqlen,
+                            batch,
+                            heads,
+                            args.score_mod,
+                            args.mask,
+                        )
                     )
     return cases
 

@@ -21,11 +21,14 @@ ATOL = 1e-5
 REF_CHUNK_BYTES = 1 << 31
 
 
-def flops(batch, heads, seqlen_q, seqlen_k, head_dim, causal):
-    """Forward FLOPs, the FA/Triton convention: 4*B*H*Sq*Sk*D, half if causal.
+def flops(batch, heads, seqlen_q, seqlen_k, head_dim, causal, mask=None):
+    """Forward FLOPs, the FA/Triton convention: 4*B*H*Sq*Sk*D, half if causal;
+    with a bench.masks.Mask, 4*H*D per kept (query, key) pair.
 
     (Two matmuls of 2*Sq*Sk*D each; causal skips about half the tiles.)
     """
+    if mask is not None:
+        return 4 * heads * mask.kept_pairs(batch, seqlen_k) * head_dim
     total = 4 * batch * heads * seqlen_q * seqlen_k * head_dim
     return total // 2 if causal else total
 

@@ -8,6 +8,8 @@ import json
 import math
 from pathlib import Path
 
+from tiledattn.bench.masks import MASKS
+
 SCHEMA = 1
 CASE_KEYS = ("dtype", "head_dim", "causal", "seqlen_q", "seqlen_k", "batch", "heads")
 CSV_COLUMNS = (
@@ -181,6 +183,12 @@ def markdown_table(data):
         *[
             f"- score_mod: `{mod}` (tiledattn.bench.score_mods; fused SDPA kernels cannot apply it)"
             for mod in sorted({r.get("score_mod", "none") for r in rows} - {"none"})
+        ],
+        *[
+            f"- mask: `{name}` ({MASKS[name].doc}; tiledattn.bench.masks): TFLOP/s count "
+            "the kept (query, key) pairs only"
+            for name in sorted({r.get("mask", "none") for r in rows} - {"none"})
+            if name in MASKS
         ],
         "",
         (

@@ -132,6 +132,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
             case.seqlen_k,
             case.head_dim,
             case.causal,
+            case.mask_spec,
         ),
     }
     rows = {b.name: {**base, "backend": b.name, "status": "", "reason": ""} for b in backends}
@@ -150,7 +151,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
             1.0 / math.sqrt(case.head_dim),
             settings.rtol,
             settings.atol,
-            case.score_mod_fn,
+            case.masked_score_mod(device),
         )
     except Exception as error:  # noqa: BLE001 -- the case cannot run: say so per backend
         for row in rows.values():
