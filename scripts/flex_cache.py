@@ -38,6 +38,7 @@ from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
 from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
 from tiledattn.masks import mask_kernel_text  # noqa: E402
+from tiledattn.varlen import _kernel_text as varlen_kernel_text  # noqa: E402
 
 
 def main() -> int:
@@ -107,6 +108,12 @@ def main() -> int:
                     text = flex_kernel(q, q, q, None, block_mask).text
                 path = tiledattn.compile(text, cache=cache).path
                 print(f"bench mask {mask.name} {dtype} d{d}: {path}")
+    # varlen_attention's kernels (python/test/test_gpu_varlen.py): one per
+    # (dtype, head dim), causal or not.
+    for dtype in (torch.bfloat16, torch.float16):
+        for d in (64, 128):
+            path = tiledattn.compile(varlen_kernel_text(dtype, d, d)[0], cache=cache).path
+            print(f"varlen {dtype} d{d}: {path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
     text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)

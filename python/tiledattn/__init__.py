@@ -5,6 +5,7 @@
     print(tiledattn.registry.explain(q.dtype, q.shape[-1], causal=True))
     kernel = tiledattn.compile("my_schedule.mlir")  # same signature
     out = tiledattn.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + (j - i))
+    out = tiledattn.varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=True)
 
 The package is pure Python over torch.ops.tiledattn, which the runtime library
 (libtiledattn_runtime.so) registers; it is loaded when a kernel first runs.
@@ -25,6 +26,7 @@ from tiledattn.errors import (
 )
 from tiledattn.flex import flex_attention
 from tiledattn.registry import available_kernels
+from tiledattn.varlen import varlen_attention
 
 __all__ = [
     "CompileError",
@@ -42,4 +44,5 @@ __all__ = [
     "load_runtime",
     "registry",
     "scaled_dot_product_attention",
+    "varlen_attention",
 ]

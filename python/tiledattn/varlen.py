@@ -1,0 +1,206 @@
+"""Variable-length (packed) attention, as FlashAttention's
+flash_attn_varlen_func: sequences of different lengths packed along one
+token dimension, delimited by cumulative lengths.
+
+It is document masking over the packed tokens (flex.py and masks.py's
+machinery, no kernel of its own): a mask_mod keeps the pairs of one
+sequence (and, causal, those at or before the query's position,
+bottom-right aligned as FlashAttention does when a sequence has more keys
+than queries), reading four int32 tensors of the call, and a block map
+built from the lengths on the GPU lets the kernel skip the blocks between
+sequences and apply the mask only on the blocks that straddle a boundary.
+The kernel is compiled once per (dtype, head dims, causal) and the map
+kept per cu_seqlens pair while those tensors live unchanged.
+"""
+
+import functools
+import weakref
+
+import torch
+
+from tiledattn.errors import InvalidInputError, UnsupportedInputError
+
+_OP = "tiledattn.varlen_attention"
+
+
+def _check_cu_seqlens(name: str, cu: torch.Tensor, total: int, device) -> None:
+    if not isinstance(cu, torch.Tensor):
+        raise TypeError(
+            f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(cu).__name__}"
+        )
+    if cu.dtype != torch.int32 or cu.dim() != 1 or cu.numel() < 2:
+        raise InvalidInputError(
+            f"{_OP}: expected '{name}' to be a 1-D int32 tensor of batch + 1 >= 2 "
+            f"cumulative lengths but got {cu.dtype} of shape {tuple(cu.shape)}"
+        )
+    if cu.device != device:
+        raise InvalidInputError(
+            f"{_OP}: expected '{name}' on {device} (the device of 'query') but got {cu.device}"
+        )
+    if cu.device.type == "meta":
+        return
+    first, last, ordered = (cu[0], cu[-1], (cu[1:] >= cu[:-1]).all())
+    first, last, ordered = torch.stack([first, last, ordered.to(cu.dtype)]).tolist()
+    if first != 0 or last != total or not ordered:
+        raise InvalidInputError(
+            f"{_OP}: expected '{name}' to start at 0, never decrease and end at the "
+            f"tokens' count {total} but got {cu.tolist() if cu.numel() <= 16 else cu}"
+        )
+
+
+def positions(cu_q: torch.Tensor, cu_k: torch.Tensor, total_q: int, total_k: int, causal: bool):
+    """(ids_q, ids_k, pos_q, pos_k), int32: each token's sequence, and its
+    position such that query i sees key j of its sequence when pos_q[i] >=
+    pos_k[j] (causal, bottom-right aligned: pos_q counts from the sequence's
+    last key); without causal pos_q is the sequence's key count and pos_k
+    its position (every key of the sequence kept)."""
+    device = cu_q.device
+    tokens_q = torch.arange(total_q, device=device, dtype=torch.int32)
+    tokens_k = torch.arange(total_k, device=device, dtype=torch.int32)
+    ids_q = torch.searchsorted(cu_q[1:], tokens_q, right=True).to(torch.int32)
+    ids_k = torch.searchsorted(cu_k[1:], tokens_k, right=True).to(torch.int32)
+    pos_k = tokens_k - cu_k[ids_k.long()]
+    lengths_k = (cu_k[1:] - cu_k[:-1])[ids_q.long()]
+    if causal:
+        lengths_q = (cu_q[1:] - cu_q[:-1])[ids_q.long()]
+        pos_q = tokens_q - cu_q[ids_q.long()] + lengths_k - lengths_q
+    else:
+        pos_q = lengths_k
+    return ids_q, ids_k, pos_q.to(torch.int32), pos_k.to(torch.int32)
+
+
+def _mask_mod(ids_q, ids_k, pos_q, pos_k):
+    def same_sequence(b, h, q_idx, kv_idx):
+        return (ids_q[q_idx] == ids_k[kv_idx]) & (pos_q[q_idx] >= pos_k[kv_idx])
+
+    return same_sequence
+
+
+def block_map(tensors, total_q: int, total_k: int, block_m: int, block_n: int) -> torch.Tensor:
+    """The block map (masks.block_map) of the packed mask, built in chunks of
+    query rows so that at most 8 query blocks' rows by every key are held."""
+    from tiledattn.masks import _blocks_along, map_from_blocks
+
+    ids_q, ids_k, pos_q, pos_k = tensors
+    states = []
+    step = block_m * 8
+    for start in range(0, total_q, step):
+        rows = slice(start, min(total_q, start + step))
+        keep = (ids_q[rows, None] == ids_k[None, :]) & (pos_q[rows, None] >= pos_k[None, :])
+        keep = keep[None, None]
+        any_kept = _blocks_along(
+            _blocks_along(keep, 2, block_m, False, torch.any), 3, block_n, False, torch.any
+        )
+        all_kept = _blocks_along(
+            _blocks_along(keep, 2, block_m, True, torch.all), 3, block_n, False, torch.all
+        )
+        states.append(torch.where(all_kept, 2, any_kept.to(torch.int64)))
+    return map_from_blocks(torch.cat(states, 2), total_q, total_k, block_m, block_n)
+
+
+@functools.lru_cache(maxsize=64)
+def _kernel_text(dtype, head_dim, head_dim_v) -> "tuple[str, tuple[int, ...]]":
+    """The kernel's schedule for a kind, traced once from meta stand-ins,
+    and the order in which it takes (ids_q, ids_k, pos_q, pos_k)."""
+    from tiledattn.flex import _masked, schedule_text, trace_score_mod
+
+    stand_ins = [torch.empty(2, dtype=torch.int32, device="meta") for _ in range(4)]
+    region = trace_score_mod(_masked(_mask_mod(*stand_ins)), "mask_mod")
+    order = tuple(next(i for i, s in enumerate(stand_ins) if s is c) for c in region.captures)
+    text = schedule_text(region, dtype, head_dim, "varlen", head_dim_v=head_dim_v, block_map=True)
+    return text, order
+
+
+def _cached(cu_q, cu_k, causal, blocks, build):
+    """`build()`, kept per (cu_seqlens_q, cu_seqlens_k, causal, blocks) while
+    both tensors live unchanged (weak references and versions, as
+    masks.cached_block_map)."""
+    key = (id(cu_q), id(cu_k), causal, blocks)
+    held = _maps.get(key)
+    versions = (cu_q._version, cu_k._version)
+    if held is not None and held[0]() is cu_q and held[1]() is cu_k and held[2] == versions:
+        return held[3]
+    value = build()
+    if len(_maps) >= 16:
+        del _maps[next(iter(_maps))]
+    try:
+        _maps[key] = (weakref.ref(cu_q), weakref.ref(cu_k), versions, value)
+    except TypeError:
+        pass
+    return value
+
+
+_maps: dict = {}
+
+
+def varlen_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    *,
+    causal: bool = False,
+    scale: "float | None" = None,
+    return_lse: bool = False,
+    cache=None,
+):
+    """Attention over packed sequences, FlashAttention's varlen layout:
+    query (total_q, Hq, D), key (total_k, Hkv, D), value (total_k, Hkv, Dv),
+    float16 or bfloat16 CUDA tensors; cu_seqlens_q/k int32 (batch + 1,), from
+    0 to the tokens' count. Query i of sequence s attends to the keys of s
+    (causal: those up to its position, bottom-right aligned). Hq a multiple
+    of Hkv (grouped-query attention). Returns out (total_q, Hq, Dv) and, with
+    return_lse, lse (Hq, total_q) in float32 (-inf for a query with no key).
+    """
+    from tiledattn.attention import _prepare
+    from tiledattn.compiler import kernel_entry
+    from tiledattn.flex import _kernel_captures, schedule_blocks
+
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(
+                f"{_OP}: expected '{name}' to be a torch.Tensor but got {type(t).__name__}"
+            )
+        if t.dim() != 3:
+            raise InvalidInputError(
+                f"{_OP}: expected '{name}' of shape (total tokens, heads, head dim) but got "
+                f"shape {tuple(t.shape)}"
+            )
+    if key.shape[0] != value.shape[0]:
+        raise InvalidInputError(
+            f"{_OP}: expected 'key' and 'value' to have as many tokens but got "
+            f"{key.shape[0]} and {value.shape[0]}"
+        )
+    total_q, total_k = query.shape[0], key.shape[0]
+    _check_cu_seqlens("cu_seqlens_q", cu_seqlens_q, total_q, query.device)
+    _check_cu_seqlens("cu_seqlens_k", cu_seqlens_k, total_k, query.device)
+    if cu_seqlens_q.numel() != cu_seqlens_k.numel():
+        raise InvalidInputError(
+            f"{_OP}: expected 'cu_seqlens_q' and 'cu_seqlens_k' to hold as many sequences "
+            f"but got {cu_seqlens_q.numel() - 1} and {cu_seqlens_k.numel() - 1}"
+        )
+    if total_q == 0 or total_k == 0:
+        raise UnsupportedInputError(
+            f"{_OP}: expected tokens in 'query' and 'key' but got {total_q} and {total_k}",
+            "varlen empty",
+        )
+    blocks = schedule_blocks(query.shape[-1], value.shape[-1])
+    text, order = _kernel_text(query.dtype, query.shape[-1], value.shape[-1])
+
+    def build():
+        tensors = positions(cu_seqlens_q, cu_seqlens_k, total_q, total_k, causal)
+        return tensors, block_map(tensors, total_q, total_k, *blocks)
+
+    tensors, bmap = _cached(cu_seqlens_q, cu_seqlens_k, causal, blocks, build)
+    captures = _kernel_captures([tensors[i] for i in order], query)
+    entry = kernel_entry(text, cache=cache)
+    # (tokens, heads, dim) as one batch of (heads, tokens, dim): a view.
+    q4, k4, v4 = (t.transpose(0, 1)[None] for t in (query, key, value))
+    enable_gqa = key.shape[1] != query.shape[1]
+    launch = _prepare(q4, k4, v4, None, 0.0, False, scale, enable_gqa, False, entry)
+    launch.captures = captures + [bmap]
+    if not return_lse:
+        return launch.run()[0].transpose(0, 1)
+    out, lse = launch.run_with_lse()
+    return out[0].transpose(0, 1), lse[0]
