@@ -851,7 +851,7 @@ def _check_repeated_launches(entry, tokens_shape):
 
 
 # Input types (issue 25): zero-size dimensions, views, a second GPU,
-# requires_grad under no_grad, nested jagged tensors.
+# requires_grad under no_grad (nested jagged tensors: test_gpu_varlen.py).
 
 ZERO_SIZE = [
     # (query shape, key/value shape, enable_gqa)
@@ -943,19 +943,6 @@ def test_requires_grad_inputs_under_no_grad_on_gpu(mode):
     with mode():
         out = run_and_check(q, k, v, True, refs=refs, what=f"requires_grad under {mode.__name__}")
     assert not out.requires_grad
-
-
-def test_nested_jagged_tensors_on_gpu():
-    lengths = (37, 300)
-    parts = [torch.randn(n, 4, 64, dtype=torch.bfloat16, device="cuda") for n in lengths]
-    q = torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
-    with pytest.raises(tiledattn.UnsupportedInputError, match=r"'query' to be a dense tensor"):
-        sdpa(q, q, q)
-    tiledattn.attention._warned.clear()
-    with pytest.warns(UserWarning, match=r"nested tensor.*falling back"):
-        out = sdpa(q, q, q, fallback=True)
-    expected = torch.nn.functional.scaled_dot_product_attention(q, q, q)
-    torch.testing.assert_close(out.values(), expected.values())
 
 
 def _second_gpu_skip_reason():

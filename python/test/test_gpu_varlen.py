@@ -52,3 +52,20 @@ def test_varlen_matches_each_sequence(case, causal):
     torch.testing.assert_close(lse[seen].double(), ref_lse[seen], atol=1e-3, rtol=1e-4)
     # A query with no key (causal, more queries than keys) gives 0.
     assert torch.equal(out[~seen.T.any(-1)].float().abs().sum(), torch.tensor(0.0, device="cuda"))
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_nested_jagged_tensors_run_as_varlen(monkeypatch, causal):
+    # torch's variable-length input: scaled_dot_product_attention on nested
+    # jagged [B, H, j, D] tensors gives a nested result like torch's.
+    monkeypatch.setenv("TILEDATTN_CACHE_DIR", str(CACHE))
+    lengths = (37, 300, 129)
+    parts = [torch.randn(n, 4, 64, dtype=torch.bfloat16, device="cuda") for n in lengths]
+    q = torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
+    out = tiledattn.scaled_dot_product_attention(q, q, q, is_causal=causal)
+    assert out.is_nested and out._ragged_idx == 2
+    values = q.transpose(1, 2).values()
+    cu = [0, *torch.tensor(lengths).cumsum(0).tolist()]
+    ref, _ = per_sequence(values, values, values, cu, cu, causal, 64**-0.5)
+    low, _ = per_sequence(values, values, values, cu, cu, causal, 64**-0.5, dtype=torch.bfloat16)
+    check_close(out.transpose(1, 2).values(), ref, low, f"nested jagged causal={causal}")

@@ -242,22 +242,65 @@ def jagged(*lengths, heads=2, d=64, dtype=torch.float16):
 
 
 @pytest.mark.parametrize("which", [0, 1, 2])
-def test_nested_jagged_tensors_are_refused_by_name(which):
+def test_nested_jagged_tensors_mixed_with_dense_are_refused_by_name(which):
     tensors = list(qkv(b=2, h=2, s=7, d=64, device="cpu"))
     tensors[which] = jagged(3, 7)
-    name = ("query", "key", "value")[which]
-    with raises(
-        UnsupportedInputError,
-        rf"expected '{name}' to be a dense tensor \(layout torch\.strided\) but got a "
-        r"nested tensor with layout torch\.jagged; tiledattn has no variable-length",
-    ):
+    if which == 0:  # a nested query wants nested key and value
+        message = r"expected 'key' to be a nested jagged tensor like 'query' but got a dense"
+    else:
+        name = ("query", "key", "value")[which]
+        message = (
+            rf"expected '{name}' to be a dense tensor \(layout torch\.strided\) but got a "
+            r"nested tensor with layout torch\.jagged; tiledattn takes nested jagged inputs "
+            r"only as query, key and value together"
+        )
+    with raises(UnsupportedInputError, message):
         sdpa(*tensors)
+
+
+def test_nested_jagged_inputs_it_cannot_run_are_refused_by_name():
+    q, k = jagged(3, 7), jagged(5, 2)
+    with raises(UnsupportedInputError, r"is_causal with nested jagged query and key of other"):
+        sdpa(q, k, k, is_causal=True)
+    with raises(UnsupportedInputError, r"take no attn_mask or dropout here but got dropout_p"):
+        sdpa(q, q, q, dropout_p=0.1)
+    with raises(InvalidInputError, r"expected 'key' with 2 heads \(the query's; enable_gqa"):
+        one_head = jagged(3, 7, heads=1)
+        sdpa(q, one_head, one_head)
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+@pytest.mark.parametrize("causal", [False, True])
+def test_nested_jagged_inputs_run_as_varlen(monkeypatch, causal):
+    # What tiledattn does with nested inputs, up to the kernel: varlen on
+    # their values and offsets, the result nested as the query. Here the
+    # kernel is the float64 per-sequence reference (the GPU test runs the
+    # real one); the result must be torch's own SDPA on the nested inputs.
+    from test_varlen import per_sequence
+
+    import tiledattn.varlen as varlen
+
+    def reference(q, k, v, cu_q, cu_k, causal, scale):
+        out, _ = per_sequence(q, k, v, cu_q.tolist(), cu_k.tolist(), causal, scale or 0.125)
+        return out.to(q.dtype)
+
+    monkeypatch.setattr(varlen, "varlen_attention", reference)
+    q, k, v = (jagged(3, 7, 12, dtype=torch.float32) for _ in range(3))
+    k = torch.nested.nested_tensor_from_jagged(k.transpose(1, 2).values(), offsets=q.offsets())
+    v = torch.nested.nested_tensor_from_jagged(v.transpose(1, 2).values(), offsets=q.offsets())
+    k, v = k.transpose(1, 2), v.transpose(1, 2)
+    out = sdpa(q, k, v, is_causal=causal)
+    assert out.is_nested and out.shape[0] == 3 and out._ragged_idx == 2
+    # torch's SDPA per sequence (its nested causal path wants CUDA here).
+    for got, qs, ks, vs in zip(out.unbind(), q.unbind(), k.unbind(), v.unbind()):
+        expected = F.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
 def test_nested_jagged_fallback_is_torchs():
     q, k, v = jagged(3, 7), jagged(5, 2), jagged(5, 2)
-    with pytest.warns(UserWarning, match=r"nested tensor.*falling back"):
+    with pytest.warns(UserWarning, match=r"falling back"):
         out = sdpa(q, k, v, fallback=True)
     expected = F.scaled_dot_product_attention(q, k, v)
     assert out.is_nested and torch.equal(out.values(), expected.values())

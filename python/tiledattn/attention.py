@@ -139,8 +139,9 @@ def _prepare(
             kind = "nested" if t.is_nested else "sparse"
             raise _unsupported(
                 f"expected '{name}' to be a dense tensor (layout torch.strided) but "
-                f"got a {kind} tensor with layout {t.layout}; tiledattn has no "
-                "variable-length or sparse kernels (pad the batch, or pass "
+                f"got a {kind} tensor with layout {t.layout}; tiledattn takes nested "
+                "jagged inputs only as query, key and value together and has no "
+                "sparse kernels (pass "
                 "fallback=True for torch's SDPA)",
                 "layout",
             )
@@ -397,6 +398,12 @@ def _attention(
     entry=None,
 ) -> torch.Tensor:
     try:
+        if isinstance(query, torch.Tensor) and query.is_nested and query.layout == torch.jagged:
+            from tiledattn.varlen import nested_attention
+
+            return nested_attention(
+                query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
+            )
         launch = _prepare(
             query,
             key,
@@ -464,9 +471,14 @@ def scaled_dot_product_attention(
     compiled once per mask kind (tiledattn.masks), for 3-D and 4-D inputs
     and not together with is_causal (torch's rule).
 
+    Nested jagged tensors [B, H, j, D] (torch's variable-length input) run
+    as tiledattn.varlen_attention on their values (is_causal only where
+    query and key have the same lengths, where torch's top-left and
+    FlashAttention's bottom-right alignments agree).
+
     Inputs tiledattn cannot run (dropout, other dtypes or head dims, CPU
-    tensors, nested jagged or sparse tensors, a last dimension with a stride
-    other than 1, ...) raise UnsupportedInputError naming the argument;
+    tensors, sparse tensors, a last dimension with a stride other than 1,
+    ...) raise UnsupportedInputError naming the argument;
     with fallback=True they go to torch's SDPA instead, with one warning per
     reason. Invalid inputs raise InvalidInputError either way. The backward
     pass is not implemented: backpropagating through the result raises.

@@ -204,3 +204,69 @@ def varlen_attention(
         return launch.run()[0].transpose(0, 1)
     out, lse = launch.run_with_lse()
     return out[0].transpose(0, 1), lse[0]
+
+
+def _offsets(t: torch.Tensor) -> torch.Tensor:
+    """The int32 cu_seqlens of a nested jagged tensor, one per offsets tensor
+    (so that varlen's map, kept per cu_seqlens, is found again)."""
+    offsets = t.offsets()
+    held = _offsets_int32.get(id(offsets))
+    if held is not None and held[0]() is offsets and held[1] == offsets._version:
+        return held[2]
+    result = offsets.to(torch.int32)
+    if len(_offsets_int32) >= 16:
+        del _offsets_int32[next(iter(_offsets_int32))]
+    _offsets_int32[id(offsets)] = (weakref.ref(offsets), offsets._version, result)
+    return result
+
+
+_offsets_int32: dict = {}
+
+
+def nested_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """scaled_dot_product_attention on nested jagged tensors [B, H, j, D]
+    (torch's variable-length input): varlen_attention on their values, the
+    result nested as the query. Raises UnsupportedInputError for what it
+    cannot run (so that fallback=True gives torch's SDPA)."""
+    op = "tiledattn.scaled_dot_product_attention"
+    names = ("query", "key", "value")
+    for name, t in zip(names, (query, key, value)):
+        if not (isinstance(t, torch.Tensor) and t.is_nested and t.layout == torch.jagged):
+            raise UnsupportedInputError(
+                f"{op}: expected '{name}' to be a nested jagged tensor like 'query' but got "
+                f"{'a dense tensor' if isinstance(t, torch.Tensor) else type(t).__name__}",
+                "nested mixed",
+            )
+        if t.dim() != 4 or t._ragged_idx != 2 or t.lengths() is not None:
+            raise UnsupportedInputError(
+                f"{op}: expected '{name}' to be a nested jagged tensor [B, H, j, D] ragged "
+                f"along dimension 2 without holes (torch's SDPA layout) but got shape "
+                f"{tuple(t.shape)} ragged along dimension {t._ragged_idx}"
+                + (" with holes (lengths)" if t.lengths() is not None else ""),
+                "nested layout",
+            )
+    if attn_mask is not None or dropout_p != 0.0:
+        raise UnsupportedInputError(
+            f"{op}: nested jagged inputs take no attn_mask or dropout here but got "
+            f"{'an attn_mask' if attn_mask is not None else f'dropout_p={dropout_p}'}",
+            "nested mask or dropout",
+        )
+    heads_q, heads_k = query.shape[1], key.shape[1]
+    if heads_q != heads_k and not enable_gqa:
+        raise InvalidInputError(
+            f"{op}: expected 'key' with {heads_q} heads (the query's; enable_gqa=True for "
+            f"fewer) but got {heads_k}"
+        )
+    cu_q, cu_k = _offsets(query), _offsets(key)
+    if is_causal and cu_q is not cu_k and not torch.equal(cu_q, cu_k):
+        raise UnsupportedInputError(
+            f"{op}: is_causal with nested jagged query and key of other lengths: torch's "
+            "is_causal is top-left aligned, FlashAttention's varlen bottom-right, and "
+            "tiledattn does not choose (pass equal lengths, or tiledattn.varlen_attention "
+            "for bottom-right)",
+            "nested causal lengths",
+        )
+    values = [t.transpose(1, 2).values() for t in (query, key, value)]
+    out = varlen_attention(*values, cu_q, cu_k, causal=is_causal, scale=scale)
+    nested = torch.nested.nested_tensor_from_jagged(out, offsets=query.offsets())
+    return nested.transpose(1, 2)
