@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiledattn/Target/Bundle.h"
+#include "tiledattn/Runtime/KernelSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -57,18 +58,16 @@ static KernelDescription describe(StringRef name, MemRefType q, MemRefType v,
 /// runtime cannot pass (torch has no such dtype, or MLIR would lower it to
 /// another width than torch stores).
 static std::string captureDtype(Type element) {
-  if (element.isF32())
-    return "f32";
-  if (element.isF16())
-    return "f16";
+  std::string name;
   if (element.isBF16())
-    return "bf16";
-  if (element.isF64())
-    return "f64";
-  if (element.isSignlessInteger(8) || element.isSignlessInteger(16) ||
-      element.isSignlessInteger(32) || element.isSignlessInteger(64))
-    return "i" + std::to_string(element.getIntOrFloatBitWidth());
-  return "";
+    name = "bf16";
+  else if (isa<FloatType>(element))
+    name = "f" + std::to_string(element.getIntOrFloatBitWidth());
+  else if (element.isSignlessInteger())
+    name = "i" + std::to_string(element.getIntOrFloatBitWidth());
+  // The runtime's list (KernelSpec.h), so that the two never disagree.
+  return llvm::is_contained(::tiledattn::runtime::kCaptureDtypes, name) ? name
+                                                                        : "";
 }
 
 /// Arguments from #6 on are tensors a score_mod reads (captured tensors):
@@ -90,9 +89,11 @@ static LogicalResult describeCaptures(FunctionOpInterface func,
       return fail() << "a memref";
     std::string dtype = captureDtype(memref.getElementType());
     if (dtype.empty())
-      return fail() << "an element type a torch tensor holds (f32, f16, "
-                       "bf16, f64, i8, i16, i32 or i64), but got "
-                    << memref.getElementType();
+      return fail() << "an element type a torch tensor holds ("
+                    << llvm::join(
+                           llvm::ArrayRef(::tiledattn::runtime::kCaptureDtypes),
+                           ", ")
+                    << "), but got " << memref.getElementType();
     bool strided = false;
     if (!memref.getLayout().isIdentity()) {
       auto layout = dyn_cast<StridedLayoutAttr>(memref.getLayout());

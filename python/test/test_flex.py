@@ -329,3 +329,18 @@ def test_a_machine_without_the_compiler_finds_bundles_compiled_elsewhere(tmp_pat
     other = schedule_text(trace_score_mod(alibi), torch.bfloat16, 64, "flex")
     with pytest.raises(tiledattn.CompileError, match=r"nor is there a bundle compiled elsewhere"):
         tiledattn.compile(other, cache=tmp_path)
+
+
+def test_capture_dtypes_are_the_runtimes():
+    # One list in C++ (KernelSpec.h: the compiler names captures' dtypes
+    # from it, the runtime checks them against it); flex's torch-to-MLIR map
+    # must give exactly those names.
+    import re
+    from pathlib import Path
+
+    from tiledattn.flex import _CAPTURE_TYPES
+
+    header = Path(__file__).resolve().parents[2] / "include/tiledattn/Runtime/KernelSpec.h"
+    text = header.read_text()
+    initializer = re.search(r"kCaptureDtypes\[\] = \{([^}]*)\}", text).group(1)
+    assert set(_CAPTURE_TYPES.values()) == set(re.findall(r'"(\w+)"', initializer))

@@ -34,7 +34,7 @@
 // CAPTURE-STRIDED: error: 'func.func' op takes argument #6 ('memref<?xf32, strided<[2]>>') after scale, a tensor its score_mod reads: expected the identity layout (a contiguous tensor) or strided<[?, ...], offset: ?> (any strides), but got strided<[2]>
 // RUN: sed 's/%%slopes: memref<?xf32>)/%%slopes: memref<?xf32>, %%keep: memref<?xi1>)/' %S/Inputs/captured-tensor.mlir > %t.bool.mlir
 // RUN: not tiledattn-compile %t.bool.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURE-BOOL
-// CAPTURE-BOOL: error: 'func.func' op takes argument #7 ('memref<?xi1>') after scale, a tensor its score_mod reads: expected an element type a torch tensor holds (f32, f16, bf16, f64, i8, i16, i32 or i64), but got 'i1'
+// CAPTURE-BOOL: error: 'func.func' op takes argument #7 ('memref<?xi1>') after scale, a tensor its score_mod reads: expected an element type a torch tensor holds (f32, f16, bf16, f64, i8, i16, i32, i64), but got 'i1'
 // RUN: sed 's/%%slopes: memref<?xf32>)/%%slopes: memref<?xf32>, %%bias: f32)/' %S/Inputs/captured-tensor.mlir > %t.scalar.mlir
 // RUN: not tiledattn-compile %t.scalar.mlir -o %t 2>&1 | FileCheck %s --check-prefix=CAPTURE-SCALAR
 // CAPTURE-SCALAR: error: 'func.func' op takes argument #7 ('f32') after scale, a tensor its score_mod reads: expected a memref
