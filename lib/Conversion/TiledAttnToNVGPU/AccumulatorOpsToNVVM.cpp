@@ -313,7 +313,11 @@ private:
     FailureOr<std::array<FinishedRow, 2>> rows =
         finishRows(op, p, dest, [&](const FinishedRow &f) {
           ifThen(f.inside, [&] {
-            for (int64_t i = 0; i < type.getNumCols() / 8; ++i) {
+            // Columns past dest's head dim (a padded tile) are not stored.
+            int64_t cols =
+                std::min(type.getNumCols(),
+                         cast<MemRefType>(dest.getType()).getShape()[3]);
+            for (int64_t i = 0; i < cols / 8; ++i) {
               Value lo = arith::TruncFOp::create(
                   b, loc, elementType,
                   math.fmul((*acc)[4 * i + 2 * f.r], f.inv));

@@ -361,7 +361,10 @@ LogicalResult MmaSyncEmitter::emitStore(StoreOp op) {
     auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    for (int64_t n = 0; n < t.getNumCols() / 8; ++n) {
+    // Columns past dest's head dim (a padded tile) are not stored.
+    int64_t cols = std::min(t.getNumCols(),
+                            cast<MemRefType>(dest.getType()).getShape()[3]);
+    for (int64_t n = 0; n < cols / 8; ++n) {
       Value x = arith::MulFOp::create(b, loc, acc[4 * n + 2 * half], inv);
       Value y = arith::MulFOp::create(b, loc, acc[4 * n + 2 * half + 1], inv);
       Value v = packPair(loc, x, y, elementType);

@@ -700,7 +700,7 @@ func.func @store_f32_dest(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<
 // -----
 
 func.func @store_dest_head_dim_mismatch(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x128xbf16>, %i: index) {
-  // expected-error @+1 {{expected dest head dim 64 (the acc tile's column count), but got 128}}
+  // expected-error @+1 {{expected dest head dim 64 (the acc tile's column count), or one it fills in 64-column atoms, but got 128}}
   tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x128xbf16>
   return
 }
@@ -708,7 +708,7 @@ func.func @store_dest_head_dim_mismatch(%acc: !tiledattn.tile<64x64xf32>, %m: !t
 // -----
 
 func.func @store_dest_dynamic_head_dim(%acc: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %o: memref<?x?x?x?xf16>, %i: index) {
-  // expected-error @+1 {{expected dest head dim 64 (the acc tile's column count), but got ?}}
+  // expected-error @+1 {{expected dest head dim 64 (the acc tile's column count), or one it fills in 64-column atoms, but got ?}}
   tiledattn.store %acc, %m, %m into %o[%i, %i, %i] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, memref<?x?x?x?xf16>
   return
 }
@@ -818,10 +818,10 @@ func.func @sdpa_tma_registers(%q: !head, %lse: !lse, %scale: f32) {
 
 // -----
 
-!head = memref<?x?x?x96xbf16>
+!head = memref<?x?x?x72xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim 64, 128, 192 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 96}}
+  // expected-error @+1 {{expected head dim a multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 72}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
       : !head, !head, !head, !head, !lse
@@ -834,7 +834,7 @@ func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
 !vo = memref<?x?x?x320xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_value_head_dim(%q: !head, %v: !vo, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected value head dim 64, 128, 192 or 256 (producer = tma loads 64-column boxes, wgmma takes N <= 256), but got 320}}
+  // expected-error @+1 {{expected value head dim a multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 320}}
   tiledattn.sdpa %q, %q, %v, %scale into %v, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
       : !head, !head, !vo, !vo, !lse

@@ -124,7 +124,7 @@ func.func @load_head_dim(%k: !head, %i: index) {
   %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
   tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
   ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
-    // expected-error @+1 {{expected the source's head dim (its last dimension) to be the slot's 64 columns, but got 128}}
+    // expected-error @+1 {{expected the source's head dim (its last dimension) to fill the slot's 64 columns (in 64-column atoms), but got 128}}
     tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
   }
   return
@@ -314,7 +314,7 @@ func.func @tma_store_past_the_stage(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %
 !o = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @tma_store_of_another_head_dim(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
   %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
-  // expected-error @+1 {{expected dest head dim 128 (the acc tile's column count), but got 64}}
+  // expected-error @+1 {{expected dest head dim 128 (the acc tile's column count), or one it fills in 64-column atoms, but got 64}}
   tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
       : !tiledattn.tile<64x128xf32>, !o, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
   return

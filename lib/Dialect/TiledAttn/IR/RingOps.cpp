@@ -273,11 +273,13 @@ LogicalResult TmaLoadOp::verify() {
   if (source.getElementType() != slot.getElementType())
     return emitOpError("expected the source's element type to be the slot's, ")
            << slot.getElementType() << ", but got " << source.getElementType();
+  // The slot holds the head dim in whole 64-column atoms; TMA reads the
+  // columns past the tensor's last as zeros.
   int64_t headDim = source.getShape()[3];
-  if (headDim != slot.getCols())
+  if (ShapedType::isDynamic(headDim) || tileColumns(headDim) != slot.getCols())
     return emitOpError("expected the source's head dim (its last dimension) "
-                       "to be the slot's ")
-           << slot.getCols() << " columns, but got "
+                       "to fill the slot's ")
+           << slot.getCols() << " columns (in 64-column atoms), but got "
            << (ShapedType::isDynamic(headDim) ? std::string("?")
                                               : std::to_string(headDim));
   int64_t innerStride;

@@ -632,10 +632,14 @@ LogicalResult SdpaOp::verify() {
   if (schedule.isWarpSpecialized()) {
     for (auto [name, dim] : {std::pair<StringRef, int64_t>{"head dim", headDim},
                              {"value head dim", headDimV}})
-      if (dim % 64 != 0 || dim > 256)
+      if (dim % 16 != 0 || dim > 256)
         return emitOpError("expected ")
-               << name << " 64, 128, 192 or 256 (producer = tma loads "
-               << "64-column boxes, wgmma takes N <= 256), but got " << dim;
+               << name << " a multiple of 16 up to 256 (producer = tma runs "
+               << "it on tiles of whole 64-column boxes, wgmma takes N <= "
+               << "256), but got " << dim;
+    // The tiles' columns from here on.
+    headDim = tileColumns(headDim);
+    headDimV = tileColumns(headDimV);
   } else if (!isSupportedHeadDim(headDim)) {
     return emitOpError("expected head dim 64 or 128 (192 and 256 need "
                        "producer = tma), but got ")
@@ -962,10 +966,15 @@ LogicalResult mlir::tiledattn::verifyOutputTile(Operation *op, TileType acc,
   if (!isHalfType(dest.getElementType()))
     return op->emitOpError("expected dest element type f16 or bf16, but got ")
            << dest.getElementType();
-  if (dest.getShape()[3] != acc.getNumCols())
+  // The acc tile may hold the head dim in whole 64-column atoms (the
+  // columns past dest's last are not stored).
+  int64_t destCols = dest.getShape()[3];
+  if (destCols != acc.getNumCols() &&
+      (ShapedType::isDynamic(destCols) || destCols % 8 != 0 ||
+       tileColumns(destCols) != acc.getNumCols()))
     return op->emitOpError("expected dest head dim ")
-           << acc.getNumCols() << " (the acc tile's column count), but got "
-           << dimToString(dest.getShape()[3]);
+           << acc.getNumCols() << " (the acc tile's column count), or one it "
+           << "fills in 64-column atoms, but got " << dimToString(destCols);
   // The lowerings store element pairs with vector.store, or whole rows by
   // TMA.
   if (!hasUnitInnerStride(dest))

@@ -98,7 +98,8 @@ public:
   explicit WarpSpecializedWriter(SdpaOp op)
       : op(op), b(op), loc(op.getLoc()), schedule(op.getSchedule()),
         elementType(op.getQ().getType().getElementType()),
-        headDim(op.getHeadDim()), headDimV(op.getHeadDimV()) {}
+        headDim(tileColumns(op.getHeadDim())),
+        headDimV(tileColumns(op.getHeadDimV())) {}
 
   void write() {
     int64_t consumers = schedule.getConsumerWarpgroups();
@@ -142,7 +143,7 @@ private:
   Location loc;
   ScheduleAttr schedule;
   Type elementType;
-  /// Of Q and K, and of V and O.
+  /// Of Q and K, and of V and O: their tiles' columns (tileColumns).
   int64_t headDim, headDimV;
   RingOp qRing, kRing, vRing;
   /// tma_store with a tile of O's own: where O is staged (else in Q's slot).

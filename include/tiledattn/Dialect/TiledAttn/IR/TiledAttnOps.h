@@ -69,6 +69,11 @@ constexpr llvm::StringLiteral kHopperEmitterAttrName =
     "tiledattn.hopper_emitter";
 /// Head dims that have a lowering today.
 bool isSupportedHeadDim(int64_t headDim);
+/// The columns of the tiles that hold a head dim of `headDim` in the
+/// producer = tma program: whole 64-column atoms (TMA reads the columns past
+/// the tensor's last as zeros and its stores drop them, so a head dim of 80
+/// runs on tiles of 128 columns).
+inline int64_t tileColumns(int64_t headDim) { return (headDim + 63) / 64 * 64; }
 /// Whether convert-sdpa-to-hopper lowers `op` (producer = tma, no score_mod,
 /// head dim 64, 128 or 256 and the value head dim the same); the other
 /// producer = tma ops go through tiledattn-tile-sdpa's tile program.
