@@ -27,6 +27,7 @@ from flex_examples import (  # noqa: E402
     CAPTURE_SHAPES,
     DOCUMENT_BLOCK_MASK_SHAPE,
     GPU_SHAPES,
+    PADDED_HEAD_DIMS,
     SCORE_MODS,
     block_mask_kernel,
     document_mask_mod,
@@ -34,6 +35,7 @@ from flex_examples import (  # noqa: E402
 from torch.nn.attention.flex_attention import create_block_mask  # noqa: E402
 
 import tiledattn  # noqa: E402
+from tiledattn.attention import padded_kernel_text  # noqa: E402
 from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
 from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
@@ -114,6 +116,14 @@ def main() -> int:
         for d in (64, 128):
             path = tiledattn.compile(varlen_kernel_text(dtype, d, d)[0], cache=cache).path
             print(f"varlen {dtype} d{d}: {path}")
+    # Head dims no shipped bundle has (python/test/test_gpu_head_dims.py):
+    # scaled_dot_product_attention's kernel for each, causal or not.
+    for dtype in (torch.bfloat16, torch.float16):
+        for d, dv in PADDED_HEAD_DIMS:
+            for causal in (False, True):
+                text = padded_kernel_text(dtype, d, dv, causal)
+                path = tiledattn.compile(text, cache=cache).path
+                print(f"padded d{d} dv{dv} {dtype} causal={causal}: {path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
     text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)

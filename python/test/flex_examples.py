@@ -80,6 +80,10 @@ def document_mask_mod(device, batch, heads, length):
     return same_document_mask
 
 
+# Head dims no shipped bundle has that the GPU tests run (head dim, value
+# head dim): the tile program pads them to whole 64-column atoms.
+PADDED_HEAD_DIMS = [(32, 32), (80, 80), (96, 96), (96, 64)]
+
 # The shape (b, hq, hkv, sq, sk, d, dv) of the GPU test of document_mask_mod.
 DOCUMENT_BLOCK_MASK_SHAPE = (2, 4, 2, 1000, 1000, 128, 128)
 

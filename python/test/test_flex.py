@@ -295,13 +295,18 @@ def test_block_masks_that_cannot_be_honoured_are_refused():
 
 def test_flex_attention_refuses_other_head_dims_and_dtypes():
     with pytest.raises(
-        UnsupportedInputError, match=r"expected head dim 64, 128, 192, 256 but got 96"
+        UnsupportedInputError, match=r"expected head dim a multiple of 16 up to 256 but got 72"
     ):
-        schedule_text(trace_score_mod(softcap), torch.float16, 96, "flex")
+        schedule_text(trace_score_mod(softcap), torch.float16, 72, "flex")
     with pytest.raises(
-        UnsupportedInputError, match="expected value head dim 64, 128, 192, 256 but got 80"
+        UnsupportedInputError,
+        match="expected value head dim a multiple of 16 up to 256 but got 320",
     ):
-        schedule_text(trace_score_mod(softcap), torch.float16, 128, "flex", head_dim_v=80)
+        schedule_text(trace_score_mod(softcap), torch.float16, 128, "flex", head_dim_v=320)
+    # Head dims of part of a 64-column atom run on the tiles of the next
+    # whole one: 80 on 128's schedule.
+    text = schedule_text(trace_score_mod(softcap), torch.float16, 80, "flex")
+    assert "memref<?x?x?x80xf16" in text and "block_n = 128" in text
     with pytest.raises(UnsupportedInputError, match=r"expected dtype float16 or bfloat16"):
         schedule_text(trace_score_mod(softcap), torch.float32, 64, "flex")
 
@@ -344,3 +349,26 @@ def test_capture_dtypes_are_the_runtimes():
     text = header.read_text()
     initializer = re.search(r"kCaptureDtypes\[\] = \{([^}]*)\}", text).group(1)
     assert set(_CAPTURE_TYPES.values()) == set(re.findall(r'"(\w+)"', initializer))
+
+
+@pytest.mark.skipif(
+    not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
+)
+@pytest.mark.parametrize("head_dim, head_dim_v", [(32, 32), (80, 80), (96, 96), (96, 64)])
+def test_head_dims_without_a_bundle_run_on_padded_tiles(head_dim, head_dim_v):
+    # scaled_dot_product_attention at a head dim no shipped bundle has runs
+    # the tile program's kernel for it (tiles of whole 64-column atoms),
+    # compiled once; on meta tensors the whole call runs.
+    from tiledattn.attention import _padded_kernel
+
+    q = torch.empty(2, 4, 100, head_dim, dtype=torch.bfloat16, device="meta")
+    v = torch.empty(2, 4, 100, head_dim_v, dtype=torch.bfloat16, device="meta")
+    for causal in (False, True):
+        out = tiledattn.scaled_dot_product_attention(q, q, v, is_causal=causal)
+        assert out.shape == (2, 4, 100, head_dim_v) and out.device.type == "meta"
+        entry = _padded_kernel(torch.bfloat16, head_dim, head_dim_v, causal)
+        assert (entry.head_dim, entry.head_dim_v, entry.causal) == (head_dim, head_dim_v, causal)
+    # Not a multiple of 16: no kernel, and the error says which head dims run.
+    with pytest.raises(UnsupportedInputError, match=r"head_dim=72"):
+        q = torch.empty(2, 4, 100, 72, dtype=torch.bfloat16, device="meta")
+        tiledattn.scaled_dot_product_attention(q, q, q)

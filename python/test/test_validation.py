@@ -57,9 +57,9 @@ def test_other_dtypes_are_unsupported(dtype):
 def test_head_dim_without_bundle():
     with raises(
         UnsupportedInputError,
-        r"no kernel bundle for dtype=f16 head_dim=96 .* \(available: .*f16/d64",
+        r"no kernel bundle for dtype=f16 head_dim=72 .* \(available: .*f16/d64",
     ):
-        sdpa(*qkv(d=96))
+        sdpa(*qkv(d=72))
 
 
 def test_value_head_dim_without_bundle():
@@ -528,10 +528,10 @@ def test_head_dim_256_without_bundle():
 def test_unsupported_head_dim_lists_256(d256):
     with raises(
         UnsupportedInputError,
-        r"no kernel bundle for dtype=f16 head_dim=96 .*supported head dims for "
+        r"no kernel bundle for dtype=f16 head_dim=72 .*supported head dims for "
         r"dtype=f16 causal=False: 64, 128, 256",
     ):
-        sdpa(*qkv(d=96))
+        sdpa(*qkv(d=72))
 
 
 def test_head_dim_256_needs_16_byte_strides(d256):

@@ -282,6 +282,8 @@ def _prepare(
     # for CPU tensors, which are refused below).
     if attn_mask is not None and query.device.type in ("cuda", "meta"):
         entry, captures = _mask_kernel(attn_mask, q, k, v, squeeze)
+    if entry is None and _padded(head_dim, head_dim_v) and query.device.type in ("cuda", "meta"):
+        entry = _padded_kernel(query.dtype, head_dim, head_dim_v, causal)
     if entry is None:
         bundle, alignment = _select_bundle(dtype, head_dim, head_dim_v, causal, key.shape[-2])
     else:
@@ -330,6 +332,38 @@ def _prepare(
     launch = _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
     launch.captures = captures
     return launch
+
+
+def _padded(head_dim: int, head_dim_v: int) -> bool:
+    """Head dims no shipped bundle has that the tile program runs on tiles
+    of whole 64-column atoms: multiples of 16 up to 256 (32, 80, 96, ...)."""
+    dims = (head_dim, head_dim_v)
+    return any(d % 64 for d in dims) and all(d % 16 == 0 and 0 < d <= 256 for d in dims)
+
+
+def padded_kernel_text(dtype, head_dim, head_dim_v, causal) -> str:
+    """The schedule of _padded_kernel (the compile cache's key)."""
+    from tiledattn.flex import ScoreModRegion, schedule_text
+
+    return schedule_text(
+        ScoreModRegion(""), dtype, head_dim, "sdpa_padded", head_dim_v=head_dim_v, causal=causal
+    )
+
+
+def _padded_kernel(dtype, head_dim, head_dim_v, causal):
+    """The tile program's kernel for _padded head dims (flex_attention's
+    schedule, no score_mod), compiled once per kind: it needs the compiler,
+    or the kernel in the cache."""
+    from tiledattn.compiler import CompileError, kernel_entry
+
+    try:
+        return kernel_entry(padded_kernel_text(dtype, head_dim, head_dim_v, causal))
+    except CompileError as error:
+        raise _unsupported(
+            f"head dim {head_dim} (value {head_dim_v}) runs on a kernel compiled for it "
+            f"(tiles of whole 64-column atoms), which failed: {error}",
+            "padded head dim compile",
+        ) from None
 
 
 def _mask_kernel(attn_mask, q, k, v, squeeze):

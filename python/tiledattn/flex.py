@@ -467,11 +467,19 @@ def capture_arguments(captures) -> str:
     return "".join(f", %cap{i}: {_capture_memref(t)}" for i, t in enumerate(captures))
 
 
+def _schedule(head_dim: int, head_dim_v: int) -> str:
+    """The schedule of the wider head's tiles (they fit both), of whole
+    64-column atoms: head dims 32, 80 and 96 run on the tiles of 64, 128
+    and 128 (the sdpa op's verifier: TMA reads the columns past the last
+    as zeros)."""
+    return _SCHEDULES[(max(head_dim, head_dim_v) + 63) // 64 * 64]
+
+
 def schedule_blocks(head_dim: int, head_dim_v: "int | None" = None) -> "tuple[int, int]":
     """(block_m, block_n) of the schedule schedule_text writes for these
     head dims."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
-    fields = dict(field.split(" = ") for field in _SCHEDULES[max(head_dim, head_dim_v)].split(", "))
+    fields = dict(field.split(" = ") for field in _schedule(head_dim, head_dim_v).split(", "))
     return int(fields["block_m"]), int(fields["block_n"])
 
 
@@ -492,9 +500,9 @@ def schedule_text(
     are schedule_blocks')."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
-        if dim not in _SCHEDULES:
+        if dim % 16 or not 0 < dim <= 256:
             raise UnsupportedInputError(
-                f"{_OP}: expected {what} {', '.join(map(str, _SCHEDULES))} but got {dim}",
+                f"{_OP}: expected {what} a multiple of 16 up to 256 but got {dim}",
                 reason=f"flex_attention {what} {dim}",
             )
     element = {torch.float16: "f16", torch.bfloat16: "bf16"}.get(dtype)
@@ -506,8 +514,7 @@ def schedule_text(
     qk = f"memref<?x?x?x{head_dim}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
     vo = f"memref<?x?x?x{head_dim_v}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
     lse = "memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>"
-    # The wider head's tiles: they fit both.
-    schedule = _SCHEDULES[max(head_dim, head_dim_v)]
+    schedule = _schedule(head_dim, head_dim_v)
     captures = capture_arguments(getattr(score_mod_region, "captures", ()))
     map_type = "memref<?x?x?x?xi32>"
     if block_map:
