@@ -91,12 +91,12 @@ rc=$((pytest_rc ? 1 : 0))
 grep -E '^(FAILED|ERROR) ' "$LOGS/pytest.log" | head -n 40
 grep -E '^SKIPPED' "$LOGS/pytest.log" | head -n 5
 echo "pytest summary: $(tail -n 1 "$LOGS/pytest.log") (exit $pytest_rc; log: $LOGS/pytest.log)"
-timeout -s KILL "${NEW_KERNEL_TIMEOUT:-150}" python3 -m pytest "${NEW_KERNEL_TESTS[@]}" -q -rs \
+timeout -s KILL "${NEW_KERNEL_TIMEOUT:-240}" python3 -m pytest "${NEW_KERNEL_TESTS[@]}" -q -rs \
   --junitxml="$LOGS/pytest-tile-ir.xml" >"$LOGS/pytest-tile-ir.log" 2>&1
 tile_rc=$?
 [ $tile_rc -eq 0 ] || rc=1
 grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-tile-ir.log" | head -n 20
-[ $tile_rc -eq 137 ] && echo "tile-IR tests: killed after ${NEW_KERNEL_TIMEOUT:-150} s (a hang?)"
+[ $tile_rc -eq 137 ] && echo "tile-IR tests: killed after ${NEW_KERNEL_TIMEOUT:-240} s (a hang?)"
 echo "pytest (tile-IR, flex) summary: $(tail -n 1 "$LOGS/pytest-tile-ir.log") (exit $tile_rc; log: $LOGS/pytest-tile-ir.log)"
 
 step "C++ caller"
