@@ -29,6 +29,7 @@ from flex_examples import (  # noqa: E402
     GPU_SHAPES,
     PADDED_HEAD_DIMS,
     SCORE_MODS,
+    VARIANT_CASES,
     block_mask_kernel,
     document_mask_mod,
 )
@@ -40,6 +41,7 @@ from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
 from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
 from tiledattn.masks import mask_kernel_text  # noqa: E402
+from tiledattn.variants import kernel_text as variant_kernel_text  # noqa: E402
 from tiledattn.varlen import _kernel_text as varlen_kernel_text  # noqa: E402
 
 
@@ -124,6 +126,13 @@ def main() -> int:
                 text = padded_kernel_text(dtype, d, dv, causal)
                 path = tiledattn.compile(text, cache=cache).path
                 print(f"padded d{d} dv{dv} {dtype} causal={causal}: {path}")
+    # tiledattn.attention's variants (python/test/test_gpu_variants.py).
+    for name, (b, h, sq, sk, d), make_variant in VARIANT_CASES:
+        q = torch.empty(b, h, sq, d, dtype=torch.bfloat16)
+        k = torch.empty(b, h, sk, d, dtype=torch.bfloat16)
+        text = variant_kernel_text(q, k, k, **make_variant(b, h, "cpu"))
+        if text is not None:
+            print(f"variant {name}: {tiledattn.compile(text, cache=cache).path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
     text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)

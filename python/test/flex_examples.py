@@ -180,3 +180,28 @@ def block_mask_kernel(score_mod, mask_mod, shape, dtype=torch.bfloat16):
     v = torch.empty(b, hkv, sk, dv, dtype=dtype)
     mask = create_block_mask(mask_mod, None, None, sq, sk, device="cpu")
     return flex_kernel(q, k, v, score_mod, mask).text
+
+
+# tiledattn.attention's variants (FlashAttention's arguments) the GPU tests
+# run: (name, (batch, heads, query length, key length, head dim), the
+# arguments from (batch, heads, device)). scripts/flex_cache.py compiles
+# each from CPU stand-ins.
+VARIANT_CASES = [
+    ("causal_more_keys", (2, 4, 300, 500, 128), lambda b, h, dev: {"causal": True}),
+    ("window_100_0", (1, 4, 700, 700, 128), lambda b, h, dev: {"window_size": (100, 0)}),
+    ("window_64_64", (2, 2, 400, 400, 64), lambda b, h, dev: {"window_size": (64, 64)}),
+    (
+        "softcap_alibi_causal",
+        (2, 4, 513, 513, 128),
+        lambda b, h, dev: {
+            "causal": True,
+            "softcap": 30.0,
+            "alibi_slopes": torch.rand(h, device=dev),
+        },
+    ),
+    (
+        "alibi_per_batch",
+        (2, 4, 200, 333, 64),
+        lambda b, h, dev: {"alibi_slopes": torch.rand(b, h, device=dev)},
+    ),
+]

@@ -26,6 +26,7 @@ from tiledattn.errors import (
 )
 from tiledattn.flex import flex_attention
 from tiledattn.registry import available_kernels
+from tiledattn.variants import attention
 from tiledattn.varlen import varlen_attention
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "TiledAttnError",
     "UnsupportedInputError",
     "__version__",
+    "attention",
     "available_kernels",
     "bundle_info",
     "compile",

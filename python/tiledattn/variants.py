@@ -1,0 +1,198 @@
+"""FlashAttention's attention variants as one call: causal (bottom-right
+aligned, as FlashAttention and KV caches have it), a sliding window of
+(left, right) keys, a softcap and ALiBi, on [B, H, S, D] tensors.
+
+Each is a FlexAttention callable run by tiledattn.flex_attention (no kernel
+of its own): softcap and ALiBi a score_mod (ALiBi reading its slopes
+tensor), causal and the window a mask_mod in a BlockMask, whose block map
+lets the kernel skip the blocks outside the window and mask only those
+that straddle its edges. Top-left causal with no window is the causal
+kernel. The BlockMask and the callables are kept per distinct arguments,
+so a model's layers trace and compile once.
+"""
+
+import functools
+import math
+import weakref
+
+import torch
+
+from tiledattn.errors import InvalidInputError
+
+_OP = "tiledattn.attention"
+
+
+def _causal(b, h, q_idx, kv_idx):
+    """Top-left causal: flex_attention runs it as the causal kernel."""
+    return q_idx >= kv_idx
+
+
+@functools.lru_cache(maxsize=32)
+def _mask_mod(offset: int, left: int, right: int, causal: bool):
+    """keep(q, kv): kv - (q + offset) in [-left, right] (-1: unbounded),
+    and kv <= q + offset when causal; offset = Sk - Sq (bottom-right)."""
+    upper = 0 if causal else right
+
+    def window_mask(b, h, q_idx, kv_idx):
+        diagonal = q_idx + offset
+        if upper < 0:
+            return kv_idx >= diagonal - left
+        if left < 0:
+            return kv_idx <= diagonal + upper
+        return (kv_idx <= diagonal + upper) & (kv_idx >= diagonal - left)
+
+    return window_mask
+
+
+@functools.lru_cache(maxsize=32)
+def _block_mask(offset, left, right, causal, length_q, length_k, device):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    if causal and offset == 0 and left < 0:
+        mask_mod = _causal  # top-left is bottom-right here
+    else:
+        mask_mod = _mask_mod(offset, left, right, causal)
+    return create_block_mask(mask_mod, None, None, length_q, length_k, device=device)
+
+
+def _score_mod(softcap: float, slopes, offset: int, causal: bool):
+    """softcap * tanh(s / softcap), then ALiBi's -slope * |q + offset - kv|
+    (FlashAttention's order and sign), or None."""
+    if not softcap and slopes is None:
+        return None
+    per_batch = slopes is not None and slopes.dim() == 2
+
+    def softcap_alibi(score, b, h, q_idx, kv_idx):
+        if softcap:
+            score = softcap * torch.tanh(score / softcap)
+        if slopes is not None:
+            slope = slopes[b, h] if per_batch else slopes[h]
+            distance = q_idx + offset - kv_idx
+            if not causal:
+                distance = torch.where(distance < 0, -distance, distance)
+            score = score - slope * distance
+        return score
+
+    return softcap_alibi
+
+
+def _cached_score_mod(softcap, slopes, offset, causal):
+    """_score_mod, one callable per (arguments, slopes tensor) while the
+    tensor lives unchanged: flex_attention keeps traces per callable."""
+    if slopes is None:
+        return _score_mod_plain(softcap, offset, causal)
+    key = (softcap, offset, causal, slopes._version)
+    held = _score_mods.get(id(slopes))
+    if held is not None and held[0]() is slopes and held[1] == key:
+        return held[2]
+    fn = _score_mod(softcap, slopes, offset, causal)
+    if len(_score_mods) >= 32:
+        del _score_mods[next(iter(_score_mods))]
+    _score_mods[id(slopes)] = (weakref.ref(slopes), key, fn)
+    return fn
+
+
+@functools.lru_cache(maxsize=32)
+def _score_mod_plain(softcap, offset, causal):
+    return _score_mod(softcap, None, offset, causal)
+
+
+# The score_mods that read ALiBi slopes, by the slopes tensor's id: (a weak
+# reference to it, the arguments and its version, the callable).
+_score_mods: dict = {}
+
+
+def _callables(query, key, causal, window_size, softcap, alibi_slopes):
+    """(score_mod, BlockMask) of the variant, both kept per arguments."""
+    left, right = window_size
+    length_q, length_k = query.shape[2], key.shape[2]
+    offset = length_k - length_q
+    block_mask = None
+    if causal or left >= 0 or right >= 0:
+        block_mask = _block_mask(offset, left, right, causal, length_q, length_k, query.device)
+    return _cached_score_mod(float(softcap), alibi_slopes, offset, causal), block_mask
+
+
+def kernel_text(query, key, value, **variant) -> "str | None":
+    """The schedule attention() runs for these inputs and variant (None:
+    the shipped kernels), for compiling ahead (scripts/flex_cache.py)."""
+    from tiledattn.flex import flex_kernel
+
+    args = {"causal": False, "window_size": (-1, -1), "softcap": 0.0, "alibi_slopes": None}
+    args.update(variant)
+    score_mod, block_mask = _callables(query, key, *args.values())
+    return flex_kernel(query, key, value, score_mod, block_mask).text
+
+
+def attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    *,
+    causal: bool = False,
+    window_size: "tuple[int, int]" = (-1, -1),
+    softcap: float = 0.0,
+    alibi_slopes: "torch.Tensor | None" = None,
+    scale: "float | None" = None,
+    enable_gqa: bool = False,
+    return_lse: bool = False,
+    cache=None,
+):
+    """Attention with FlashAttention's variants on [B, H, S, D] tensors
+    (flash_attn_func's arguments, torch's layout): `causal` bottom-right
+    aligned (query i sees keys up to i + Sk - Sq), `window_size` (left,
+    right) keys around that diagonal (-1: unbounded), `softcap` (> 0: the
+    scaled scores become softcap * tanh(s / softcap)), `alibi_slopes` (H,)
+    or (B, H) float32 (a bias of -slope * |i + Sk - Sq - j|). Returns the
+    output, and with return_lse its log-sum-exp [B, H, Sq] (float32).
+    """
+    from tiledattn.flex import flex_attention
+
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise InvalidInputError(
+                f"{_OP}: expected '{name}' to be a 4-D tensor [B, H, S, D] but got "
+                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}"
+            )
+    if (
+        not isinstance(window_size, (tuple, list))
+        or len(window_size) != 2
+        or not all(isinstance(w, int) and w >= -1 for w in window_size)
+    ):
+        raise InvalidInputError(
+            f"{_OP}: expected 'window_size' to be (left, right), integers >= -1 "
+            f"(-1: unbounded), but got {window_size!r}"
+        )
+    if not (isinstance(softcap, (int, float)) and softcap >= 0 and math.isfinite(softcap)):
+        raise InvalidInputError(
+            f"{_OP}: expected 'softcap' to be a finite float >= 0 (0: none) but got {softcap!r}"
+        )
+    batch, heads = query.shape[:2]
+    if alibi_slopes is not None:
+        shapes = ((heads,), (batch, heads))
+        if (
+            not isinstance(alibi_slopes, torch.Tensor)
+            or alibi_slopes.dtype != torch.float32
+            or tuple(alibi_slopes.shape) not in shapes
+        ):
+            raise InvalidInputError(
+                f"{_OP}: expected 'alibi_slopes' to be a float32 tensor of shape "
+                f"({heads},) or ({batch}, {heads}) but got "
+                + (
+                    f"{alibi_slopes.dtype} of shape {tuple(alibi_slopes.shape)}"
+                    if isinstance(alibi_slopes, torch.Tensor)
+                    else type(alibi_slopes).__name__
+                )
+            )
+    score_mod, block_mask = _callables(query, key, causal, window_size, softcap, alibi_slopes)
+    return flex_attention(
+        query,
+        key,
+        value,
+        score_mod=score_mod,
+        block_mask=block_mask,
+        scale=scale,
+        enable_gqa=enable_gqa,
+        return_lse=return_lse,
+        cache=cache,
+    )
