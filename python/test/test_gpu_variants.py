@@ -49,7 +49,9 @@ def test_variants_match_float64(case):
     )
     scale = 1 / math.sqrt(d)
     ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=flash_score(sq, sk, **variant))
-    out, lse = tiledattn.attention(q, k, v, scale=scale, return_lse=True, cache=CACHE, **variant)
+    out, lse = tiledattn.variant_attention(
+        q, k, v, scale=scale, return_lse=True, cache=CACHE, **variant
+    )
     check_out(out, ref, low, f"attention {name}", dtype=torch.bfloat16)
     seen = torch.isfinite(ref_lse)
     check_lse(lse[seen], ref_lse[seen], f"attention {name}")

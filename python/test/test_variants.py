@@ -92,7 +92,7 @@ def test_each_variant_gets_its_kernel():
 def test_bad_arguments_are_named(kwargs, message):
     q = torch.empty(2, 4, 64, 64, dtype=torch.bfloat16)
     with pytest.raises(InvalidInputError, match=message):
-        tiledattn.attention(q, q, q, **kwargs)
+        tiledattn.variant_attention(q, q, q, **kwargs)
 
 
 @needs_compiler
@@ -104,4 +104,4 @@ def test_the_whole_call_runs_up_to_the_launch(case):
     q = torch.randn(b, h, sq, d, dtype=torch.bfloat16)
     k = torch.randn(b, h, sk, d, dtype=torch.bfloat16)
     with pytest.raises(UnsupportedInputError, match=r"to be CUDA tensors"):
-        tiledattn.attention(q, k, k, **variant(b, h, "cpu"))
+        tiledattn.variant_attention(q, k, k, **variant(b, h, "cpu"))

@@ -26,7 +26,7 @@ from tiledattn.errors import (
 )
 from tiledattn.flex import flex_attention
 from tiledattn.registry import available_kernels
-from tiledattn.variants import attention
+from tiledattn.variants import variant_attention
 from tiledattn.varlen import varlen_attention
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "TiledAttnError",
     "UnsupportedInputError",
     "__version__",
-    "attention",
     "available_kernels",
     "bundle_info",
     "compile",
@@ -46,5 +45,6 @@ __all__ = [
     "load_runtime",
     "registry",
     "scaled_dot_product_attention",
+    "variant_attention",
     "varlen_attention",
 ]

@@ -19,7 +19,7 @@ import torch
 
 from tiledattn.errors import InvalidInputError
 
-_OP = "tiledattn.attention"
+_OP = "tiledattn.variant_attention"
 
 
 def _causal(b, h, q_idx, kv_idx):
@@ -114,7 +114,7 @@ def _callables(query, key, causal, window_size, softcap, alibi_slopes):
 
 
 def kernel_text(query, key, value, **variant) -> "str | None":
-    """The schedule attention() runs for these inputs and variant (None:
+    """The schedule variant_attention() runs for these inputs and variant (None:
     the shipped kernels), for compiling ahead (scripts/flex_cache.py)."""
     from tiledattn.flex import flex_kernel
 
@@ -124,7 +124,7 @@ def kernel_text(query, key, value, **variant) -> "str | None":
     return flex_kernel(query, key, value, score_mod, block_mask).text
 
 
-def attention(
+def variant_attention(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
