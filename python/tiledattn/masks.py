@@ -18,10 +18,10 @@ entirely are skipped.
 """
 
 import functools
-import weakref
 
 import torch
 
+from tiledattn._tensor_cache import kept_while_unchanged
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
 
 _OP = "tiledattn.scaled_dot_product_attention"
@@ -147,14 +147,23 @@ def block_map(mask: torch.Tensor, scores_shape: tuple, block_m: int, block_n: in
     _, _, length_q, length_k = scores_shape
     keep = mask if mask.dtype == torch.bool else mask != float("-inf")
     unchanged = mask if mask.dtype == torch.bool else mask == 0
-    # Rows past L are never stored: they neither keep a block nor spoil a
-    # full one.
+    state = block_states(keep, unchanged, block_m, block_n)
+    return map_from_blocks(state, length_q, length_k, block_m, block_n)
+
+
+def block_states(
+    keep: torch.Tensor, unchanged: torch.Tensor, block_m: int, block_n: int
+) -> torch.Tensor:
+    """Per block of `block_m` query rows (dimension 2) by `block_n` keys
+    (dimension 3): 2 where the mask leaves every score `unchanged` (full),
+    1 where it `keep`s some (partial), 0 where none (skipped). Rows past the
+    queries' end are never stored: they neither keep a block nor spoil a
+    full one; keys past the end do not keep one."""
     any_kept = _blocks_along(keep, 2, block_m, False, torch.any)
     all_unchanged = _blocks_along(unchanged, 2, block_m, True, torch.all)
     any_kept = _blocks_along(any_kept, 3, block_n, False, torch.any)
     all_unchanged = _blocks_along(all_unchanged, 3, block_n, False, torch.all)
-    state = torch.where(all_unchanged, 2, any_kept.to(torch.int64))
-    return map_from_blocks(state, length_q, length_k, block_m, block_n)
+    return torch.where(all_unchanged, 2, any_kept.to(torch.int64))
 
 
 def map_from_blocks(
@@ -176,10 +185,7 @@ def map_from_blocks(
     return torch.cat([full, listed, order], -1).to(torch.int32).contiguous()
 
 
-# The block maps of the masks seen last, by id: (a weak reference to the
-# mask, its version, the map's parameters, the map). A mask changed in place
-# has a new version; a freed one's reference is dead, so an id reused by
-# another tensor never finds its map.
+# The block maps of the masks seen last (_tensor_cache).
 _block_maps: dict = {}
 
 
@@ -189,23 +195,9 @@ def cached_block_map(
     """block_map of `mask` (the compacted `attn_mask`), computed once per
     `attn_mask` as long as it lives unchanged."""
     params = (tuple(scores_shape), blocks, mask.shape, mask.dtype)
-    held = _block_maps.get(id(attn_mask))
-    if (
-        held is not None
-        and held[0]() is attn_mask
-        and held[1] == attn_mask._version
-        and held[2] == params
-    ):
-        return held[3]
-    result = block_map(mask, scores_shape, *blocks)
-    if len(_block_maps) >= 16:  # a few masks per model; drop the oldest
-        del _block_maps[next(iter(_block_maps))]
-    try:
-        ref = weakref.ref(attn_mask)
-    except TypeError:  # a tensor subclass without weak references: no cache
-        return result
-    _block_maps[id(attn_mask)] = (ref, attn_mask._version, params, result)
-    return result
+    return kept_while_unchanged(
+        _block_maps, (attn_mask,), params, lambda: block_map(mask, scores_shape, *blocks)
+    )
 
 
 @functools.lru_cache(maxsize=256)

@@ -13,10 +13,10 @@ so a model's layers trace and compile once.
 
 import functools
 import math
-import weakref
 
 import torch
 
+from tiledattn._tensor_cache import kept_while_unchanged
 from tiledattn.errors import InvalidInputError
 
 _OP = "tiledattn.variant_attention"
@@ -81,15 +81,13 @@ def _cached_score_mod(softcap, slopes, offset, causal):
     tensor lives unchanged: flex_attention keeps traces per callable."""
     if slopes is None:
         return _score_mod_plain(softcap, offset, causal)
-    key = (softcap, offset, causal, slopes._version)
-    held = _score_mods.get(id(slopes))
-    if held is not None and held[0]() is slopes and held[1] == key:
-        return held[2]
-    fn = _score_mod(softcap, slopes, offset, causal)
-    if len(_score_mods) >= 32:
-        del _score_mods[next(iter(_score_mods))]
-    _score_mods[id(slopes)] = (weakref.ref(slopes), key, fn)
-    return fn
+    return kept_while_unchanged(
+        _score_mods,
+        (slopes,),
+        (softcap, offset, causal),
+        lambda: _score_mod(softcap, slopes, offset, causal),
+        limit=32,
+    )
 
 
 @functools.lru_cache(maxsize=32)
@@ -97,8 +95,7 @@ def _score_mod_plain(softcap, offset, causal):
     return _score_mod(softcap, None, offset, causal)
 
 
-# The score_mods that read ALiBi slopes, by the slopes tensor's id: (a weak
-# reference to it, the arguments and its version, the callable).
+# The score_mods that read ALiBi slopes (_tensor_cache).
 _score_mods: dict = {}
 
 

@@ -14,10 +14,10 @@ kept per cu_seqlens pair while those tensors live unchanged.
 """
 
 import functools
-import weakref
 
 import torch
 
+from tiledattn._tensor_cache import kept_while_unchanged
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
 
 _OP = "tiledattn.varlen_attention"
@@ -79,7 +79,7 @@ def _mask_mod(ids_q, ids_k, pos_q, pos_k):
 def block_map(tensors, total_q: int, total_k: int, block_m: int, block_n: int) -> torch.Tensor:
     """The block map (masks.block_map) of the packed mask, built in chunks of
     query rows so that at most 8 query blocks' rows by every key are held."""
-    from tiledattn.masks import _blocks_along, map_from_blocks
+    from tiledattn.masks import block_states, map_from_blocks
 
     ids_q, ids_k, pos_q, pos_k = tensors
     states = []
@@ -87,14 +87,8 @@ def block_map(tensors, total_q: int, total_k: int, block_m: int, block_n: int) -
     for start in range(0, total_q, step):
         rows = slice(start, min(total_q, start + step))
         keep = (ids_q[rows, None] == ids_k[None, :]) & (pos_q[rows, None] >= pos_k[None, :])
-        keep = keep[None, None]
-        any_kept = _blocks_along(
-            _blocks_along(keep, 2, block_m, False, torch.any), 3, block_n, False, torch.any
-        )
-        all_kept = _blocks_along(
-            _blocks_along(keep, 2, block_m, True, torch.all), 3, block_n, False, torch.all
-        )
-        states.append(torch.where(all_kept, 2, any_kept.to(torch.int64)))
+        keep = keep[None, None]  # a kept pair is left unchanged: no bias
+        states.append(block_states(keep, keep, block_m, block_n))
     return map_from_blocks(torch.cat(states, 2), total_q, total_k, block_m, block_n)
 
 
@@ -111,26 +105,10 @@ def _kernel_text(dtype, head_dim, head_dim_v) -> "tuple[str, tuple[int, ...]]":
     return text, order
 
 
-def _cached(cu_q, cu_k, causal, blocks, build):
-    """`build()`, kept per (cu_seqlens_q, cu_seqlens_k, causal, blocks) while
-    both tensors live unchanged (weak references and versions, as
-    masks.cached_block_map)."""
-    key = (id(cu_q), id(cu_k), causal, blocks)
-    held = _maps.get(key)
-    versions = (cu_q._version, cu_k._version)
-    if held is not None and held[0]() is cu_q and held[1]() is cu_k and held[2] == versions:
-        return held[3]
-    value = build()
-    if len(_maps) >= 16:
-        del _maps[next(iter(_maps))]
-    try:
-        _maps[key] = (weakref.ref(cu_q), weakref.ref(cu_k), versions, value)
-    except TypeError:
-        pass
-    return value
-
-
+# The positions and block maps of the cu_seqlens pairs seen last, and the
+# int32 offsets of nested tensors (_tensor_cache).
 _maps: dict = {}
+_offsets_int32: dict = {}
 
 
 def varlen_attention(
@@ -192,7 +170,9 @@ def varlen_attention(
         tensors = positions(cu_seqlens_q, cu_seqlens_k, total_q, total_k, causal)
         return tensors, block_map(tensors, total_q, total_k, *blocks)
 
-    tensors, bmap = _cached(cu_seqlens_q, cu_seqlens_k, causal, blocks, build)
+    tensors, bmap = kept_while_unchanged(
+        _maps, (cu_seqlens_q, cu_seqlens_k), (causal, blocks), build
+    )
     captures = _kernel_captures([tensors[i] for i in order], query)
     entry = kernel_entry(text, cache=cache)
     # (tokens, heads, dim) as one batch of (heads, tokens, dim): a view.
@@ -210,17 +190,7 @@ def _offsets(t: torch.Tensor) -> torch.Tensor:
     """The int32 cu_seqlens of a nested jagged tensor, one per offsets tensor
     (so that varlen's map, kept per cu_seqlens, is found again)."""
     offsets = t.offsets()
-    held = _offsets_int32.get(id(offsets))
-    if held is not None and held[0]() is offsets and held[1] == offsets._version:
-        return held[2]
-    result = offsets.to(torch.int32)
-    if len(_offsets_int32) >= 16:
-        del _offsets_int32[next(iter(_offsets_int32))]
-    _offsets_int32[id(offsets)] = (weakref.ref(offsets), offsets._version, result)
-    return result
-
-
-_offsets_int32: dict = {}
+    return kept_while_unchanged(_offsets_int32, (offsets,), None, lambda: offsets.to(torch.int32))
 
 
 def nested_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
