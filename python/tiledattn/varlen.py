@@ -145,6 +145,12 @@ def varlen_attention(
                 f"{_OP}: expected '{name}' of shape (total tokens, heads, head dim) but got "
                 f"shape {tuple(t.shape)}"
             )
+    for name, t in (("key", key), ("value", value)):
+        if t.device != query.device:
+            raise InvalidInputError(
+                f"{_OP}: expected '{name}' on {query.device} (the device of 'query') but "
+                f"got {t.device}"
+            )
     if key.shape[0] != value.shape[0]:
         raise InvalidInputError(
             f"{_OP}: expected 'key' and 'value' to have as many tokens but got "
@@ -162,6 +168,13 @@ def varlen_attention(
         raise UnsupportedInputError(
             f"{_OP}: expected tokens in 'query' and 'key' but got {total_q} and {total_k}",
             "varlen empty",
+        )
+    # Before anything is built or compiled: CPU tensors never reach a kernel.
+    if query.device.type not in ("cuda", "meta"):
+        raise UnsupportedInputError(
+            f"{_OP}: expected 'query', 'key' and 'value' to be CUDA tensors but got "
+            f"tensors on {query.device}",
+            "device",
         )
     blocks = schedule_blocks(query.shape[-1], value.shape[-1])
     text, order = _kernel_text(query.dtype, query.shape[-1], value.shape[-1])
@@ -198,6 +211,8 @@ def nested_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, 
     (torch's variable-length input): varlen_attention on their values, the
     result nested as the query. Raises UnsupportedInputError for what it
     cannot run (so that fallback=True gives torch's SDPA)."""
+    from tiledattn.compiler import CompileError
+
     op = "tiledattn.scaled_dot_product_attention"
     names = ("query", "key", "value")
     for name, t in zip(names, (query, key, value)):
@@ -237,6 +252,14 @@ def nested_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, 
             "nested causal lengths",
         )
     values = [t.transpose(1, 2).values() for t in (query, key, value)]
-    out = varlen_attention(*values, cu_q, cu_k, causal=is_causal, scale=scale)
+    try:
+        out = varlen_attention(*values, cu_q, cu_k, causal=is_causal, scale=scale)
+    except CompileError as error:
+        # No compiler here and no cached kernel: fallback=True gives torch's.
+        raise UnsupportedInputError(
+            f"{op}: nested jagged inputs run on the varlen kernel, which failed to "
+            f"compile: {error}",
+            "nested compile",
+        ) from None
     nested = torch.nested.nested_tensor_from_jagged(out, offsets=query.offsets())
     return nested.transpose(1, 2)
