@@ -29,20 +29,24 @@ _OP = "tiledattn.flex_attention"
 _ARGS = ("score", "b", "h", "q_idx", "kv_idx")
 
 # Schedules of the tile program (schedules/tile_ir) by head dim: producer =
-# tma with overlap_softmax, the one refinement the program writes so far.
+# tma with overlap_softmax, O stored by TMA and the epilogue's sums under the
+# last P.V (tma_store, overlap_epilogue: +1-32% on the harness's masks and
+# softcap at D = 128, never slower; persistent kernels won on some masks and
+# lost up to 35% on causal ones; scripts/flex_schedule_ab.py, perf-notes).
 _SCHEDULES = {
     # Two consumers of 64 rows at every head dim: the shipped D = 64 tiles
     # (three consumers of 160 registers) and D = 256 tiles (block_n = 80)
     # spilled on some score_mods (softcap, ALiBi) once the softmax overlaps.
     64: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
     "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
-    "overlap_softmax = true",
+    "overlap_softmax = true, tma_store = true, overlap_epilogue = true",
     128: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
     "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
-    "overlap_softmax = true",
+    "overlap_softmax = true, tma_store = true, overlap_epilogue = true",
     192: "block_m = 128, block_n = 112, num_stages = 2, warps = 12, mma = wgmma, "
     "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
-    "overlap_softmax = true",
+    "overlap_softmax = true, tma_store = true, overlap_epilogue = true",
+    # D = 256 without them: with tma_store alone some kernels spill 8-16 bytes.
     256: "block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, "
     "producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, "
     "overlap_softmax = true",
