@@ -3,7 +3,8 @@
 # (key padding, causal sliding window 1024, causal 4 documents, causal
 # softcap 30) at bf16, head dim 128, 16 heads, B x S = 16k, S = 4k and 16k,
 # against FlexAttention (compiled), cuDNN and the efficient backend in the
-# same run. The kernels come from
+# same run, and FlashAttention-4 where scripts/device-fa4.sh installed it.
+# The kernels come from
 # the build's flex cache (the GPU machine has no compiler).
 #   there: TILEDATTN_GIT_COMMIT=<hash> OUT=<dir> scripts/device-variants.sh
 #          (carry build/kernels, build/kernels-tile-ir, build/runtime)
@@ -15,7 +16,10 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=python
 export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
 export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
 export TILEDATTN_CACHE_DIR=${TILEDATTN_CACHE_DIR:-$PWD/build/kernels-tile-ir/flex-cache}
+[ -d /root/fa4site ] && PYTHONPATH=$PYTHONPATH:/root/fa4site
 backends="tiledattn flex cudnn efficient"
+python3 -c "import flash_attn.cute.interface" 2>/dev/null && backends="$backends fa4"
+echo "backends: $backends"
 status=0
 run() { # name, harness arguments...
   local name=$1

@@ -735,3 +735,97 @@ def test_mask_cases_are_not_causal_and_refused_where_no_mask_is_taken():
     for backend in (Sdpa("flash", "FLASH_ATTENTION"), Schedule("x.mlir")):
         with pytest.raises(Unsupported, match="takes no mask"):
             backend.prepare(case, q, q, q)
+
+
+def _flash_attention_semantics():
+    """A float64 stand-in for flash_attn.cute.interface with FlashAttention's
+    documented semantics (bottom-right causal, window_size, softcap, varlen
+    by cu_seqlens), written from its docs, not from the harness's masks."""
+
+    def one(q, k, v, causal, softcap, window):  # (S, H, D) of one sequence
+        sq, sk = q.shape[0], k.shape[0]
+        scores = torch.einsum("qhd,khd->hqk", q, k) / math.sqrt(q.shape[-1])
+        if softcap:
+            scores = softcap * torch.tanh(scores / softcap)
+        i = torch.arange(sq)[:, None] + sk - sq
+        j = torch.arange(sk)[None, :]
+        left, right = window
+        right = 0 if causal else right
+        keep = torch.ones(sq, sk, dtype=torch.bool)
+        if right is not None:
+            keep &= j <= i + right
+        if left is not None:
+            keep &= j >= i - left
+        probs = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
+        return torch.einsum("hqk,khd->qhd", probs, v)
+
+    def flash_attn_func(q, k, v, causal=False, softcap=0.0, window_size=(None, None)):
+        out = torch.stack([one(*t, causal, softcap, window_size) for t in zip(q, k, v)])
+        return out, None
+
+    def flash_attn_varlen_func(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal=False, softcap=0.0
+    ):
+        cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+        parts = [
+            one(q[a:b], k[c:d], v[c:d], causal, softcap, (None, None))
+            for a, b, c, d in zip(cq, cq[1:], ck, ck[1:])
+        ]
+        return torch.cat(parts), None
+
+    interface = types.SimpleNamespace(
+        flash_attn_func=flash_attn_func, flash_attn_varlen_func=flash_attn_varlen_func
+    )
+    return types.SimpleNamespace(interface=interface)
+
+
+@pytest.mark.parametrize(
+    "causal, score_mod, mask",
+    [
+        (False, "none", "none"),
+        (True, "none", "none"),
+        (True, "softcap30", "none"),
+        (False, "none", "window1024"),
+        (False, "none", "key_padding"),
+        (False, "none", "documents4"),
+    ],
+)
+def test_fa4_backend_maps_each_case_to_flash_attentions_arguments(
+    monkeypatch, causal, score_mod, mask
+):
+    # FA4 runs the harness's cases through its own arguments (causal,
+    # softcap, window_size, varlen); with FlashAttention's semantics those
+    # must compute the harness's float64 reference.
+    from tiledattn.bench.backends import Case, make_backends
+    from tiledattn.bench.measure import attention_chunked
+
+    cute = _flash_attention_semantics()
+    monkeypatch.setitem(sys.modules, "flash_attn", types.SimpleNamespace(cute=cute))
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", cute)
+    seqlen = 1280 if mask == "window1024" else 256
+    case = Case("bf16", 16, causal, seqlen, seqlen, 2, 2, score_mod, mask)
+    (fa4,) = make_backends(["fa4"])
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 2, seqlen, 16, dtype=torch.float64) for _ in range(3))
+    got = fa4.prepare(case, q, k, v).fn()
+    modded = case.masked_score_mod("cpu")
+    want = attention_chunked(
+        q, k, v, causal, 0.25, torch.float64, torch.float64, torch.float64, modded
+    )
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_fa4_backend_is_unsupported_where_not_installed_or_not_expressible(monkeypatch):
+    from tiledattn.bench.backends import Case, Unsupported, make_backends
+
+    (fa4,) = make_backends(["fa4"])
+    q = torch.empty(1, 2, 64, 16)
+    monkeypatch.setitem(sys.modules, "flash_attn", None)
+    with pytest.raises(Unsupported, match="FlashAttention-4"):
+        fa4.prepare(Case("bf16", 16, False, 64, 64, 1, 2), q, q, q)
+    cute = _flash_attention_semantics()
+    monkeypatch.setitem(sys.modules, "flash_attn", types.SimpleNamespace(cute=cute))
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", cute)
+    with pytest.raises(Unsupported, match="cannot apply score_mod alibi"):
+        fa4.prepare(Case("bf16", 16, False, 64, 64, 1, 2, "alibi"), q, q, q)

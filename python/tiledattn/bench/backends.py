@@ -26,7 +26,7 @@ SDPA_FORCED = {
     "cudnn": "CUDNN_ATTENTION",
     "math": "MATH",
 }
-ALL_BACKENDS = ("tiledattn", "sdpa_auto", *SDPA_FORCED, "eager", "flex")
+ALL_BACKENDS = ("tiledattn", "sdpa_auto", *SDPA_FORCED, "eager", "flex", "fa4")
 # Unfused backends: O(S^2) memory and ~20-60 TFLOP/s, so they get fewer runs
 # and are skipped beyond --slow-max-seqlen to keep the sweep's budget.
 SLOW_BACKENDS = ("math", "eager")
@@ -442,6 +442,12 @@ class Flex(Backend):
         return Prepared(fn, info)
 
 
+def _fa4():
+    from tiledattn.bench.fa4 import FA4  # bench.fa4 imports this module
+
+    return FA4()
+
+
 def make_backends(names, schedules=()):
     """Backend objects for --backends names (in ALL_BACKENDS order) plus schedules."""
     factories = {
@@ -449,6 +455,7 @@ def make_backends(names, schedules=()):
         "sdpa_auto": lambda: Sdpa("sdpa_auto"),
         "eager": Eager,
         "flex": Flex,
+        "fa4": _fa4,
     }
     for name, forced in SDPA_FORCED.items():
         factories[name] = lambda name=name, forced=forced: Sdpa(name, forced)
