@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs FlashAttention-4 (flash_attn.cute) on the GPU machine, which has
 # no network, from wheels carried over several calls (a carry holds 64 MiB;
-# the CUDA DSL's wheel alone is 92 MB, so it travels in byte-split parts):
-#   here:  scripts/device-fa4.sh split   (wheels into .fa4a/, .fa4b/, .fa4c/;
-#          each ignored by git, each one call's carry)
-#   there: call 1 carries .fa4a, call 2 .fa4b, each running
+# with the tracked tree, about 20 MB; the CUDA DSL's wheel alone is 92 MB, so
+# it travels in three byte-split parts):
+#   here:  scripts/device-fa4.sh split   (wheels into .fa4a/, .fa4b/, .fa4c/,
+#          .fa4d/; each ignored by git, each one call's carry)
+#   there: calls 1-3 carry .fa4a, .fa4b, .fa4c, each running
 #            scripts/device-fa4.sh keep <dir>    (copies the parts to /root/fa4)
-#          call 3 carries .fa4c and runs
+#          call 4 carries .fa4d and runs
 #            scripts/device-fa4.sh install       (joins, installs to /root/fa4lib)
 #          then PYTHONPATH=python:/root/fa4site finds flash_attn.cute (the DSL
 #          sets its paths in a .pth file: a sitecustomize adds the folder with
@@ -25,23 +26,21 @@ split)
     "nvidia-cutlass-dsl==4.8.1" "nvidia-cutlass-dsl-libs-base==4.8.1" \
     "nvidia-cutlass-dsl-libs-core==4.8.1" "nvidia-cutlass-dsl-libs-cu12==4.8.1" \
     "quack-kernels==0.6.5" "apache-tvm-ffi==0.1.15.post2" "torch-c-dlpack-ext==0.1.5"
-  rm -rf .fa4a .fa4b .fa4c && mkdir .fa4a .fa4b .fa4c
-  half=$(($(stat -c %s "$dir/$big") / 2))
-  head -c "$half" "$dir/$big" >.fa4a/part1
-  tail -c +$((half + 1)) "$dir/$big" >.fa4b/part2
-  rm "$dir/$big" && mv "$dir"/*.whl .fa4c/ && rmdir "$dir"
-  for d in .fa4a .fa4b .fa4c; do
+  rm -rf .fa4a .fa4b .fa4c .fa4d && mkdir .fa4a .fa4b .fa4c .fa4d
+  (cd .fa4a && split -n 3 -d -a 1 "$dir/$big" part && mv part1 ../.fa4b/ && mv part2 ../.fa4c/)
+  rm "$dir/$big" && mv "$dir"/*.whl .fa4d/ && rmdir "$dir"
+  for d in .fa4a .fa4b .fa4c .fa4d; do
     grep -qx "/$d/" .git/info/exclude 2>/dev/null || echo "/$d/" >>.git/info/exclude
   done
-  du -sh .fa4a .fa4b .fa4c
+  du -sh .fa4a .fa4b .fa4c .fa4d
   ;;
 keep)
   mkdir -p /root/fa4 && cp "$2"/* /root/fa4/ && ls -l /root/fa4
   ;;
 install)
-  cat /root/fa4/part1 /root/fa4/part2 >"/root/fa4/$big"
+  cat /root/fa4/part0 /root/fa4/part1 /root/fa4/part2 >"/root/fa4/$big"
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --target /root/fa4lib .fa4c/*.whl "/root/fa4/$big"
+    --target /root/fa4lib .fa4d/*.whl "/root/fa4/$big"
   mkdir -p /root/fa4site
   echo "import site; site.addsitedir('/root/fa4lib')" >/root/fa4site/sitecustomize.py
   PYTHONPATH=/root/fa4site python3 -c "import flash_attn.cute.interface as i; print('flash_attn.cute', i.__file__)"
