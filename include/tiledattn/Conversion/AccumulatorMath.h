@@ -38,7 +38,8 @@ struct RowState {
 struct SoftmaxOptions {
   /// Skip the rescale of O when no row of the warp has a new maximum.
   bool conditionalRescale = false;
-  /// Exponents per block computed on the FMA pipe (unmasked blocks only).
+  /// Exponents per block computed on the FMA pipe (unmasked blocks only,
+  /// unless exp2OnFmaMasked).
   int64_t exp2OnFma = 0;
   /// Row sums come from an extra wgmma with P; the softmax skips them.
   bool rowSumMma = false;
@@ -46,6 +47,8 @@ struct SoftmaxOptions {
   /// ops' `online_softmax`) rather than of the raw scores s (the Hopper
   /// kernels'). The same values for scale > 0; one multiply fewer a row.
   bool scaledMaxima = false;
+  /// exp2OnFma in blocks that may hold -inf too (which then gives exactly 0).
+  bool exp2OnFmaMasked = false;
 };
 
 /// Which scores of a block the mask removes: keys at or past `seqK` and,
@@ -148,7 +151,9 @@ public:
   /// below 2^-126 rounds to 0 in bf16/f16 anyway.
   Value exp2(Value x);
   /// exp2_on_fma: 2^x for x <= 0 without MUFU (AccumulatorMath.cpp).
-  Value exp2OnFmaPipe(Value x);
+  Value exp2OnFmaPipe(Value x, bool exactZero = false);
+  /// Sets exp2_on_fma for the softmaxes emitted next (a tile op's own).
+  void setExp2OnFma(int64_t n) { options.exp2OnFma = n; }
   Value log2(Value x);
 
 private:

@@ -52,8 +52,9 @@ Value AccumulatorMath::log2(Value x) {
 /// for smaller values, in unmasked blocks only), t = x + 1.5 * 2^23 rounds
 /// it to an integer r in t's low bits, 2^(x - r) (x - r in [-0.5, 0.5]) is
 /// a degree-3 polynomial (relative error 7.5e-5), and r goes into its
-/// exponent by an integer add of t's bits shifted by 23.
-Value AccumulatorMath::exp2OnFmaPipe(Value x) {
+/// exponent by an integer add of t's bits shifted by 23. `exactZero`: x
+/// below -126 (-inf: a masked score) gives 0, as MUFU's 2^x does.
+Value AccumulatorMath::exp2OnFmaPipe(Value x, bool exactZero) {
   Value magic = f32(12582912.0f);
   Value clamped = fmax(x, f32(-126.0f));
   Value shifted = fadd(clamped, magic);
@@ -67,7 +68,12 @@ Value AccumulatorMath::exp2OnFmaPipe(Value x) {
       b, loc, arith::BitcastOp::create(b, loc, i32Type, p),
       arith::ShLIOp::create(
           b, loc, arith::BitcastOp::create(b, loc, i32Type, shifted), i32(23)));
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  Value result = arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  if (!exactZero)
+    return result;
+  Value tiny =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, f32(-126.0f));
+  return arith::SelectOp::create(b, loc, tiny, f32(0.0f), result);
 }
 
 void AccumulatorMath::chooseIf(Value cond, Regs &values,
@@ -226,11 +232,12 @@ void AccumulatorMath::softmax(Regs &scores, RowState &st, const BlockMask *mask,
   // P = exp2(S * scale * log2(e) - max * scale * log2(e)): one FMA and one
   // MUFU op per score (exp2_on_fma: some on the FMA pipe, spread evenly).
   // Row sums stay per thread until the end.
-  int64_t n = scores.size(), onFma = guard ? 0 : options.exp2OnFma;
+  int64_t n = scores.size();
+  int64_t onFma = guard && !options.exp2OnFmaMasked ? 0 : options.exp2OnFma;
   for (int64_t i = 0; i < n; ++i) {
     Value x = fma(scores[i], scaleLog2, offset[(i % 4) / 2]);
     bool polynomial = (i + 1) * onFma / n > i * onFma / n;
-    scores[i] = polynomial ? exp2OnFmaPipe(x) : exp2(x);
+    scores[i] = polynomial ? exp2OnFmaPipe(x, guard) : exp2(x);
   }
   // row_sum_mma: the sums come with the P.V, rescaled with O.
   if (options.rowSumMma)

@@ -102,7 +102,8 @@ private:
   AccumulatorMath math{b, loc, scaleLog2,
                        SoftmaxOptions{/*conditionalRescale=*/false,
                                       /*exp2OnFma=*/0, /*rowSumMma=*/false,
-                                      /*scaledMaxima=*/true}};
+                                      /*scaledMaxima=*/true,
+                                      /*exp2OnFmaMasked=*/true}};
 
   /// The thread's registers of a lowered tile (an accumulator, a row
   /// vector, or an mma's A words).
@@ -186,6 +187,7 @@ private:
         failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
       return failure();
     scaleLog2 = math.fmul(op.getScale(), math.f32(1.4426950408889634));
+    math.setExp2OnFma(op.getExp2OnFma().value_or(0));
     Value rescale[2];
     math.softmax(*scores, st, /*mask=*/nullptr, rescale, Value(),
                  /*mayBeMasked=*/!op.getFinite());

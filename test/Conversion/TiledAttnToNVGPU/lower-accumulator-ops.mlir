@@ -175,6 +175,51 @@ module attributes {gpu.container_module} {
       "test.use"(%p16, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
+    // exp2_on_fma(8): 8 of the thread's 32 exponents (every fourth) by the
+    // polynomial on the FMA pipe (x rounded by adding 1.5 * 2^23, three FMAs,
+    // the integer part into the exponent), the rest by MUFU; outside finite
+    // blocks a score below -126 (-inf) gives exactly 0.
+    // CHECK-LABEL: gpu.func @online_softmax_exp2_on_fma
+    // The rows' two rescale factors, then exponents 0-2 by MUFU.
+    // CHECK-COUNT-5: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+    // CHECK: %[[X:.*]] = llvm.intr.fma
+    // CHECK-NEXT: %[[MAGIC:.*]] = arith.constant 0x4B400000 : f32
+    // CHECK-NEXT: %[[LOW:.*]] = arith.constant -1.260000e+02 : f32
+    // CHECK-NEXT: %[[C:.*]] = arith.maxnumf %[[X]], %[[LOW]] : f32
+    // CHECK-NEXT: %[[T:.*]] = arith.addf %[[C]], %[[MAGIC]] : f32
+    // CHECK-COUNT-3: llvm.intr.fma
+    // CHECK: %[[TBITS:.*]] = arith.bitcast %[[T]] : f32 to i32
+    // CHECK: arith.shli %[[TBITS]], %{{.*}} : i32
+    // CHECK: arith.addi
+    // CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[X]], %{{.*}} : f32
+    // CHECK: arith.select %[[TINY]], %{{.*}}, %{{.*}} : f32
+    // Exponents 4-6 by MUFU, then 7 by the polynomial again.
+    // CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+    // CHECK: arith.constant 0x4B400000 : f32
+    // CHECK: gpu.return
+    // The same finite: no select.
+    // CHECK-LABEL: gpu.func @online_softmax_exp2_on_fma_finite
+    // CHECK-COUNT-8: arith.shli
+    // CHECK-NOT: arith.cmpf olt
+    // CHECK: gpu.return
+    gpu.func @online_softmax_exp2_on_fma(%s: !acc, %m: !rows, %l: !rows, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %p, %m1, %l1, %alpha = tiledattn.online_softmax %st, %mt, %lt, %scale exp2_on_fma(8)
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
+      "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
+    gpu.func @online_softmax_exp2_on_fma_finite(%s: !acc, %m: !rows, %l: !rows, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %p, %m1, %l1, %alpha = tiledattn.online_softmax %st, %mt, %lt, %scale finite exp2_on_fma(8)
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
+      "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
     // finite: the new maximum goes straight to the exponents, no -inf guard.
     // CHECK-LABEL: gpu.func @online_softmax_finite
     // CHECK-SAME: (%{{[^:]*}}: !llvm.struct<{{[^>]*}}>, %[[M:[^:]*]]: !llvm.struct<(f32, f32)>,

@@ -619,6 +619,22 @@ func.func @online_softmax_f16_scores(%s: !tiledattn.tile<64x64xf16>, %m: !tileda
 
 // -----
 
+func.func @online_softmax_exp2_on_fma_zero(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.online_softmax' op expected exp2_on_fma in [1, 32] (a thread's scores per block) but got 0}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale exp2_on_fma(0) : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @online_softmax_exp2_on_fma_past_the_scores(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.online_softmax' op expected exp2_on_fma in [1, 32] (a thread's scores per block) but got 33}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale exp2_on_fma(33) : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xf16>
+  return
+}
+
+// -----
+
 func.func @online_softmax_row_max_rows(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<32xf32>, %scale: f32) {
   // expected-error @+1 {{expected row_max to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<32xf32>'}}
   %p:4 = tiledattn.online_softmax %s, %m, %m, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<32xf32> -> !tiledattn.tile<64x64xf16>

@@ -145,6 +145,31 @@ func.func @causal_f16_d64(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 
 // -----
 
+// exp2_on_fma in the schedule: every online_softmax of the program (the
+// unmasked and the masked loop's) computes that many exponentials a thread
+// on the FMA pipe.
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @exp2_on_fma
+// CHECK:   scf.for
+// CHECK:     tiledattn.online_softmax %{{.*}} finite exp2_on_fma(16)
+// CHECK:   scf.for
+// CHECK:     tiledattn.mask
+// CHECK:     tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}} exp2_on_fma(16)
+func.func @exp2_on_fma(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, exp2_on_fma = 16>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // A score_mod on the sdpa: after S's wait (before the mask), a
 // tiledattn.score_mod whose body scales the score and runs the sdpa's body
 // with the block's batch and head; the softmax then takes scale 1.

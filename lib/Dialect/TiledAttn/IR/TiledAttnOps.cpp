@@ -532,7 +532,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getOverlapEpilogue() && (!getTmaStore() || getDeferStore()),
        "overlap_epilogue");
   note(getPrefetchNextQ(), "prefetch_next_q");
-  note(getExp2OnFma() != 0, "exp2_on_fma");
   note(getQPerConsumer(), "q_per_consumer");
   note(getPrefetchNextKv(), "prefetch_next_kv");
   note(getRowSumMma(), "row_sum_mma");
@@ -871,7 +870,7 @@ void OnlineSoftmaxOp::build(OpBuilder &b, OperationState &state, Value scores,
   auto s = cast<TileType>(scores.getType());
   auto probs = TileType::get(b.getContext(), s.getShape(), probsElementType);
   build(b, state, probs, rowMax.getType(), rowSum.getType(), rowMax.getType(),
-        scores, rowMax, rowSum, scale, finite);
+        scores, rowMax, rowSum, scale, finite, /*exp2_on_fma=*/nullptr);
 }
 
 /// Checks that `t` is an M-row f32 vector tile; `what` names it.
@@ -902,6 +901,10 @@ LogicalResult OnlineSoftmaxOp::verify() {
     return emitOpError("expected probs to be !tiledattn.tile<")
            << shapeToString(s.getShape()) << "xf16>, bf16 or f32, but got "
            << p;
+  int64_t perThread = m * s.getNumCols() / (kWarpgroupRows * 2);
+  if (std::optional<uint64_t> n = getExp2OnFma(); n && (!*n || *n > perThread))
+    return emitOpError("expected exp2_on_fma in [1, ")
+           << perThread << "] (a thread's scores per block) but got " << *n;
   return success();
 }
 

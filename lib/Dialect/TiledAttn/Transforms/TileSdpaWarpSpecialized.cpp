@@ -571,10 +571,13 @@ private:
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
                           Value rowSum, bool unmasked,
                           Type probsType = Type()) {
-    return OnlineSoftmaxOp::create(
+    auto softmax = OnlineSoftmaxOp::create(
         b, loc, scores, rowMax, rowSum, c.softmaxScale,
         probsType ? probsType : elementType,
         unmasked && !hasScoreMod() && (!hasMaskMod() || blockMap()));
+    if (int64_t n = op.getSchedule().getExp2OnFma())
+      softmax.setExp2OnFma(n);
+    return softmax;
   }
 
   /// The loops over K/V blocks: those that need no mask first, then the
