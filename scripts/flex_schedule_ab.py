@@ -1,5 +1,5 @@
-"""A/B of flex_attention's head-dim-128 schedule against the shipped kernels'
-refinements, on issue 22's variants (key padding, causal sliding window
+"""A/B of flex_attention's head-dim-128 schedule against refinements of it,
+on issue 22's variants (key padding, causal sliding window
 1024, causal 4 documents, causal softcap 30), bf16, 16 heads, B x S = 16k.
 
     here (compiler): python3 scripts/flex_schedule_ab.py compile CACHE
@@ -29,18 +29,15 @@ from tiledattn.bench.masks import MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS  # noqa: E402
 
 BASE = flex._SCHEDULES[128]
-# The shipped d128 kernels' refinements (python/tiledattn/schedules) that
-# the tile program writes (prefetch_next_q and exp2_on_fma it refuses).
+# Refinements on top of flex_attention's schedule; earlier rounds' sets are
+# in results/2026-12-06-variants (flex-schedule-ab-*.txt).
 REFINEMENTS = {
     "flex": "",
-    "tma_store": "tma_store = true",
-    "tma_store+overlap_epilogue": "tma_store = true, overlap_epilogue = true",
-    "persistent": "persistent = true, tma_store = true, q_buffers = 2, defer_store = true",
-    "dynamic": "persistent = true, tma_store = true, dynamic_tiles = true, overlap_epilogue = true",
-    "dynamic+q_buffers": "persistent = true, tma_store = true, q_buffers = 2, "
-    "dynamic_tiles = true, overlap_epilogue = true",
-    "persistent+overlap_epilogue": "persistent = true, tma_store = true, overlap_epilogue = true",
+    # The score_mod's division as torch's CUDA kernels divide (div.rn.f32),
+    # not as flex_attention traces it (fastmath<arcp,afn>).
+    "ieee_division": "",
 }
+DIVISION = flex._DIVISION
 VARIANTS = ("key_padding", "window1024", "documents4", "softcap30")
 SHAPES = ((4, 4096), (1, 16384))  # (B, S); H = 16, D = 128
 
@@ -48,6 +45,10 @@ SHAPES = ((4, 4096), (1, 16384))  # (B, S); H = 16, D = 128
 def use(refinement: str) -> None:
     extra = REFINEMENTS[refinement]
     flex._SCHEDULES[128] = BASE + (f", {extra}" if extra else "")
+    division = "" if refinement == "ieee_division" else DIVISION
+    if flex._DIVISION != division:
+        flex._DIVISION = division
+        flex._traces.clear()  # traced again with this division
 
 
 def arguments(variant: str, batch: int, seqlen: int, device):

@@ -23,7 +23,7 @@ OPT = BUILD / "bin" / "tiledattn-opt"
 def test_softcap_traces_to_arith_and_math():
     region = trace_score_mod(softcap)
     assert region.startswith("score_mod {\n  ^bb0(%score: f32, %b: index, %h: index,")
-    assert "math.tanh" in region and "arith.divf %score" in region
+    assert "math.tanh" in region and "arith.divf %score, %v0 fastmath<arcp,afn>" in region
     # tanh runs approximated (tanh.approx.f32), as FlashAttention's softcap.
     assert all("fastmath<afn>" in line for line in region.splitlines() if "math.tanh" in line)
     assert region.rstrip().endswith("}")
@@ -59,6 +59,18 @@ def test_traced_schedules_verify_and_become_tile_programs(tmp_path, score_mod, h
 @pytest.mark.skipif(
     not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
 )
+def test_division_by_a_score_dependent_value_is_the_approximate_division(tmp_path):
+    def by_distance(score, b, h, q_idx, kv_idx):
+        return score / (1 + (q_idx - kv_idx).abs())
+
+    text = schedule_text(trace_score_mod(by_distance), torch.bfloat16, 64, "flex")
+    ptx = (tiledattn.compile(text, cache=tmp_path).path / "kernel.ptx").read_text()
+    assert "div.rn.f32" not in ptx and "div.approx" in ptx
+
+
+@pytest.mark.skipif(
+    not (BUILD / "bin" / "tiledattn-compile").is_file(), reason="tiledattn-compile is not built"
+)
 def test_a_traced_score_mod_compiles_to_a_bundle_that_is_never_picked_for_plain_calls(
     tmp_path, monkeypatch
 ):
@@ -68,6 +80,9 @@ def test_a_traced_score_mod_compiles_to_a_bundle_that_is_never_picked_for_plain_
     assert "math.tanh" in manifest["score_mod"]
     ptx = (kernel.path / "kernel.ptx").read_text()
     assert "tanh.approx.f32" in ptx and "__nv_tanhf" not in ptx
+    # score / 30 as a multiply by 1/30: no IEEE division (div.rn.f32, about
+    # a dozen instructions per score) in the block loops.
+    assert "div.rn.f32" not in ptx
     assert manifest["resources"]["spill_stores"] == 0
     assert not kernel.entry.is_plain_attention
     # A second call with the same trace reuses the cached bundle.

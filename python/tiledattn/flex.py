@@ -70,6 +70,11 @@ _FLOAT_FUNCTIONS = {  # one f32 operand -> math/arith op
 # 2^-11, far below bf16's rounding of P; FlashAttention's softcap does the
 # same. libdevice's exact tanh costs the softcap kernel a third of its speed.
 _APPROXIMATE = {"tanh"}
+# Division as FlexAttention's Triton kernels divide (div.full.f32, 2 ulp):
+# by a constant a multiply by its reciprocal, else div.approx.f32. The IEEE
+# division torch's CUDA kernels do (div.rn.f32, a dozen instructions and a
+# slow path) was most of the softcap's cost: 30 * tanh(score / 30).
+_DIVISION = " fastmath<arcp,afn>"
 _ARITH = {  # binary ops: (f32 op, index op)
     "add": ("arith.addf", "arith.addi"),
     "sub": ("arith.subf", "arith.subi"),
@@ -221,8 +226,9 @@ class _Emitter:
         a, b = self.operand(a, like), self.operand(b, like)
         if op in ("div", "pow"):  # true division and powers: always f32
             a, b = self.to_f32(a), self.to_f32(b)
-            mlir = "arith.divf" if op == "div" else "math.powf"
-            return self.emit(f"{mlir} {a[0]}, {b[0]} : f32", "f32")
+            if op == "div":
+                return self.emit(f"arith.divf {a[0]}, {b[0]}{_DIVISION} : f32", "f32")
+            return self.emit(f"math.powf {a[0]}, {b[0]} : f32", "f32")
         if op in ("and", "or"):
             if a[1] != "i1" or b[1] != "i1":
                 raise _unsupported(f"applies '{op}' to numbers; it takes comparisons")
@@ -295,7 +301,7 @@ class _Emitter:
             e = self.emit(f"math.exp {neg[0]} : f32", "f32")
             one = self.constant(1.0, "f32")
             den = self.emit(f"arith.addf {one[0]}, {e[0]} : f32", "f32")
-            return self.emit(f"arith.divf {one[0]}, {den[0]} : f32", "f32")
+            return self.emit(f"arith.divf {one[0]}, {den[0]}{_DIVISION} : f32", "f32")
         flags = " fastmath<afn>" if op in _APPROXIMATE else ""
         return self.emit(f"{_FLOAT_FUNCTIONS[op]} {self.to_f32(a)[0]}{flags} : f32", "f32")
 

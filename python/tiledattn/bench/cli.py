@@ -182,8 +182,19 @@ def parse_args(argv=None):
         if args.preset in ("paper", "full") and _has_kernel_for(256):
             args.head_dims.append(256)
     if not args.backends or "all" in args.backends:
-        args.backends = list(ALL_BACKENDS)
+        # FA4 only where it is installed (else a column of n/a); --backends
+        # fa4 asks for it anyway, and the row says why it is missing.
+        args.backends = [b for b in ALL_BACKENDS if b != "fa4" or _has_fa4()]
     return args
+
+
+def _has_fa4() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("flash_attn.cute") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _has_kernel_for(head_dim):
