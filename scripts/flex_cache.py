@@ -133,6 +133,11 @@ def main() -> int:
         text = variant_kernel_text(q, k, k, **make_variant(b, h, "cpu"))
         if text is not None:
             print(f"variant {name}: {tiledattn.compile(text, cache=cache).path}")
+    # The variants' schedule files (python/tiledattn/schedules/variants),
+    # compiled as tiledattn.compile(path) reads them (their text, header
+    # included, is the key).
+    for path in sorted((ROOT / "python/tiledattn/schedules/variants").glob("*.mlir")):
+        print(f"variant schedule {path.name}: {tiledattn.compile(path, cache=cache).path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
     text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)

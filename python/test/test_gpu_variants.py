@@ -55,3 +55,24 @@ def test_variants_match_float64(case):
     check_out(out, ref, low, f"attention {name}", dtype=torch.bfloat16)
     seen = torch.isfinite(ref_lse)
     check_lse(lse[seen], ref_lse[seen], f"attention {name}")
+
+
+def test_the_repo_window_schedule_runs_with_its_block_map():
+    # python/tiledattn/schedules/variants/window_causal_fwd_bf16_d128.mlir,
+    # compiled from the file and called with a map built from the dense
+    # mask: FlashAttention's causal window of 1024 keys, against float64.
+    from pathlib import Path
+
+    from tiledattn.masks import block_map
+
+    path = Path(tiledattn.__file__).parent / "schedules/variants/window_causal_fwd_bf16_d128.mlir"
+    kernel = tiledattn.compile(path, cache=CACHE)
+    torch.manual_seed(0)
+    b, h, s, d = 2, 4, 1500, 128
+    q, k, v = (make(b, h, s, d, torch.bfloat16) for _ in range(3))
+    keep = flash_keep(s, s, True, 1023, 0).cuda()
+    blocks = block_map(keep[None, None], (b, h, s, s), 128, 128)
+    scale = 1 / math.sqrt(d)
+    ref, _, low = reference(q, k, v, False, scale, score_mod=flash_score(s, s, True, (1023, 0)))
+    out = kernel(q, k, v, scale=scale, captures=[blocks])
+    check_out(out, ref, low, "window schedule file", dtype=torch.bfloat16)

@@ -10,13 +10,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
 from tiledattn import _runtime, registry
-from tiledattn.attention import _attention
-from tiledattn.errors import CompileError
+from tiledattn.attention import _attention, _prepare
+from tiledattn.errors import CompileError, InvalidInputError
 
 
 def cache_dir() -> Path:
@@ -75,9 +76,33 @@ class CompiledKernel:
         enable_gqa: bool = False,
         *,
         fallback: bool = False,
+        captures: "Sequence[torch.Tensor]" = (),
     ) -> torch.Tensor:
+        """scaled_dot_product_attention on this kernel. `captures`: the
+        tensors the kernel's regions read and its block map, in the order
+        of its arguments after %scale (a kernel that takes some is never
+        chosen by the registry, so this is the way to call it)."""
         if is_causal is None:
             is_causal = self.entry.causal
+        wanted = [p["name"] for p in self.manifest["params"][6:]]
+        wanted = [n for n in wanted if n.startswith("capture")]
+        if len(captures) != len(wanted):
+            raise InvalidInputError(
+                f"tiledattn.compile: kernel {self.name} reads {len(wanted)} captured "
+                f"tensor(s) after scale, so 'captures' must hold {len(wanted)} but got "
+                f"{len(captures)}"
+            )
+        if captures:
+            if attn_mask is not None or fallback:
+                raise InvalidInputError(
+                    "tiledattn.compile: a kernel called with 'captures' takes no attn_mask "
+                    "and no fallback (torch cannot run its regions)"
+                )
+            launch = _prepare(
+                query, key, value, None, dropout_p, is_causal, scale, enable_gqa, False, self.entry
+            )
+            launch.captures = list(captures)
+            return launch.run()
         return _attention(
             query,
             key,
