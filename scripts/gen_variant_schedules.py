@@ -48,11 +48,12 @@ def _window():
     text = variants.kernel_text(q, k, v, causal=True, window_size=(1023, 0))
     about = (
         "Causal sliding window of 1024 keys (Mistral's): query i sees keys\n"
-        "i - 1023 .. i. The mask_mod runs on the partial blocks of the map only.\n"
+        "i - 1023 .. i (reading Sk - Sq per head, int32 [H], all equal). The\n"
+        "mask_mod runs on the partial blocks of the map only.\n"
         "Python: tiledattn.variant_attention(q, k, v, causal=True,\n"
         "window_size=(1023, 0)).\n" + MAP
     )
-    return text, about, "block_map"
+    return text, about, "offsets, block_map"
 
 
 def _bottom_right():
@@ -61,12 +62,12 @@ def _bottom_right():
     about = (
         "Causal, bottom-right aligned (FlashAttention's convention for a KV\n"
         "cache or chunked prefill): query i of Sq sees keys up to i + Sk - Sq.\n"
-        "The offset Sk - Sq (here 1024 - 256 = 768) is a constant of the text:\n"
-        "one kernel per offset.\n"
+        "The mask_mod reads the offset Sk - Sq per head (int32 [H], all equal),\n"
+        "so one kernel serves every offset.\n"
         "Python: tiledattn.variant_attention(q, k, v, causal=True) with\n"
         "Sq = 256, Sk = 1024.\n" + MAP
     )
-    return text, about, "block_map"
+    return text, about, "offsets, block_map"
 
 
 def _softcap():
@@ -94,12 +95,12 @@ def _alibi():
     slopes = torch.empty(4, dtype=torch.float32)
     text = variants.kernel_text(q, k, v, causal=True, alibi_slopes=slopes)
     about = (
-        "Causal with ALiBi: s -> s - slope[h] * (q - k), slopes read from a\n"
-        "float32 tensor of one per head.\n"
+        "Causal with ALiBi: s -> s - slope[h] * (q + Sk - Sq - k), slopes read\n"
+        "from a float32 tensor of one per head, Sk - Sq from an int32 one.\n"
         "Python: tiledattn.variant_attention(q, k, v, causal=True,\n"
         "alibi_slopes=slopes).\n"
     )
-    return text, about, "slopes"
+    return text, about, "slopes, offsets"
 
 
 def _documents():

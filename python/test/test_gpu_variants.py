@@ -74,5 +74,6 @@ def test_the_repo_window_schedule_runs_with_its_block_map():
     blocks = block_map(keep[None, None], (b, h, s, s), 128, 128)
     scale = 1 / math.sqrt(d)
     ref, _, low = reference(q, k, v, False, scale, score_mod=flash_score(s, s, True, (1023, 0)))
-    out = kernel(q, k, v, scale=scale, captures=[blocks])
+    offsets = torch.zeros(h, dtype=torch.int32, device="cuda")  # Sk - Sq per head
+    out = kernel(q, k, v, scale=scale, captures=[offsets, blocks])
     check_out(out, ref, low, "window schedule file", dtype=torch.bfloat16)

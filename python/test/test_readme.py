@@ -225,7 +225,9 @@ def test_python_example_names_exist():
     # "same signature, your schedule"
     sdpa = inspect.signature(tiledattn.scaled_dot_product_attention).parameters
     kernel = inspect.signature(tiledattn.CompiledKernel.__call__).parameters
-    assert list(kernel)[1:] == list(sdpa)
+    # plus, keyword-only, the tensors a kernel's regions read (captures=).
+    assert list(kernel)[1:] == [*sdpa, "captures"]
+    assert kernel["captures"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_editable_install_path_exists():

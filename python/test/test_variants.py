@@ -33,7 +33,8 @@ def flash_keep(length_q, length_k, causal, left, right):
 )
 def test_masks_are_flash_attentions(lengths, causal, window):
     length_q, length_k = lengths
-    mask_mod = variants._mask_mod(length_k - length_q, *window, causal)
+    offsets = variants._offsets(length_k - length_q, 1, "cpu")
+    mask_mod = variants._mask_mod(offsets, *window, causal)
     if causal and window == (-1, -1) and length_q == length_k:
         mask_mod = variants._causal
     got = create_mask(mask_mod, 1, 1, length_q, length_k, device="cpu")[0, 0]
@@ -44,7 +45,7 @@ def test_masks_are_flash_attentions(lengths, causal, window):
 @pytest.mark.parametrize("causal", [False, True])
 def test_softcap_and_alibi_are_flash_attentions(per_batch, causal):
     slopes = torch.rand(2, 3) if per_batch else torch.rand(3)
-    score_mod = variants._score_mod(20.0, slopes, 5, causal)
+    score_mod = variants._score_mod(20.0, slopes, torch.full((3,), 5, dtype=torch.int32), causal)
     scores = torch.randn(2, 3, 6, 11, dtype=torch.float64) * 40
     got = per_score(score_mod, scores)
     i = torch.arange(6)[:, None] + 5
@@ -73,6 +74,13 @@ def test_each_variant_gets_its_kernel():
     # The callables are kept: one trace per variant.
     a = variants._callables(q, k, False, (8, 8), 0.0, None)
     assert a == variants._callables(q, k, False, (8, 8), 0.0, None)
+    # One kernel for every offset Sk - Sq (a KV cache's grows at each step):
+    # the regions read it per head (an int32 capture), bottom-right causal
+    # and ALiBi alike.
+    for variant in ({"causal": True}, {"window_size": (64, 0)}, {"alibi_slopes": torch.rand(4)}):
+        keys = [torch.empty(2, 4, sk, 128, dtype=torch.bfloat16) for sk in (400, 500, 777)]
+        texts = {variants.kernel_text(q, k, k, **variant) for k in keys}
+        assert len(texts) == 1 and "memref<?xi32>" in texts.pop(), variant
 
 
 @pytest.mark.parametrize(

@@ -28,13 +28,21 @@ def _causal(b, h, q_idx, kv_idx):
 
 
 @functools.lru_cache(maxsize=32)
-def _mask_mod(offset: int, left: int, right: int, causal: bool):
+def _offsets(offset: int, heads: int, device) -> torch.Tensor:
+    """Sk - Sq per query head (int32): the regions read it, so that one
+    kernel serves every offset (a KV cache's grows at each step)."""
+    return torch.full((heads,), offset, dtype=torch.int32, device=device)
+
+
+@functools.lru_cache(maxsize=32)
+def _mask_mod(offsets: torch.Tensor, left: int, right: int, causal: bool):
     """keep(q, kv): kv - (q + offset) in [-left, right] (-1: unbounded),
-    and kv <= q + offset when causal; offset = Sk - Sq (bottom-right)."""
+    and kv <= q + offset when causal; offset = Sk - Sq (bottom-right), read
+    from `offsets` (one per head, all equal)."""
     upper = 0 if causal else right
 
     def window_mask(b, h, q_idx, kv_idx):
-        diagonal = q_idx + offset
+        diagonal = q_idx + offsets[h]
         if upper < 0:
             return kv_idx >= diagonal - left
         if left < 0:
@@ -45,19 +53,21 @@ def _mask_mod(offset: int, left: int, right: int, causal: bool):
 
 
 @functools.lru_cache(maxsize=32)
-def _block_mask(offset, left, right, causal, length_q, length_k, device):
+def _block_mask(offset, left, right, causal, heads, length_q, length_k, device):
     from torch.nn.attention.flex_attention import create_block_mask
 
     if causal and offset == 0 and left < 0:
         mask_mod = _causal  # top-left is bottom-right here
     else:
-        mask_mod = _mask_mod(offset, left, right, causal)
+        mask_mod = _mask_mod(_offsets(offset, heads, device), left, right, causal)
+    # H = None: the offsets are equal, so head 0 stands for every head.
     return create_block_mask(mask_mod, None, None, length_q, length_k, device=device)
 
 
-def _score_mod(softcap: float, slopes, offset: int, causal: bool):
+def _score_mod(softcap: float, slopes, offsets, causal: bool):
     """softcap * tanh(s / softcap), then ALiBi's -slope * |q + offset - kv|
-    (FlashAttention's order and sign), or None."""
+    (FlashAttention's order and sign; the offset read from `offsets`), or
+    None."""
     if not softcap and slopes is None:
         return None
     per_batch = slopes is not None and slopes.dim() == 2
@@ -67,7 +77,7 @@ def _score_mod(softcap: float, slopes, offset: int, causal: bool):
             score = softcap * torch.tanh(score / softcap)
         if slopes is not None:
             slope = slopes[b, h] if per_batch else slopes[h]
-            distance = q_idx + offset - kv_idx
+            distance = q_idx + offsets[h] - kv_idx
             if not causal:
                 distance = torch.where(distance < 0, -distance, distance)
             score = score - slope * distance
@@ -76,23 +86,24 @@ def _score_mod(softcap: float, slopes, offset: int, causal: bool):
     return softcap_alibi
 
 
-def _cached_score_mod(softcap, slopes, offset, causal):
-    """_score_mod, one callable per (arguments, slopes tensor) while the
-    tensor lives unchanged: flex_attention keeps traces per callable."""
+def _cached_score_mod(softcap, slopes, offsets, causal):
+    """_score_mod, one callable per (arguments, slopes and offsets tensors)
+    while the tensors live unchanged: flex_attention keeps traces per
+    callable."""
     if slopes is None:
-        return _score_mod_plain(softcap, offset, causal)
+        return _score_mod_plain(softcap)
     return kept_while_unchanged(
         _score_mods,
-        (slopes,),
-        (softcap, offset, causal),
-        lambda: _score_mod(softcap, slopes, offset, causal),
+        (slopes, offsets),
+        (softcap, causal),
+        lambda: _score_mod(softcap, slopes, offsets, causal),
         limit=32,
     )
 
 
 @functools.lru_cache(maxsize=32)
-def _score_mod_plain(softcap, offset, causal):
-    return _score_mod(softcap, None, offset, causal)
+def _score_mod_plain(softcap):
+    return _score_mod(softcap, None, None, False)
 
 
 # The score_mods that read ALiBi slopes (_tensor_cache).
@@ -103,11 +114,14 @@ def _callables(query, key, causal, window_size, softcap, alibi_slopes):
     """(score_mod, BlockMask) of the variant, both kept per arguments."""
     left, right = window_size
     length_q, length_k = query.shape[2], key.shape[2]
-    offset = length_k - length_q
+    offset, heads = length_k - length_q, query.shape[1]
     block_mask = None
     if causal or left >= 0 or right >= 0:
-        block_mask = _block_mask(offset, left, right, causal, length_q, length_k, query.device)
-    return _cached_score_mod(float(softcap), alibi_slopes, offset, causal), block_mask
+        block_mask = _block_mask(
+            offset, left, right, causal, heads, length_q, length_k, query.device
+        )
+    offsets = _offsets(offset, heads, query.device)
+    return _cached_score_mod(float(softcap), alibi_slopes, offsets, causal), block_mask
 
 
 def kernel_text(query, key, value, **variant) -> "str | None":
