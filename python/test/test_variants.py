@@ -113,3 +113,35 @@ def test_the_whole_call_runs_up_to_the_launch(case):
     k = torch.randn(b, h, sk, d, dtype=torch.bfloat16)
     with pytest.raises(UnsupportedInputError, match=r"to be CUDA tensors"):
         tiledattn.variant_attention(q, k, k, **variant(b, h, "cpu"))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("window", [(-1, -1), (0, 0), (5, -1), (200, 3), (-1, 300), (1023, 0)])
+def test_band_block_masks_are_create_block_masks(causal, window):
+    # variant_attention builds its BlockMasks from each block's extreme
+    # kv - q (no mask_mod per score, and flex_attention's check spared):
+    # they must be exactly create_block_mask's, ragged ends included.
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    for length_q, length_k in [
+        (1, 700),
+        (100, 100),
+        (128, 384),
+        (300, 777),
+        (777, 300),
+        (512, 1280),
+    ]:
+        if not causal and window == (-1, -1):
+            continue  # no mask: variant_attention makes no BlockMask
+        offset = length_k - length_q
+        offsets = variants._offsets(offset, 2, "cpu")
+        mask_mod = variants._mask_mod(offsets, *window, causal)
+        got = variants._band_block_mask(
+            mask_mod, offset, *window, causal, length_q, length_k, "cpu"
+        )
+        want = create_block_mask(mask_mod, None, None, length_q, length_k, device="cpu")
+        what = (length_q, length_k, window, causal)
+        assert torch.equal(got.to_dense(), want.to_dense()), what
+        assert torch.equal(got.kv_num_blocks, want.kv_num_blocks), what
+        assert torch.equal(got.full_kv_num_blocks, want.full_kv_num_blocks), what
+        assert got.seq_lengths == want.seq_lengths

@@ -562,6 +562,19 @@ def _is_causal_mask(mask_mod) -> bool:
     )
 
 
+def trust_block_mask(block_mask):
+    """Marks a BlockMask built from its mask_mod's definition (tiledattn's
+    own, tested against create_block_mask) as checked, and returns it."""
+    _remember_checked(block_mask)
+    return block_mask
+
+
+def _remember_checked(block_mask) -> None:
+    if len(_checked_block_masks) >= 64:  # a few per model; drop the oldest
+        del _checked_block_masks[next(iter(_checked_block_masks))]
+    _checked_block_masks[id(block_mask)] = (block_mask, None)
+
+
 def _check_block_mask(block_mask, query, key):
     """Refuses a BlockMask that is not one, is for other lengths, or keeps
     other blocks than its mask_mod implies (checked once per BlockMask):
@@ -603,9 +616,7 @@ def _check_block_mask(block_mask, query, key):
             "the mask_mod per score on the blocks that need it",
             reason="flex_attention block_mask sparsity",
         )
-    if len(_checked_block_masks) >= 64:  # a few per model; drop the oldest
-        del _checked_block_masks[next(iter(_checked_block_masks))]
-    _checked_block_masks[id(block_mask)] = (block_mask, None)
+    _remember_checked(block_mask)
 
 
 def _block_mask_map(block_mask, query, key, blocks) -> torch.Tensor:

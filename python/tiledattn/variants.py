@@ -57,11 +57,53 @@ def _block_mask(offset, left, right, causal, heads, length_q, length_k, device):
     from torch.nn.attention.flex_attention import create_block_mask
 
     if causal and offset == 0 and left < 0:
-        mask_mod = _causal  # top-left is bottom-right here
-    else:
-        mask_mod = _mask_mod(_offsets(offset, heads, device), left, right, causal)
-    # H = None: the offsets are equal, so head 0 stands for every head.
-    return create_block_mask(mask_mod, None, None, length_q, length_k, device=device)
+        # top-left is bottom-right here: the causal kernel
+        return create_block_mask(_causal, None, None, length_q, length_k, device=device)
+    mask_mod = _mask_mod(_offsets(offset, heads, device), left, right, causal)
+    return _band_block_mask(mask_mod, offset, left, right, causal, length_q, length_k, device)
+
+
+def _band_block_mask(mask_mod, offset, left, right, causal, length_q, length_k, device):
+    """The BlockMask (128 x 128 blocks, one for every batch and head) that
+    create_block_mask makes of `mask_mod`, the band lo <= kv - q - offset <=
+    hi, from each block's least and greatest kv - q instead of from the
+    mask_mod at every (q, kv): a new offset (a KV cache's next step) costs a
+    few small tensor ops instead of two dense evaluations (this one and
+    flex_attention's check, which it is spared: the blocks follow from the
+    band's definition; python/test/test_variants.py compares them with
+    create_block_mask's)."""
+    from torch.nn.attention.flex_attention import BlockMask
+
+    from tiledattn.flex import trust_block_mask
+
+    block = 128
+    lo = -left if left >= 0 else -math.inf
+    hi = 0 if causal else (right if right >= 0 else math.inf)
+    q_first = torch.arange(0, length_q, block, device=device)
+    k_first = torch.arange(0, length_k, block, device=device)
+    q_last = torch.clamp(q_first + block, max=length_q) - 1
+    k_last = torch.clamp(k_first + block, max=length_k) - 1
+    least = k_first[None, :] - q_last[:, None] - offset
+    most = k_last[None, :] - q_first[:, None] - offset
+    some = (most >= lo) & (least <= hi)
+    # A ragged block (past a length's end) is never full, as torch pads it
+    # with dropped scores.
+    whole = ((q_last - q_first + 1) == block)[:, None] & ((k_last - k_first + 1) == block)[None, :]
+    full = some & whole & (least >= lo) & (most <= hi)
+    partial = some & ~full
+
+    def lists(kept):
+        order = torch.argsort(kept.to(torch.int8), dim=-1, descending=True, stable=True)
+        return kept.sum(-1).to(torch.int32)[None, None], order.to(torch.int32)[None, None]
+
+    block_mask = BlockMask.from_kv_blocks(
+        *lists(partial),
+        *lists(full),
+        BLOCK_SIZE=block,
+        mask_mod=mask_mod,
+        seq_lengths=(length_q, length_k),
+    )
+    return trust_block_mask(block_mask)
 
 
 def _score_mod(softcap: float, slopes, offsets, causal: bool):
