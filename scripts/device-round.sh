@@ -83,7 +83,8 @@ fi
 # apart, under their own time limit: new kernels that hang must not take the
 # rest of the round with them.
 NEW_KERNEL_TESTS=(python/test/test_gpu_tile_ir.py python/test/test_gpu_flex.py python/test/test_gpu_masks.py
-  python/test/test_gpu_varlen.py python/test/test_gpu_head_dims.py python/test/test_gpu_variants.py)
+  python/test/test_gpu_varlen.py python/test/test_gpu_head_dims.py python/test/test_gpu_variants.py
+  python/test/test_gpu_decode.py)
 python3 -m pytest python/test -q -rs --junitxml="$LOGS/pytest.xml" \
   "${NEW_KERNEL_TESTS[@]/#/--ignore=}" >"$LOGS/pytest.log" 2>&1
 pytest_rc=$?

@@ -39,6 +39,7 @@ import tiledattn  # noqa: E402
 from tiledattn.attention import padded_kernel_text  # noqa: E402
 from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
+from tiledattn.decode import _kernel_text as decode_kernel_text  # noqa: E402
 from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
 from tiledattn.masks import mask_kernel_text  # noqa: E402
 from tiledattn.variants import kernel_text as variant_kernel_text  # noqa: E402
@@ -133,6 +134,12 @@ def main() -> int:
         text = variant_kernel_text(q, k, k, **make_variant(b, h, "cpu"))
         if text is not None:
             print(f"variant {name}: {tiledattn.compile(text, cache=cache).path}")
+    # decode_attention's kernels (python/test/test_gpu_decode.py).
+    for dtype in (torch.bfloat16, torch.float16):
+        for d in (64, 128):
+            for causal in (False, True):
+                path = tiledattn.compile(decode_kernel_text(dtype, d, d, causal), cache=cache).path
+                print(f"decode {dtype} d{d} causal={causal}: {path}")
     # The variants' schedule files (python/tiledattn/schedules/variants),
     # compiled as tiledattn.compile(path) reads them (their text, header
     # included, is the key).

@@ -17,6 +17,7 @@ from tiledattn import registry
 from tiledattn._runtime import bundle_info, kernel_dir, load_runtime
 from tiledattn.attention import scaled_dot_product_attention
 from tiledattn.compiler import CompiledKernel, compile
+from tiledattn.decode import decode_attention
 from tiledattn.errors import (
     CompileError,
     InvalidInputError,
@@ -47,4 +48,5 @@ __all__ = [
     "scaled_dot_product_attention",
     "variant_attention",
     "varlen_attention",
+    "decode_attention",
 ]

@@ -1,0 +1,61 @@
+"""GPU tests of tiledattn.decode_attention (split-KV, GQA packing, causal
+bottom-right) against float64 with FlashAttention's criterion, lse
+included. The kernels come from the flex cache (scripts/flex_cache.py).
+They skip, saying why, without a Hopper GPU."""
+
+import math
+
+import pytest
+import torch
+from test_gpu import _skip_reason, check_lse, check_out, make, reference
+from test_gpu_flex import CACHE
+
+import tiledattn
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+# (B, Hq, Sq, Hkv, Sk, D): one token and four (speculative decoding), GQA 4
+# and 8, MHA, a ragged last block, one K/V block, head dim 64.
+DECODE_SHAPES = [
+    (2, 8, 1, 2, 3000, 128),
+    (1, 32, 4, 8, 9000, 128),
+    (3, 4, 2, 4, 1000, 128),
+    (2, 16, 1, 2, 100, 128),
+    (1, 8, 16, 1, 2050, 64),
+]
+
+
+def bottom_right(length_q, length_k):
+    def score_fn(s, b, h, i, j):
+        return torch.where(j <= i + length_k - length_q, s, -math.inf)
+
+    return score_fn
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", DECODE_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_decode_matches_float64(shape, causal, dtype):
+    b, hq, sq, hkv, sk, d = shape
+    torch.manual_seed(sk + causal)
+    q, k, v = make(b, hq, sq, d, dtype), make(b, hkv, sk, d, dtype), make(b, hkv, sk, d, dtype)
+    scale = 1 / math.sqrt(d)
+    score = bottom_right(sq, sk) if causal else None
+    ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=score)
+    what = f"decode {shape} causal={causal} {dtype}"
+    out, lse = tiledattn.decode_attention(q, k, v, causal=causal, return_lse=True, cache=CACHE)
+    check_out(out, ref, low, what, dtype=dtype)
+    check_lse(lse, ref_lse, what)
+
+
+def test_split_counts_agree():
+    # The same result (within the criterion) for 1, 3 and 7 splits and the
+    # default, and the combine's lse is the one-split lse.
+    torch.manual_seed(0)
+    q = make(1, 8, 1, 128, torch.bfloat16)
+    k, v = make(1, 2, 5000, 128, torch.bfloat16), make(1, 2, 5000, 128, torch.bfloat16)
+    ref, ref_lse, low = reference(q, k, v, False, 1 / math.sqrt(128))
+    for splits in (1, 3, 7, None):
+        out, lse = tiledattn.decode_attention(q, k, v, splits=splits, return_lse=True, cache=CACHE)
+        check_out(out, ref, low, f"decode splits={splits}", dtype=torch.bfloat16)
+        check_lse(lse, ref_lse, f"decode splits={splits}")

@@ -1,0 +1,217 @@
+"""Decode attention: a few query tokens (speculative decoding, multi-token
+prediction: 1 to 16) against a long KV cache, split along the keys.
+
+No kernel of its own: the flex schedule with a block map, driven so that
+- the query heads that share a KV head fill one query tile together (GQA
+  packing: [B, Hq, Sq, D] viewed as [B, Hkv, g * Sq, D], row j * Sq + i
+  being head j of the group at position i), so each K/V block is read once
+  per KV head, not once per query head;
+- the keys are split S ways (split-KV): the packed queries are repeated S
+  times along the heads, [B, Hkv * S, g * Sq, D], and the kernel's GQA
+  mapping (head h -> KV head h // S) sends all S copies to their KV head,
+  while the block map gives copy s the K/V blocks of split s only;
+- the S partial outputs and log-sum-exps are then combined by their
+  log-sum-exps (torch ops).
+Causal is bottom-right aligned (query i sees keys up to Sk - Sq + i): a
+mask_mod reads each packed row's last key from an int32 tensor, on the
+one or two blocks the boundary crosses. Not yet run on a GPU: the
+package does not route scaled_dot_product_attention here yet.
+"""
+
+import functools
+import typing
+
+import torch
+
+from tiledattn.errors import InvalidInputError, UnsupportedInputError
+
+_OP = "tiledattn.decode_attention"
+
+
+def num_splits(kv_rows: int, key_blocks: int, multiprocessors: int) -> int:
+    """Splits of the keys for `kv_rows` (B * Hkv) packed tiles of
+    `key_blocks` K/V blocks: enough thread blocks to fill the GPU once,
+    each split at least two blocks long."""
+    if kv_rows >= multiprocessors or key_blocks < 4:
+        return 1
+    return max(1, min(-(-multiprocessors // kv_rows), key_blocks // 2))
+
+
+@functools.lru_cache(maxsize=64)
+def _split_map(heads_kv, splits, block, length_k, rows, causal_from, device):
+    """The block map of [B, Hkv * S, rows] packed queries and K/V blocks of
+    `block` keys: head h takes the blocks of split h % S; a block holding a
+    key at or past `causal_from` (Sk - Sq + 1: some row's bound) is
+    partial, the rest full (map_from_blocks makes the ragged last one
+    partial)."""
+    from tiledattn.masks import map_from_blocks
+
+    key_blocks = -(-length_k // block)
+    bounds = [s * key_blocks // splits for s in range(splits + 1)]
+    state = torch.zeros(splits, key_blocks, dtype=torch.int64)
+    for s in range(splits):
+        state[s, bounds[s] : bounds[s + 1]] = 2
+    if causal_from is not None:
+        last = (torch.arange(key_blocks) + 1) * block - 1  # each block's last key
+        state = torch.where((state == 2) & (last >= causal_from), 1, state)
+    state = state.repeat(heads_kv, 1)[None, :, None, :]
+    return map_from_blocks(state.to(device), rows, length_k, 128, block)
+
+
+@functools.lru_cache(maxsize=64)
+def _row_bounds(group: int, length_q: int, offset: int, device) -> torch.Tensor:
+    """The last key each packed row sees (causal): Sk - Sq + i for row
+    j * Sq + i."""
+    positions = torch.arange(length_q, dtype=torch.int32).repeat(group) + offset
+    return positions.to(device)
+
+
+@functools.lru_cache(maxsize=8)
+def _kernel_text(dtype, head_dim, head_dim_v, causal):
+    from tiledattn.flex import ScoreModRegion, _masked, schedule_text, trace_score_mod
+
+    region = ScoreModRegion("")
+    if causal:
+        stand_in = torch.empty(2, dtype=torch.int32, device="meta")
+
+        def bounded(b, h, q_idx, kv_idx):
+            return kv_idx <= stand_in[q_idx]
+
+        region = trace_score_mod(_masked(bounded), "mask_mod")
+    return schedule_text(region, dtype, head_dim, "decode", head_dim_v=head_dim_v, block_map=True)
+
+
+def decode_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    *,
+    causal: bool = False,
+    scale: "float | None" = None,
+    splits: "int | None" = None,
+    return_lse: bool = False,
+    cache=None,
+):
+    """Attention of a few queries against a long KV cache: query [B, Hq, Sq,
+    D] with Hq * Sq / Hkv <= 128 (e.g. Sq <= 16 with 8 query heads per KV
+    head), key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv], float16 or bfloat16
+    CUDA tensors; Hq a multiple of Hkv. `causal` is bottom-right aligned.
+    `splits` (default: from the shape and the GPU's multiprocessors) cuts
+    the keys into that many parts, run side by side and combined. Returns
+    the output [B, Hq, Sq, Dv] and, with return_lse, the log-sum-exp
+    [B, Hq, Sq] (float32)."""
+    from tiledattn.attention import _prepare
+    from tiledattn.compiler import kernel_entry
+
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise InvalidInputError(
+                f"{_OP}: expected '{name}' to be a 4-D tensor [B, H, S, D] but got "
+                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}"
+            )
+    batch, heads_q, length_q, head_dim = query.shape
+    heads_kv, length_k = key.shape[1], key.shape[2]
+    if heads_kv == 0 or heads_q % heads_kv or value.shape[:3] != key.shape[:3]:
+        raise InvalidInputError(
+            f"{_OP}: expected 'key' and 'value' of shapes [B, Hkv, Sk, *] with Hkv dividing "
+            f"the query's {heads_q} heads but got {tuple(key.shape)} and {tuple(value.shape)}"
+        )
+    group = heads_q // heads_kv
+    rows = group * length_q
+    if rows > 128 or length_q == 0 or length_k == 0:
+        raise UnsupportedInputError(
+            f"{_OP}: expected 1 to 128 packed query rows (query heads per KV head x Sq = "
+            f"{group} x {length_q}) and keys but got {rows} rows and {length_k} keys; "
+            "scaled_dot_product_attention runs longer queries",
+            "decode rows",
+        )
+    if causal and length_q > length_k:
+        raise InvalidInputError(
+            f"{_OP}: causal (bottom-right) needs Sq <= Sk but got {length_q} and {length_k}"
+        )
+    if query.device.type not in ("cuda", "meta"):
+        raise UnsupportedInputError(
+            f"{_OP}: expected CUDA tensors but got tensors on {query.device}", "device"
+        )
+    sms = (
+        torch.cuda.get_device_properties(query.device).multi_processor_count
+        if query.device.type == "cuda"
+        else 132
+    )
+    plan = _plan(query, key, value, causal, splits, sms)
+    text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal)
+    entry = kernel_entry(text, cache=cache)
+    launch = _prepare(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
+    launch.captures = plan.captures
+    out, lse = launch.run_with_lse()
+    return _finish(plan, out, lse, return_lse)
+
+
+class _Plan(typing.NamedTuple):
+    """What decode_attention launches: the packed queries [B, Hkv * S,
+    g * Sq, D], the tensors the kernel reads after scale (row bounds when
+    causal, then the block map) and the shapes to unpack by."""
+
+    packed: torch.Tensor
+    captures: "list[torch.Tensor]"
+    shape: "tuple[int, int, int, int]"  # B, Hq, Sq, Dv
+    heads_kv: int
+    splits: int
+
+
+def _plan(query, key, value, causal, splits, multiprocessors) -> _Plan:
+    from tiledattn.flex import schedule_blocks
+
+    batch, heads_q, length_q, head_dim = query.shape
+    heads_kv, length_k, head_dim_v = key.shape[1], key.shape[2], value.shape[3]
+    group = heads_q // heads_kv
+    rows = group * length_q
+    block = schedule_blocks(head_dim, head_dim_v)[1]
+    key_blocks = -(-length_k // block)
+    if splits is None:
+        splits = num_splits(batch * heads_kv, key_blocks, multiprocessors)
+    if not isinstance(splits, int) or not 1 <= splits <= key_blocks:
+        raise InvalidInputError(
+            f"{_OP}: expected 'splits' from 1 to the {key_blocks} K/V blocks but got {splits!r}"
+        )
+    # [B, Hkv, g * Sq, D] (a view of a contiguous query), repeated per split.
+    packed = query.reshape(batch, heads_kv, rows, head_dim)
+    if splits > 1:
+        packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
+        packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
+    offset = length_k - length_q
+    bmap = _split_map(
+        heads_kv, splits, block, length_k, rows, offset + 1 if causal else None, query.device
+    )
+    captures = [_row_bounds(group, length_q, offset, query.device)] if causal else []
+    shape = (batch, heads_q, length_q, head_dim_v)
+    return _Plan(packed, captures + [bmap], shape, heads_kv, splits)
+
+
+def _finish(plan: _Plan, out, lse, return_lse):
+    """The kernel's [B, Hkv * S, g * Sq, *] results combined over the splits
+    and unpacked to [B, Hq, Sq, *]."""
+    batch, heads_q, length_q, head_dim_v = plan.shape
+    if plan.splits > 1:
+        out, lse = _combine(out, lse, batch, plan.heads_kv, plan.splits, out.shape[2])
+    out = out.reshape(batch, heads_q, length_q, head_dim_v)
+    if not return_lse:
+        return out
+    return out, lse.reshape(batch, heads_q, length_q)
+
+
+def _combine(out, lse, batch, heads_kv, splits, rows):
+    """The splits' outputs weighted by exp(lse_s - lse): one softmax."""
+    # In float32 at least (the kernels' outputs are 16-bit).
+    parts = out.view(batch, heads_kv, splits, rows, -1)
+    parts = parts.to(torch.promote_types(parts.dtype, torch.float32))
+    lses = lse.view(batch, heads_kv, splits, rows)
+    total = torch.logsumexp(lses, dim=2)
+    weights = torch.exp(lses - total.unsqueeze(2)).nan_to_num(0.0)
+    combined = (weights.unsqueeze(-1) * parts).sum(2).to(out.dtype)
+    return combined, total
+
+
+def bandwidth_bytes(key: torch.Tensor, value: torch.Tensor) -> int:
+    """K + V bytes a decode call reads once (the bandwidth figure's numerator)."""
+    return key.numel() * key.element_size() + value.numel() * value.element_size()
