@@ -41,7 +41,7 @@ def _kernel_model(packed, key, value, captures, scale):
     the listed blocks, on partial ones the keys' end and (causal) each row's
     bound; (out, lse) with -inf lse and zero rows where nothing is kept."""
     bmap = captures[-1]
-    bounds = captures[0] if len(captures) == 2 else None
+    bounds = captures[0][: packed.shape[2]] if len(captures) == 2 else None
     batch, heads, rows, _ = packed.shape
     length_k = key.shape[2]
     group = heads // key.shape[1]

@@ -61,9 +61,13 @@ def _split_map(heads_kv, splits, block, length_k, rows, causal_from, device):
 @functools.lru_cache(maxsize=64)
 def _row_bounds(group: int, length_q: int, offset: int, device) -> torch.Tensor:
     """The last key each packed row sees (causal): Sk - Sq + i for row
-    j * Sq + i."""
+    j * Sq + i; 128 entries, a whole tile: the mask_mod runs on the tile's
+    rows past the last one too (not stored), and must not read past the
+    tensor."""
     positions = torch.arange(length_q, dtype=torch.int32).repeat(group) + offset
-    return positions.to(device)
+    padded = torch.full((128,), offset, dtype=torch.int32)
+    padded[: positions.numel()] = positions
+    return padded.to(device)
 
 
 @functools.lru_cache(maxsize=8)
