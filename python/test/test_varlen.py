@@ -139,3 +139,19 @@ def test_meta_tensors_run_the_whole_call():
     assert out.shape == (300, 4, 128) and out.device.type == "meta"
     out, lse = tiledattn.varlen_attention(q, k, k, cq, ck, return_lse=True)
     assert lse.shape == (4, 300)
+
+
+def test_the_kernels_tensors_cover_whole_tiles():
+    # The kernel computes the last query tile's rows past the tokens and
+    # the last K/V block's keys past them too: the tensors its mask_mod
+    # reads are padded to whole tiles (with their last value) so that it
+    # never reads past them.
+    from tiledattn.varlen import _padded
+
+    tensors = positions(cu([0, 3, 3, 8]), cu([0, 4, 6, 9]), 8, 9, True)
+    padded = _padded(tensors, 128, 112)
+    assert [t.numel() for t in padded] == [128, 112, 128, 112]
+    for t, p in zip(tensors, padded):
+        assert torch.equal(p[: t.numel()], t) and bool((p[t.numel() :] == t[-1]).all())
+    exact = positions(cu([0, 128]), cu([0, 112]), 128, 112, False)
+    assert all(p is t for p, t in zip(_padded(exact, 128, 112), exact))

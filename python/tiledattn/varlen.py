@@ -105,6 +105,21 @@ def _kernel_text(dtype, head_dim, head_dim_v) -> "tuple[str, tuple[int, ...]]":
     return text, order
 
 
+def _padded(tensors, block_m: int, block_n: int):
+    """positions()' tensors as the kernel reads them: the query-side ones to
+    a whole number of query tiles, the key-side ones of K/V blocks (the
+    last tile's rows past the end, and the last block's keys, get scores
+    too, not stored or masked after the mask_mod, which must not read past
+    the tensors), padded with their last value."""
+    ids_q, ids_k, pos_q, pos_k = tensors
+
+    def pad(t, multiple):
+        extra = -t.numel() % multiple
+        return torch.cat([t, t[-1:].expand(extra)]) if extra else t
+
+    return pad(ids_q, block_m), pad(ids_k, block_n), pad(pos_q, block_m), pad(pos_k, block_n)
+
+
 # The positions and block maps of the cu_seqlens pairs seen last, and the
 # int32 offsets of nested tensors (_tensor_cache).
 _maps: dict = {}
@@ -181,7 +196,7 @@ def varlen_attention(
 
     def build():
         tensors = positions(cu_seqlens_q, cu_seqlens_k, total_q, total_k, causal)
-        return tensors, block_map(tensors, total_q, total_k, *blocks)
+        return _padded(tensors, *blocks), block_map(tensors, total_q, total_k, *blocks)
 
     tensors, bmap = kept_while_unchanged(
         _maps, (cu_seqlens_q, cu_seqlens_k), (causal, blocks), build
