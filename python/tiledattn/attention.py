@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch._subclasses.fake_tensor import is_fake
 
 from tiledattn import _runtime, registry
-from tiledattn.errors import InvalidInputError, UnsupportedInputError
+from tiledattn.errors import InvalidInputError, UnsupportedInputError, require_kernel_device
 from tiledattn.masks import check_attn_mask, mask_kernel_text
 
 _OP = "tiledattn.scaled_dot_product_attention"
@@ -259,12 +259,7 @@ def _prepare(
     # values); otherwise the output itself is empty.
     out_shape = (*batch_shape, *q.shape[-3:-1], head_dim_v)
     if k.shape[-2] == 0 or any(size == 0 for size in out_shape):
-        if query.device.type not in ("cuda", "meta"):
-            raise _unsupported(
-                f"expected 'query', 'key' and 'value' to be CUDA tensors but got "
-                f"tensors on {query.device}",
-                "device",
-            )
+        require_kernel_device(_OP, query.device)
         return _Empty(out_shape, squeeze, tensors)
 
     for name, t in zip(_NAMES, tensors):
@@ -319,13 +314,7 @@ def _prepare(
                     f"{t.storage_offset()})",
                     "alignment",
                 )
-    # Meta tensors run the shape-only kernel (fake tensors, meta-device models).
-    if query.device.type not in ("cuda", "meta"):
-        raise _unsupported(
-            f"expected 'query', 'key' and 'value' to be CUDA tensors but got "
-            f"tensors on {query.device}",
-            "device",
-        )
+    require_kernel_device(_OP, query.device)
     if fallback and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise _unsupported("inputs require grad but tiledattn has no backward yet", "backward")
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
@@ -350,36 +339,37 @@ def padded_kernel_text(dtype, head_dim, head_dim_v, causal) -> str:
     )
 
 
+def _compiled_entry(text: str, what: str, reason: str):
+    """kernel_entry(text); a kernel that cannot be compiled here (no
+    compiler, no cached bundle) is an unsupported input, so that
+    fallback=True gives torch's SDPA. `what` says what runs on it."""
+    from tiledattn.compiler import CompileError, kernel_entry
+
+    try:
+        return kernel_entry(text)
+    except CompileError as error:
+        raise _unsupported(f"{what}, which failed: {error}", reason) from None
+
+
 def _padded_kernel(dtype, head_dim, head_dim_v, causal):
     """The tile program's kernel for _padded head dims (flex_attention's
     schedule, no score_mod), compiled once per kind: it needs the compiler,
     or the kernel in the cache."""
-    from tiledattn.compiler import CompileError, kernel_entry
-
-    try:
-        return kernel_entry(padded_kernel_text(dtype, head_dim, head_dim_v, causal))
-    except CompileError as error:
-        raise _unsupported(
-            f"head dim {head_dim} (value {head_dim_v}) runs on a kernel compiled for it "
-            f"(tiles of whole 64-column atoms), which failed: {error}",
-            "padded head dim compile",
-        ) from None
+    return _compiled_entry(
+        padded_kernel_text(dtype, head_dim, head_dim_v, causal),
+        f"head dim {head_dim} (value {head_dim_v}) runs on a kernel compiled for it "
+        "(tiles of whole 64-column atoms)",
+        "padded head dim compile",
+    )
 
 
 def _mask_kernel(attn_mask, q, k, v, squeeze):
     """The compiled kernel (its registry entry) that applies `attn_mask` to
     scores of q [B, H, L, E] and k [B, Hk, S, E], and the tensors it reads."""
-    from tiledattn.compiler import CompileError, kernel_entry
-
     scores = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     text, captures = mask_kernel_text(attn_mask, scores, squeeze, q.dtype, q.shape[-1], v.shape[-1])
-    try:
-        entry = kernel_entry(text)
-    except CompileError as error:
-        raise _unsupported(
-            f"'attn_mask' runs on a kernel compiled for its kind, which failed: {error}",
-            "attn_mask compile",
-        ) from None
+    what = "'attn_mask' runs on a kernel compiled for its kind"
+    entry = _compiled_entry(text, what, "attn_mask compile")
     return entry, captures
 
 

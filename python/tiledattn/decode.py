@@ -23,7 +23,7 @@ import typing
 
 import torch
 
-from tiledattn.errors import InvalidInputError, UnsupportedInputError
+from tiledattn.errors import InvalidInputError, UnsupportedInputError, require_kernel_device
 
 _OP = "tiledattn.decode_attention"
 
@@ -133,10 +133,7 @@ def decode_attention(
         raise InvalidInputError(
             f"{_OP}: causal (bottom-right) needs Sq <= Sk but got {length_q} and {length_k}"
         )
-    if query.device.type not in ("cuda", "meta"):
-        raise UnsupportedInputError(
-            f"{_OP}: expected CUDA tensors but got tensors on {query.device}", "device"
-        )
+    require_kernel_device(_OP, query.device)
     sms = (
         torch.cuda.get_device_properties(query.device).multi_processor_count
         if query.device.type == "cuda"

@@ -30,3 +30,14 @@ class RuntimeLibraryError(TiledAttnError, RuntimeError):
 
 class CompileError(TiledAttnError, RuntimeError):
     """tiledattn-compile is missing or rejected a schedule."""
+
+
+def require_kernel_device(op: str, device) -> None:
+    """Refuses tensors a kernel cannot run on: CUDA runs them, meta tensors
+    (fake tensors, meta-device models) the shape-only path."""
+    if device.type not in ("cuda", "meta"):
+        raise UnsupportedInputError(
+            f"{op}: expected 'query', 'key' and 'value' to be CUDA tensors but got "
+            f"tensors on {device}",
+            "device",
+        )

@@ -18,7 +18,7 @@ import functools
 import torch
 
 from tiledattn._tensor_cache import kept_while_unchanged
-from tiledattn.errors import InvalidInputError, UnsupportedInputError
+from tiledattn.errors import InvalidInputError, UnsupportedInputError, require_kernel_device
 
 _OP = "tiledattn.varlen_attention"
 
@@ -185,12 +185,7 @@ def varlen_attention(
             "varlen empty",
         )
     # Before anything is built or compiled: CPU tensors never reach a kernel.
-    if query.device.type not in ("cuda", "meta"):
-        raise UnsupportedInputError(
-            f"{_OP}: expected 'query', 'key' and 'value' to be CUDA tensors but got "
-            f"tensors on {query.device}",
-            "device",
-        )
+    require_kernel_device(_OP, query.device)
     blocks = schedule_blocks(query.shape[-1], value.shape[-1])
     text, order = _kernel_text(query.dtype, query.shape[-1], value.shape[-1])
 
