@@ -19,6 +19,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import tiledattn  # noqa: E402
+from tiledattn.bench.measure import time_runs  # noqa: E402
 from tiledattn.decode import bandwidth_bytes  # noqa: E402
 
 SHAPES = [  # (B, Sq, Sk)
@@ -35,17 +36,9 @@ BACKENDS = {
 
 
 def median_ms(fn, runs):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    """The harness's timing (CUDA events per run), no L2 flush: the caches
+    are larger than L2."""
+    return statistics.median(time_runs(fn, runs, flush=lambda: None, warmup=3))
 
 
 def main() -> int:
