@@ -285,18 +285,15 @@ public:
         return WalkResult::interrupt();
       SdpaOp op = ops.front();
       bool warpSpecialized = op.getSchedule().isWarpSpecialized();
-      if (!op.getMaskMod().empty() && !warpSpecialized) {
-        op.emitOpError("has a mask_mod, which tiledattn-tile-sdpa writes "
-                       "into the warp-specialized program (producer = tma "
-                       "schedules) only; the mma_sync program does not "
-                       "lower it yet");
-        return WalkResult::interrupt();
-      }
-      if (!op.getScoreMod().empty() && !warpSpecialized) {
-        op.emitOpError("has a score_mod, which tiledattn-tile-sdpa writes "
-                       "into the warp-specialized program (producer = tma "
-                       "schedules) only; the mma_sync program does not "
-                       "lower it yet");
+      for (auto [region, name] : {std::pair{&op.getMaskMod(), "mask_mod"},
+                                  std::pair{&op.getScoreMod(), "score_mod"}}) {
+        if (region->empty() || warpSpecialized)
+          continue;
+        op.emitOpError("has a ")
+            << name
+            << ", which tiledattn-tile-sdpa writes into the warp-specialized "
+               "program (producer = tma schedules) only; the mma_sync "
+               "program does not lower it yet";
         return WalkResult::interrupt();
       }
       if (warpSpecialized && failed(checkWarpSpecializedSchedule(op)))
