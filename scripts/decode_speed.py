@@ -41,14 +41,46 @@ def median_ms(fn, runs):
     return statistics.median(time_runs(fn, runs, flush=lambda: None, warmup=3))
 
 
+def timed(fn, want, gigabytes, runs) -> "tuple[str, float]":
+    """fn's bandwidth cell and its result's largest difference from
+    `want`; ("ERR", inf) where tiledattn refuses."""
+    try:
+        got = fn()
+    except tiledattn.TiledAttnError as error:
+        print(f"tiledattn: {error}", file=sys.stderr)
+        return "ERR", float("inf")
+    diff = (got.float() - want.float()).abs().max().item() if want is not None else 0.0
+    return f"{gigabytes / median_ms(fn, runs):.2f}", diff
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--schedules",
+        default=tiledattn.decode.DEFAULT_SCHEDULE,
+        help="comma-separated decode.SCHEDULES names, each a column "
+        f"(of {', '.join(tiledattn.decode.SCHEDULES)})",
+    )
+    parser.add_argument(
+        "--splits",
+        default="auto",
+        help="comma-separated split counts, each a column ('auto': decode.num_splits)",
+    )
     args = parser.parse_args()
+    schedules = args.schedules.split(",")
+    split_counts = [None if s == "auto" else int(s) for s in args.splits.split(",")]
+    ours_columns = [
+        (name, splits, f"{name} S={'auto' if splits is None else splits}")
+        for name in schedules
+        for splits in split_counts
+    ]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
-    print("| B | Sq | Sk | splits | tiledattn TB/s | " + " | ".join(BACKENDS) + " | max |diff| |")
-    print("|---|---|---|---|---|" + "---|" * len(BACKENDS) + "---|")
-    status = 0
+    headers = [c[2] for c in ours_columns] + ["sdpa routed", "prefill"] + list(BACKENDS)
+    print("| B | Sq | Sk | auto splits | " + " | ".join(headers) + " | max |diff| |")
+    print("|---|---|---|---|" + "---|" * len(headers) + "---|")
+    status = False
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for batch, length_q, length_k in SHAPES:
         torch.manual_seed(0)
         q = torch.randn(batch, 32, length_q, 128, dtype=torch.bfloat16, device="cuda")
@@ -58,28 +90,18 @@ def main() -> int:
         )
         causal = length_q > 1
         gigabytes = bandwidth_bytes(k, v) / 1e9
-        sms = torch.cuda.get_device_properties(0).multi_processor_count
-        splits = tiledattn.decode.num_splits(batch * 8, -(-length_k // 128), sms)
-
-        ours = functools.partial(tiledattn.decode_attention, q, k, v, causal=causal)
+        auto = tiledattn.decode.num_splits(batch * 8, -(-length_k // 128), sms)
 
         # torch's is_causal is top-left; bottom-right for Sq > 1 as a mask
         mask = None
         if causal:
             i = torch.arange(length_q, device="cuda")[:, None] + length_k - length_q
             mask = torch.arange(length_k, device="cuda")[None, :] <= i
-
         theirs = functools.partial(
             F.scaled_dot_product_attention, q, k, v, attn_mask=mask, enable_gqa=True
         )
-
-        try:
-            got = ours()
-            cells = [f"{gigabytes / median_ms(ours, args.runs):.2f}"]
-        except tiledattn.TiledAttnError as error:
-            print(f"tiledattn: {error}", file=sys.stderr)
-            got, cells, status = None, ["ERR"], 1
         want = None
+        cells = []
         for backend in BACKENDS.values():
             try:
                 with sdpa_kernel([backend]):
@@ -87,17 +109,54 @@ def main() -> int:
                     cells.append(f"{gigabytes / median_ms(theirs, args.runs):.2f}")
             except RuntimeError:
                 cells.append("n/a")
-        diff = "n/a"
-        if got is not None and want is not None:
-            diff = f"{(got.float() - want.float()).abs().max().item():.3g}"
+
+        ours, diffs = [], []
+        for name, splits, _ in ours_columns:
+            cell, diff = timed(
+                functools.partial(
+                    tiledattn.decode_attention,
+                    q,
+                    k,
+                    v,
+                    causal=causal,
+                    splits=splits,
+                    schedule=name,
+                ),
+                want,
+                gigabytes,
+                args.runs,
+            )
+            ours.append(cell)
+            diffs.append(diff)
+        # scaled_dot_product_attention's own choice (the decode route for a
+        # non-causal Sq <= 16; torch's top-left causal is not a KV cache's)
+        # and its prefill kernels with the route turned off.
+        if causal:
+            ours += ["n/a", "n/a"]
+        else:
+            sdpa = functools.partial(
+                tiledattn.scaled_dot_product_attention, q, k, v, enable_gqa=True
+            )
+            cell, diff = timed(sdpa, want, gigabytes, args.runs)
+            ours.append(cell)
+            diffs.append(diff)
+            route = tiledattn.decode.routed
+            tiledattn.decode.routed = lambda launch: None
+            try:
+                cell, diff = timed(sdpa, want, gigabytes, args.runs)
+            finally:
+                tiledattn.decode.routed = route
+            ours.append(cell)
+            diffs.append(diff)
+        status |= any(d == float("inf") for d in diffs)
         print(
-            f"| {batch} | {length_q} | {length_k} | {splits} | "
-            + " | ".join(cells)
-            + f" | {diff} |",
+            f"| {batch} | {length_q} | {length_k} | {auto} | "
+            + " | ".join(ours + cells)
+            + f" | {max(diffs, default=0.0):.3g} |",
             flush=True,
         )
     print("TB/s = K+V bytes of the cache / median time (GB/ms)")
-    return status
+    return int(status)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@
 #      SANITIZE=0 skips it);
 #   8. speed lines: tiledattn vs torch SDPA, and the tile-IR program's
 #      kernel vs the shipped one, medians of CUDA-event timings.
+# The build outputs come carried as directories or as build/device-carry.tgz
+# (scripts/device-pack.sh), unpacked first.
 # Logs go to build/device-round, or, when $OUT is set (the device tool,
 # which brings back at most 8 files), to $OUT/device-round-logs.tgz. Exit
 # status: 0 when pytest, the C++ caller, the mutation check and every
@@ -31,6 +33,10 @@ else
 fi
 mkdir -p "$LOGS"
 step() { printf '\n== %s\n' "$*"; }
+# The build outputs packed by scripts/device-pack.sh (one compressed carry).
+if [ -f build/device-carry.tgz ]; then
+  tar -xzf build/device-carry.tgz || exit 2
+fi
 
 step "machine"
 {

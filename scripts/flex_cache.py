@@ -39,6 +39,7 @@ import tiledattn  # noqa: E402
 from tiledattn.attention import padded_kernel_text  # noqa: E402
 from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
+from tiledattn.decode import SCHEDULES as DECODE_SCHEDULES  # noqa: E402
 from tiledattn.decode import _kernel_text as decode_kernel_text  # noqa: E402
 from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
 from tiledattn.masks import mask_kernel_text  # noqa: E402
@@ -135,11 +136,14 @@ def main() -> int:
         if text is not None:
             print(f"variant {name}: {tiledattn.compile(text, cache=cache).path}")
     # decode_attention's kernels (python/test/test_gpu_decode.py).
+    # Every candidate schedule (scripts/decode_speed.py --schedules times them).
     for dtype in (torch.bfloat16, torch.float16):
         for d in (64, 128):
             for causal in (False, True):
-                path = tiledattn.compile(decode_kernel_text(dtype, d, d, causal), cache=cache).path
-                print(f"decode {dtype} d{d} causal={causal}: {path}")
+                for name in DECODE_SCHEDULES:
+                    text = decode_kernel_text(dtype, d, d, causal, name)
+                    path = tiledattn.compile(text, cache=cache).path
+                    print(f"decode {name} {dtype} d{d} causal={causal}: {path}")
     # The variants' schedule files (python/tiledattn/schedules/variants),
     # compiled as tiledattn.compile(path) reads them (their text, header
     # included, is the key).

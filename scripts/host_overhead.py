@@ -41,6 +41,16 @@ def main():
         print(
             f"D={d}: per call tiledattn {ours:.1f} us, cudnn {cudnn:.1f} us, flash {flash:.1f} us"
         )
+    # A decode step (one token, GQA 4, a short cache): the decode route.
+    q = torch.randn(1, 32, 1, 128, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(1, 8, 256, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    with torch.inference_mode():
+        ours = per_call_us(
+            tiledattn.scaled_dot_product_attention, (q, k, v, None, 0.0, False, None, True), calls
+        )
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            cudnn = per_call_us(sdpa, (q, k, v, None, 0.0, False, None, True), calls)
+    print(f"decode Sq=1 Hq32/Hkv8 Sk256: per call tiledattn {ours:.1f} us, cudnn {cudnn:.1f} us")
 
 
 if __name__ == "__main__":

@@ -13,12 +13,35 @@ from tiledattn import decode
 from tiledattn.errors import InvalidInputError, UnsupportedInputError
 
 
-def test_the_split_count_fills_the_gpu_once():
+def test_the_split_count_fills_the_gpu_once_in_one_wave():
     assert decode.num_splits(64 * 8, 32, 132) == 1  # B64 Hkv8: 512 tiles already
-    assert decode.num_splits(8 * 8, 256, 132) == 3  # B8: 64 tiles, 3 splits each
-    assert decode.num_splits(1 * 8, 1024, 132) == 17  # B1 Sk128k
+    assert decode.num_splits(100, 32, 132) == 1  # 200 thread blocks would be two waves
+    assert decode.num_splits(8 * 8, 256, 132) == 2  # B8: 64 tiles, 128 thread blocks
+    assert decode.num_splits(1 * 8, 1024, 132) == 16  # B1 Sk128k: 128, not 17 x 8 = 136
     assert decode.num_splits(1, 5, 132) == 2  # each split >= 2 blocks
     assert decode.num_splits(1, 3, 132) == 1
+
+
+def test_sdpa_sends_decodes_and_only_decodes_to_decode_attention():
+    assert decode.is_decode((64, 32, 1, 128), 8, False)  # GQA 4, one token
+    assert decode.is_decode((8, 32, 4, 128), 8, False)  # 16 rows
+    assert decode.is_decode((2, 8, 16, 64), 8, False)  # MHA, 16 tokens
+    assert decode.is_decode((1, 128, 1, 128), 1, False)  # MQA, 128 rows
+    assert not decode.is_decode((1, 128, 2, 128), 1, False)  # 256 rows: two tiles
+    assert not decode.is_decode((1, 8, 17, 128), 8, False)  # a prefill chunk
+    assert not decode.is_decode((1, 32, 1, 128), 8, True)  # top-left causal
+    assert not decode.is_decode((1, 32, 0, 128), 8, False)
+
+
+def test_sdpa_on_cpu_or_meta_tensors_does_not_route(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("decode_attention called")
+
+    monkeypatch.setattr(decode, "decode_attention", refuse)
+    q = torch.empty(4, 32, 1, 128, dtype=torch.bfloat16, device="meta")
+    k = torch.empty(4, 8, 4096, 128, dtype=torch.bfloat16, device="meta")
+    out = tiledattn.scaled_dot_product_attention(q, k, k, enable_gqa=True)
+    assert out.shape == (4, 32, 1, 128) and out.device.type == "meta"
 
 
 def test_split_maps_give_each_copy_its_own_blocks():
@@ -36,10 +59,11 @@ def test_split_maps_give_each_copy_its_own_blocks():
     assert (full, listed) == (3, 4)  # keys 997.. are some row's future: block 7 partial
 
 
-def _kernel_model(packed, key, value, captures, scale):
-    """What the kernel computes from its block map in float64: per head only
-    the listed blocks, on partial ones the keys' end and (causal) each row's
-    bound; (out, lse) with -inf lse and zero rows where nothing is kept."""
+def _kernel_model(packed, key, value, captures, scale, block_m=128):
+    """What the kernel computes from its block map in float64: per head and
+    tile of `block_m` rows only the listed blocks, on partial ones the keys'
+    end and (causal) each row's bound; (out, lse) with -inf lse and zero
+    rows where nothing is kept."""
     bmap = captures[-1]
     bounds = captures[0][: packed.shape[2]] if len(captures) == 2 else None
     batch, heads, rows, _ = packed.shape
@@ -47,18 +71,20 @@ def _kernel_model(packed, key, value, captures, scale):
     group = heads // key.shape[1]
     out = torch.zeros(batch, heads, rows, value.shape[-1], dtype=torch.float64)
     lse = torch.full((batch, heads, rows), -math.inf, dtype=torch.float64)
+    assert bmap.shape[2] == -(-rows // block_m)
     for b in range(batch):
         for h in range(heads):
-            entry = bmap[0, h, 0]
-            full, listed = entry[:2].tolist()
             keep = torch.zeros(rows, length_k, dtype=torch.bool)
-            for n, block in enumerate(entry[2 : 2 + listed].tolist()):
-                keys = torch.arange(block * 128, min(length_k, block * 128 + 128))
-                if n < full:
-                    keep[:, keys] = True
-                else:
-                    bound = bounds[:, None] if bounds is not None else length_k
-                    keep[:, keys] = keys[None, :] <= torch.as_tensor(bound)
+            for m in range(bmap.shape[2]):
+                tile = slice(m * block_m, min(rows, (m + 1) * block_m))
+                full, listed = bmap[0, h, m, :2].tolist()
+                for n, block in enumerate(bmap[0, h, m, 2 : 2 + listed].tolist()):
+                    keys = torch.arange(block * 128, min(length_k, block * 128 + 128))
+                    if n < full:
+                        keep[tile, keys] = True
+                    else:
+                        bound = bounds[tile, None] if bounds is not None else length_k
+                        keep[tile, keys] = keys[None, :] <= torch.as_tensor(bound)
             s = scale * packed[b, h] @ key[b, h // group].T
             s = s.masked_fill(~keep, -math.inf)
             lse[b, h] = torch.logsumexp(s, -1)
@@ -78,6 +104,7 @@ def _dense(query, key, value, causal, scale):
     return torch.softmax(s, -1) @ v, torch.logsumexp(s, -1)
 
 
+@pytest.mark.parametrize("schedule", sorted(decode.SCHEDULES))
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(
     "shape, splits",
@@ -86,10 +113,11 @@ def _dense(query, key, value, causal, scale):
         ((1, 4, 5, 4, 1000), 4),
         ((2, 6, 3, 2, 300), 1),
         ((1, 2, 16, 1, 129), 2),
+        ((1, 8, 12, 1, 500), 2),
     ],
-    ids=["gqa4-sq1", "mha-sq5", "one-split", "sq16-ragged"],
+    ids=["gqa4-sq1", "mha-sq5", "one-split", "sq16-ragged", "96-rows"],
 )
-def test_the_plan_computes_attention(shape, splits, causal):
+def test_the_plan_computes_attention(shape, splits, causal, schedule):
     batch, heads_q, length_q, heads_kv, length_k = shape
     gen = torch.Generator().manual_seed(length_k + causal)
     query = torch.randn(batch, heads_q, length_q, 64, generator=gen, dtype=torch.float64)
@@ -97,9 +125,10 @@ def test_the_plan_computes_attention(shape, splits, causal):
         torch.randn(batch, heads_kv, length_k, 64, generator=gen, dtype=torch.float64)
         for _ in range(2)
     )
-    plan = decode._plan(query, key, value, causal, splits, 132)
+    plan = decode._plan(query, key, value, causal, splits, 132, schedule)
     assert plan.splits == splits and plan.packed.shape[1] == heads_kv * splits
-    out, lse = _kernel_model(plan.packed, key, value, plan.captures, 0.125)
+    block_m = decode._block_sizes(schedule, 64, 64)[0]
+    out, lse = _kernel_model(plan.packed, key, value, plan.captures, 0.125, block_m)
     got, got_lse = decode._finish(plan, out, lse, True)
     want, want_lse = _dense(query, key, value, causal, 0.125)
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
@@ -124,8 +153,9 @@ def test_one_kernel_text_per_kind():
             r"1 to 128 packed query rows",
         ),
         ({"splits": 0}, InvalidInputError, r"'splits' from 1 to the 1 K/V blocks but got 0"),
+        ({"schedule": "m32"}, InvalidInputError, r"'schedule' to be one of \['flex', 'm64'\]"),
     ],
-    ids=["rank", "heads", "rows", "splits"],
+    ids=["rank", "heads", "rows", "splits", "schedule"],
 )
 def test_bad_arguments_are_named(change, error, message):
     args = {

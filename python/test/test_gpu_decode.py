@@ -32,18 +32,21 @@ def bottom_right(length_q, length_k):
     return score_fn
 
 
+@pytest.mark.parametrize("schedule", sorted(tiledattn.decode.SCHEDULES))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("shape", DECODE_SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_decode_matches_float64(shape, causal, dtype):
+def test_decode_matches_float64(shape, causal, dtype, schedule):
     b, hq, sq, hkv, sk, d = shape
     torch.manual_seed(sk + causal)
     q, k, v = make(b, hq, sq, d, dtype), make(b, hkv, sk, d, dtype), make(b, hkv, sk, d, dtype)
     scale = 1 / math.sqrt(d)
     score = bottom_right(sq, sk) if causal else None
     ref, ref_lse, low = reference(q, k, v, False, scale, score_mod=score)
-    what = f"decode {shape} causal={causal} {dtype}"
-    out, lse = tiledattn.decode_attention(q, k, v, causal=causal, return_lse=True, cache=CACHE)
+    what = f"decode {shape} causal={causal} {dtype} {schedule}"
+    out, lse = tiledattn.decode_attention(
+        q, k, v, causal=causal, schedule=schedule, return_lse=True, cache=CACHE
+    )
     check_out(out, ref, low, what, dtype=dtype)
     check_lse(lse, ref_lse, what)
 
@@ -59,3 +62,36 @@ def test_split_counts_agree():
         out, lse = tiledattn.decode_attention(q, k, v, splits=splits, return_lse=True, cache=CACHE)
         check_out(out, ref, low, f"decode splits={splits}", dtype=torch.bfloat16)
         check_lse(lse, ref_lse, f"decode splits={splits}")
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(4, 32, 1, 8, 3000, 128), (2, 8, 3, 8, 700, 64), (1, 16, 2, 1, 5000, 128)],
+    ids=["gqa4-sq1", "mha-sq3", "mqa-sq2"],
+)
+def test_sdpa_routes_decodes_and_matches_float64(shape, monkeypatch):
+    # scaled_dot_product_attention sends a non-causal Sq <= 16 to
+    # decode_attention (the package's own compiled kernels: no cache given),
+    # 3-D inputs and batch shapes included.
+    b, hq, sq, hkv, sk, d = shape
+    torch.manual_seed(sk)
+    q, k, v = (
+        make(b, hq, sq, d, torch.bfloat16),
+        make(b, hkv, sk, d, torch.bfloat16),
+        make(b, hkv, sk, d, torch.bfloat16),
+    )
+    calls = []
+    decode_attention = tiledattn.decode.decode_attention
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].shape)
+        return decode_attention(*args, **kwargs)
+
+    monkeypatch.setattr(tiledattn.decode, "decode_attention", counted)
+    ref, _, low = reference(q, k, v, False, 1 / math.sqrt(d))
+    out = tiledattn.scaled_dot_product_attention(q, k, v, enable_gqa=hq != hkv)
+    assert calls, "scaled_dot_product_attention did not take the decode route"
+    check_out(out, ref, low, f"sdpa decode {shape}", dtype=torch.bfloat16)
+    if b == 1:
+        out3 = tiledattn.scaled_dot_product_attention(q[0], k[0], v[0], enable_gqa=hq != hkv)
+        check_out(out3[None], ref, low, f"sdpa decode 3-D {shape}", dtype=torch.bfloat16)

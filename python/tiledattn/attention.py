@@ -106,6 +106,10 @@ class _Launch:
         # The optional captures only where there are some: the op's
         # six-argument form stays the common call.
         out, lse = torch.ops.tiledattn.sdpa_fwd(*args, *([self.captures] if self.captures else []))
+        return self.unflatten(out, lse)
+
+    def unflatten(self, out, lse) -> "tuple[torch.Tensor, torch.Tensor]":
+        """The kernel's [N, H, L, *] results in the inputs' batch shape."""
         if len(self.batch_shape) != 1:
             out = out.reshape(*self.batch_shape, *out.shape[1:])
             lse = lse.reshape(*self.batch_shape, *lse.shape[1:])
@@ -461,6 +465,12 @@ def _attention(
             scale=scale,
             enable_gqa=enable_gqa,
         )
+    if attn_mask is None and entry is None:
+        from tiledattn.decode import routed
+
+        result = routed(launch)
+        if result is not None:
+            return result
     return launch.run()
 
 

@@ -138,12 +138,16 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
         if not tool.is_file():
             raise CompileError(f"tiledattn.compile: {tool} does not exist")
     except CompileError as error:
-        if (portable / "manifest.json").is_file():
-            return portable
+        # The cache, then the kernels the package carries compiled
+        # (scripts/package_kernels.py: decode_attention's).
+        packaged = _by_text(text, _runtime.kernel_dir())
+        for found in (portable, packaged):
+            if (found / "manifest.json").is_file():
+                return found
         raise CompileError(
             f"{error}; nor is there a bundle compiled elsewhere from this text in "
-            f"{portable} (compile it where the compiler is, into the same cache "
-            "directory, and carry the directory)"
+            f"{portable} or {packaged} (compile it where the compiler is, into the "
+            "same cache directory, and carry the directory)"
         ) from None
     stat = tool.stat()
     # A rebuilt compiler gets a new key, so its output is never stale.

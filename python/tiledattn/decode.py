@@ -14,8 +14,8 @@ No kernel of its own: the flex schedule with a block map, driven so that
   log-sum-exps (torch ops).
 Causal is bottom-right aligned (query i sees keys up to Sk - Sq + i): a
 mask_mod reads each packed row's last key from an int32 tensor, on the
-one or two blocks the boundary crosses. Not yet run on a GPU: the
-package does not route scaled_dot_product_attention here yet.
+one or two blocks the boundary crosses. scaled_dot_product_attention
+sends its decodes here (is_decode, routed).
 """
 
 import functools
@@ -23,24 +23,59 @@ import typing
 
 import torch
 
-from tiledattn.errors import InvalidInputError, UnsupportedInputError, require_kernel_device
+from tiledattn.errors import (
+    CompileError,
+    InvalidInputError,
+    UnsupportedInputError,
+    require_kernel_device,
+)
 
 _OP = "tiledattn.decode_attention"
 
 
 def num_splits(kv_rows: int, key_blocks: int, multiprocessors: int) -> int:
     """Splits of the keys for `kv_rows` (B * Hkv) packed tiles of
-    `key_blocks` K/V blocks: enough thread blocks to fill the GPU once,
-    each split at least two blocks long."""
-    if kv_rows >= multiprocessors or key_blocks < 4:
+    `key_blocks` K/V blocks: the most that still run in one wave (one
+    thread block per multiprocessor: the decode tiles hold 150-210 KiB of
+    shared memory), each split at least two blocks long. One wave, not
+    "at least one": 17 splits of 8 tiles on 132 multiprocessors are 136
+    thread blocks, two waves, and ran at 1.7 TB/s where cuDNN ran 2.9."""
+    if 2 * kv_rows > multiprocessors or key_blocks < 4:
         return 1
-    return max(1, min(-(-multiprocessors // kv_rows), key_blocks // 2))
+    return max(1, min(multiprocessors // kv_rows, key_blocks // 2))
+
+
+# The decode kernels' schedules (#tiledattn.schedule fields), by name:
+# "flex" is flex_attention's own (two consumers of 64 rows, 128 rows a
+# tile); "m64" one consumer of 64 rows (decode fills 4-64 rows of a tile:
+# half the wgmma and softmax work) with a third K/V stage in the shared
+# memory that frees.
+SCHEDULES = {
+    "flex": None,
+    "m64": "block_m = 64, block_n = 128, num_stages = 3, warps = 8, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 1, overlap_softmax = true, "
+    "tma_store = true",
+}
+DEFAULT_SCHEDULE = "flex"
+# The head dims whose decode kernels (DEFAULT_SCHEDULE, both dtypes,
+# causal and not) the package carries compiled (scripts/package_kernels.py).
+PACKAGED_HEAD_DIMS = (64, 128)
+
+
+def _block_sizes(schedule: str, head_dim: int, head_dim_v: int) -> "tuple[int, int]":
+    from tiledattn.flex import schedule_blocks
+
+    text = SCHEDULES[schedule]
+    if text is None:
+        return schedule_blocks(head_dim, head_dim_v)
+    fields = dict(field.split(" = ") for field in text.split(", "))
+    return int(fields["block_m"]), int(fields["block_n"])
 
 
 @functools.lru_cache(maxsize=64)
-def _split_map(heads_kv, splits, block, length_k, rows, causal_from, device):
-    """The block map of [B, Hkv * S, rows] packed queries and K/V blocks of
-    `block` keys: head h takes the blocks of split h % S; a block holding a
+def _split_map(heads_kv, splits, block, length_k, rows, causal_from, device, block_m=128):
+    """The block map of [B, Hkv * S, rows] packed queries (tiles of
+    `block_m` rows) and K/V blocks of `block` keys: head h takes the blocks of split h % S; a block holding a
     key at or past `causal_from` (Sk - Sq + 1: some row's bound) is
     partial, the rest full (map_from_blocks makes the ragged last one
     partial)."""
@@ -55,7 +90,7 @@ def _split_map(heads_kv, splits, block, length_k, rows, causal_from, device):
         last = (torch.arange(key_blocks) + 1) * block - 1  # each block's last key
         state = torch.where((state == 2) & (last >= causal_from), 1, state)
     state = state.repeat(heads_kv, 1)[None, :, None, :]
-    return map_from_blocks(state.to(device), rows, length_k, 128, block)
+    return map_from_blocks(state.to(device), rows, length_k, block_m, block)
 
 
 @functools.lru_cache(maxsize=64)
@@ -71,7 +106,7 @@ def _row_bounds(group: int, length_q: int, offset: int, device) -> torch.Tensor:
 
 
 @functools.lru_cache(maxsize=8)
-def _kernel_text(dtype, head_dim, head_dim_v, causal):
+def _kernel_text(dtype, head_dim, head_dim_v, causal, schedule=DEFAULT_SCHEDULE):
     from tiledattn.flex import ScoreModRegion, _masked, schedule_text, trace_score_mod
 
     region = ScoreModRegion("")
@@ -82,7 +117,15 @@ def _kernel_text(dtype, head_dim, head_dim_v, causal):
             return kv_idx <= stand_in[q_idx]
 
         region = trace_score_mod(_masked(bounded), "mask_mod")
-    return schedule_text(region, dtype, head_dim, "decode", head_dim_v=head_dim_v, block_map=True)
+    return schedule_text(
+        region,
+        dtype,
+        head_dim,
+        "decode",
+        head_dim_v=head_dim_v,
+        block_map=True,
+        schedule=SCHEDULES[schedule],
+    )
 
 
 def decode_attention(
@@ -93,6 +136,7 @@ def decode_attention(
     causal: bool = False,
     scale: "float | None" = None,
     splits: "int | None" = None,
+    schedule: "str | None" = None,
     return_lse: bool = False,
     cache=None,
 ):
@@ -101,7 +145,8 @@ def decode_attention(
     head), key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv], float16 or bfloat16
     CUDA tensors; Hq a multiple of Hkv. `causal` is bottom-right aligned.
     `splits` (default: from the shape and the GPU's multiprocessors) cuts
-    the keys into that many parts, run side by side and combined. Returns
+    the keys into that many parts, run side by side and combined.
+    `schedule` names one of SCHEDULES (default DEFAULT_SCHEDULE). Returns
     the output [B, Hq, Sq, Dv] and, with return_lse, the log-sum-exp
     [B, Hq, Sq] (float32)."""
     from tiledattn.attention import _prepare
@@ -133,19 +178,68 @@ def decode_attention(
         raise InvalidInputError(
             f"{_OP}: causal (bottom-right) needs Sq <= Sk but got {length_q} and {length_k}"
         )
+    schedule = DEFAULT_SCHEDULE if schedule is None else schedule
+    if schedule not in SCHEDULES:
+        raise InvalidInputError(
+            f"{_OP}: expected 'schedule' to be one of {sorted(SCHEDULES)} but got {schedule!r}"
+        )
     require_kernel_device(_OP, query.device)
     sms = (
         torch.cuda.get_device_properties(query.device).multi_processor_count
         if query.device.type == "cuda"
         else 132
     )
-    plan = _plan(query, key, value, causal, splits, sms)
-    text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal)
+    plan = _plan(query, key, value, causal, splits, sms, schedule)
+    text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal, schedule)
     entry = kernel_entry(text, cache=cache)
     launch = _prepare(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
     return _finish(plan, out, lse, return_lse)
+
+
+# (dtype, head dim, value head dim) whose decode kernel could not be had
+# (no compiler and not in the cache): scaled_dot_product_attention stops
+# asking for it.
+_unavailable: "set[tuple]" = set()
+
+
+def is_decode(query_shape, heads_kv: int, causal: bool) -> bool:
+    """Whether scaled_dot_product_attention of a [B, Hq, Sq, D] query on
+    `heads_kv` key/value heads is a decode that decode_attention runs: at
+    most 16 queries whose heads per KV head fill at most a tile (128 rows),
+    not causal (torch's top-left is_causal is not a KV cache's bottom-right)."""
+    heads_q, length_q = query_shape[1], query_shape[2]
+    return (
+        not causal
+        and 0 < length_q <= 16
+        and heads_kv > 0
+        and heads_q % heads_kv == 0
+        and heads_q // heads_kv * length_q <= 128
+    )
+
+
+def routed(launch) -> "torch.Tensor | None":
+    """scaled_dot_product_attention's result by decode_attention where it
+    is_decode, for eager CUDA tensors without score_mod captures. None
+    otherwise, and where the kernel is not to be had (no compiler and not
+    compiled: the prefill kernels run it then, and from then on)."""
+    q, k, v = launch.q, launch.k, launch.v
+    what = (q.dtype, q.shape[-1], v.shape[-1])
+    if (
+        launch.captures
+        or not is_decode(q.shape, k.shape[1], launch.is_causal)
+        or q.device.type != "cuda"
+        or what in _unavailable
+        or torch.compiler.is_compiling()
+    ):
+        return None
+    try:
+        out, lse = decode_attention(q, k, v, scale=launch.scale, return_lse=True)
+    except (CompileError, UnsupportedInputError):
+        _unavailable.add(what)
+        return None
+    return launch.unflatten(out, lse)[0]
 
 
 class _Plan(typing.NamedTuple):
@@ -160,14 +254,12 @@ class _Plan(typing.NamedTuple):
     splits: int
 
 
-def _plan(query, key, value, causal, splits, multiprocessors) -> _Plan:
-    from tiledattn.flex import schedule_blocks
-
+def _plan(query, key, value, causal, splits, multiprocessors, schedule=DEFAULT_SCHEDULE) -> _Plan:
     batch, heads_q, length_q, head_dim = query.shape
     heads_kv, length_k, head_dim_v = key.shape[1], key.shape[2], value.shape[3]
     group = heads_q // heads_kv
     rows = group * length_q
-    block = schedule_blocks(head_dim, head_dim_v)[1]
+    block_m, block = _block_sizes(schedule, head_dim, head_dim_v)
     key_blocks = -(-length_k // block)
     if splits is None:
         splits = num_splits(batch * heads_kv, key_blocks, multiprocessors)
@@ -181,9 +273,8 @@ def _plan(query, key, value, causal, splits, multiprocessors) -> _Plan:
         packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
         packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
     offset = length_k - length_q
-    bmap = _split_map(
-        heads_kv, splits, block, length_k, rows, offset + 1 if causal else None, query.device
-    )
+    causal_from = offset + 1 if causal else None
+    bmap = _split_map(heads_kv, splits, block, length_k, rows, causal_from, query.device, block_m)
     captures = [_row_bounds(group, length_q, offset, query.device)] if causal else []
     shape = (batch, heads_q, length_q, head_dim_v)
     return _Plan(packed, captures + [bmap], shape, heads_kv, splits)

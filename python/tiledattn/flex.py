@@ -501,13 +501,15 @@ def schedule_text(
     head_dim_v: "int | None" = None,
     causal: bool = False,
     block_map: bool = False,
+    schedule: "str | None" = None,
 ) -> str:
     """The schedule file (MLIR) of a kernel that runs `score_mod_region`, for
     query/key head dim `head_dim` and value head dim `head_dim_v` (default
     the same; DeepSeek's 192 and 128, say), causal (top-left) or not. The
     tensors a traced region reads (its `captures`) are the function's
     arguments after scale; with `block_map` the map follows them (its blocks
-    are schedule_blocks')."""
+    are schedule_blocks'). `schedule` (the fields of a
+    #tiledattn.schedule) replaces the head dims' flex schedule."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
     for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
         if dim % 16 or not 0 < dim <= 256:
@@ -524,7 +526,7 @@ def schedule_text(
     qk = f"memref<?x?x?x{head_dim}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
     vo = f"memref<?x?x?x{head_dim_v}x{element}, strided<[?, ?, ?, 1], offset: ?>>"
     lse = "memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>"
-    schedule = _schedule(head_dim, head_dim_v)
+    schedule = schedule or _schedule(head_dim, head_dim_v)
     captures = capture_arguments(getattr(score_mod_region, "captures", ()))
     map_type = "memref<?x?x?x?xi32>"
     if block_map:
