@@ -51,6 +51,15 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_rea
 
 
 @pytest.fixture(autouse=True)
+def _prefill_kernels_only(monkeypatch):
+    """These tests check the shipped prefill bundles (writes included, by
+    poisoned outputs) at every shape, Sq = 1 too: scaled_dot_product_attention's
+    decode route is off here (test_gpu_decode.py tests it)."""
+    monkeypatch.setattr(tiledattn.decode, "routed", lambda launch: None)
+
+
+
+@pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
     torch._dynamo.reset()

@@ -189,9 +189,15 @@ def decode_attention(
         if query.device.type == "cuda"
         else 132
     )
-    plan = _plan(query, key, value, causal, splits, sms, schedule)
+    key_blocks = -(-length_k // _block_sizes(schedule, head_dim, value.shape[-1])[1])
+    if splits is not None and (not isinstance(splits, int) or not 1 <= splits <= key_blocks):
+        raise InvalidInputError(
+            f"{_OP}: expected 'splits' from 1 to the {key_blocks} K/V blocks but got {splits!r}"
+        )
+    # The kernel first: where it is not to be had, nothing was allocated.
     text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal, schedule)
     entry = kernel_entry(text, cache=cache)
+    plan = _plan(query, key, value, causal, splits, sms, schedule)
     launch = _prepare(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
@@ -224,7 +230,11 @@ def routed(launch) -> "torch.Tensor | None":
     is_decode, for eager CUDA tensors without score_mod captures. None
     otherwise, and where the kernel is not to be had (no compiler and not
     compiled: the prefill kernels run it then, and from then on)."""
-    q, k, v = launch.q, launch.k, launch.v
+    from torch._subclasses.fake_tensor import is_fake
+
+    q, k, v = (getattr(launch, name, None) for name in ("q", "k", "v"))
+    if q is None:  # an empty input's launch: nothing to run
+        return None
     what = (q.dtype, q.shape[-1], v.shape[-1])
     if (
         launch.captures
@@ -232,6 +242,7 @@ def routed(launch) -> "torch.Tensor | None":
         or q.device.type != "cuda"
         or what in _unavailable
         or torch.compiler.is_compiling()
+        or is_fake(q)
     ):
         return None
     try:
@@ -263,10 +274,6 @@ def _plan(query, key, value, causal, splits, multiprocessors, schedule=DEFAULT_S
     key_blocks = -(-length_k // block)
     if splits is None:
         splits = num_splits(batch * heads_kv, key_blocks, multiprocessors)
-    if not isinstance(splits, int) or not 1 <= splits <= key_blocks:
-        raise InvalidInputError(
-            f"{_OP}: expected 'splits' from 1 to the {key_blocks} K/V blocks but got {splits!r}"
-        )
     # [B, Hkv, g * Sq, D] (a view of a contiguous query), repeated per split.
     packed = query.reshape(batch, heads_kv, rows, head_dim)
     if splits > 1:
