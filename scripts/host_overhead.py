@@ -6,6 +6,7 @@ timed), for tiledattn and for torch's SDPA backends on the same inputs.
     python3 scripts/host_overhead.py [CALLS]
 """
 
+import functools
 import sys
 import time
 
@@ -44,12 +45,12 @@ def main():
     # A decode step (one token, GQA 4, a short cache): the decode route.
     q = torch.randn(1, 32, 1, 128, device="cuda", dtype=torch.bfloat16)
     k, v = (torch.randn(1, 8, 256, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    ours_fn = functools.partial(tiledattn.scaled_dot_product_attention, enable_gqa=True)
+    sdpa_fn = functools.partial(torch.nn.functional.scaled_dot_product_attention, enable_gqa=True)
     with torch.inference_mode():
-        ours = per_call_us(
-            tiledattn.scaled_dot_product_attention, (q, k, v, None, 0.0, False, None, True), calls
-        )
+        ours = per_call_us(ours_fn, (q, k, v), calls)
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-            cudnn = per_call_us(sdpa, (q, k, v, None, 0.0, False, None, True), calls)
+            cudnn = per_call_us(sdpa_fn, (q, k, v), calls)
     print(f"decode Sq=1 Hq32/Hkv8 Sk256: per call tiledattn {ours:.1f} us, cudnn {cudnn:.1f} us")
 
 
