@@ -58,14 +58,21 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument(
         "--schedules",
-        default=tiledattn.decode.DEFAULT_SCHEDULE,
+        default="default",
         help="comma-separated decode.SCHEDULES names, each a column "
-        f"(of {', '.join(tiledattn.decode.SCHEDULES)})",
+        f"(of {', '.join(tiledattn.decode.SCHEDULES)}; 'default': decode_attention's "
+        "own choice, tuned or not)",
     )
     parser.add_argument(
         "--splits",
         default="auto",
         help="comma-separated split counts, each a column ('auto': decode.num_splits)",
+    )
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="tune each shape first (tiledattn.tune.tune_decode; the 'default' "
+        "column then takes its winner) and print its table",
     )
     args = parser.parse_args()
     schedules = args.schedules.split(",")
@@ -77,7 +84,7 @@ def main() -> int:
     ]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
     headers = [c[2] for c in ours_columns] + ["sdpa routed", "prefill"] + list(BACKENDS)
-    print("| B | Sq | Sk | auto splits | " + " | ".join(headers) + " | max |diff| |")
+    print("| B | Sq | Sk | default choice | " + " | ".join(headers) + " | max |diff| |")
     print("|---|---|---|---|" + "---|" * len(headers) + "---|")
     status = False
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -90,7 +97,17 @@ def main() -> int:
         )
         causal = length_q > 1
         gigabytes = bandwidth_bytes(k, v) / 1e9
-        auto = tiledattn.decode.num_splits(batch * 8, -(-length_k // 128), sms)
+        splits = tiledattn.decode.num_splits(batch * 8, -(-length_k // 128), sms)
+        auto = f"{tiledattn.decode.DEFAULT_SCHEDULE}/{splits}"
+        if args.tune:
+            table = tiledattn.tune.tune_decode(q, k, v, causal=causal, runs=args.runs)
+            cells = ", ".join(
+                f"{row['schedule']}/{row['splits']} "
+                + (f"{gigabytes / row['ms']:.2f}" if row["ms"] else "n/a")
+                for row in table
+            )
+            print(f"tuned B{batch} Sq{length_q} Sk{length_k} (TB/s, best first): {cells}")
+            auto = f"{table[0]['schedule']}/{table[0]['splits']}"
 
         # torch's is_causal is top-left; bottom-right for Sq > 1 as a mask
         mask = None
@@ -120,7 +137,7 @@ def main() -> int:
                     v,
                     causal=causal,
                     splits=splits,
-                    schedule=name,
+                    schedule=None if name == "default" else name,
                 ),
                 want,
                 gigabytes,

@@ -16,5 +16,14 @@ fi
 for p in "${paths[@]}"; do
   [ -e "$p" ] || { echo "device-pack: $p does not exist (build it first)" >&2; exit 1; }
 done
+# A wheel older than the package's sources would test yesterday's code.
+for p in "${paths[@]}"; do
+  if [ "$p" = dist ] &&
+    [ -n "$(find python/tiledattn -name '*.py' -newer "$(ls -t dist/*.whl | head -n 1)" -print -quit)" ]; then
+    echo "device-pack: dist/*.whl is older than python/tiledattn; rebuild it:" \
+      "rm -f dist/*.whl && pip wheel . --no-deps -w dist" >&2
+    exit 1
+  fi
+done
 tar -czf build/device-carry.tgz --exclude='.compile-*' "${paths[@]}"
 echo "device-pack: build/device-carry.tgz $(du -h build/device-carry.tgz | cut -f1) from $(du -ch "${paths[@]}" | tail -n 1 | cut -f1)"

@@ -132,6 +132,8 @@ def test_the_plan_computes_attention(shape, splits, causal, schedule):
     got, got_lse = decode._finish(plan, out, lse, True)
     want, want_lse = _dense(query, key, value, causal, 0.125)
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+    # without the lse (scaled_dot_product_attention's route): the same output
+    torch.testing.assert_close(decode._finish(plan, out, lse, False), got, rtol=0, atol=0)
     torch.testing.assert_close(got_lse, want_lse, rtol=1e-10, atol=1e-10)
 
 

@@ -58,7 +58,6 @@ def _prefill_kernels_only(monkeypatch):
     monkeypatch.setattr(tiledattn.decode, "routed", lambda launch: None)
 
 
-
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)

@@ -95,3 +95,26 @@ def test_sdpa_routes_decodes_and_matches_float64(shape, monkeypatch):
     if b == 1:
         out3 = tiledattn.scaled_dot_product_attention(q[0], k[0], v[0], enable_gqa=hq != hkv)
         check_out(out3[None], ref, low, f"sdpa decode 3-D {shape}", dtype=torch.bfloat16)
+
+
+def test_tuning_keeps_a_winner_that_decode_attention_uses(tmp_path, monkeypatch):
+    torch.manual_seed(1)
+    q = make(1, 8, 1, 128, torch.bfloat16)
+    k, v = make(1, 2, 5000, 128, torch.bfloat16), make(1, 2, 5000, 128, torch.bfloat16)
+    path = tmp_path / "tuned.json"
+    table = tiledattn.tune.tune_decode(q, k, v, runs=3, cache=CACHE, path=path)
+    assert all(row["ms"] is not None and row["ms"] > 0 for row in table), table
+    assert [row["ms"] for row in table] == sorted(row["ms"] for row in table)
+    monkeypatch.setattr(tiledattn.tune, "tuned_file", lambda: path)
+    used = []
+    plan = tiledattn.decode._plan
+
+    def spy(query, key, value, causal, splits, multiprocessors, schedule):
+        used.append((schedule, splits))
+        return plan(query, key, value, causal, splits, multiprocessors, schedule)
+
+    monkeypatch.setattr(tiledattn.decode, "_plan", spy)
+    out = tiledattn.decode_attention(q, k, v, cache=CACHE)
+    assert used == [(table[0]["schedule"], table[0]["splits"])]
+    ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
+    check_out(out, ref, low, "decode with the tuned choice", dtype=torch.bfloat16)

@@ -6,6 +6,8 @@
     kernel = tiledattn.compile("my_schedule.mlir")  # same signature
     out = tiledattn.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + (j - i))
     out = tiledattn.varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=True)
+    out = tiledattn.decode_attention(q, k_cache, v_cache)  # Sq <= 16, split-KV
+    tiledattn.tune.tune_decode(q, k_cache, v_cache)  # times schedules, keeps the best
 
 The package is pure Python over torch.ops.tiledattn, which the runtime library
 (libtiledattn_runtime.so) registers; it is loaded when a kernel first runs.
@@ -13,7 +15,7 @@ The package is pure Python over torch.ops.tiledattn, which the runtime library
 
 __version__ = "0.1.0"
 
-from tiledattn import registry
+from tiledattn import registry, tune
 from tiledattn._runtime import bundle_info, kernel_dir, load_runtime
 from tiledattn.attention import scaled_dot_product_attention
 from tiledattn.compiler import CompiledKernel, compile
@@ -46,6 +48,7 @@ __all__ = [
     "load_runtime",
     "registry",
     "scaled_dot_product_attention",
+    "tune",
     "variant_attention",
     "varlen_attention",
     "decode_attention",

@@ -108,13 +108,15 @@ class _Launch:
         out, lse = torch.ops.tiledattn.sdpa_fwd(*args, *([self.captures] if self.captures else []))
         return self.unflatten(out, lse)
 
-    def unflatten(self, out, lse) -> "tuple[torch.Tensor, torch.Tensor]":
-        """The kernel's [N, H, L, *] results in the inputs' batch shape."""
+    def unflatten(self, out, lse=None) -> "tuple[torch.Tensor, torch.Tensor | None]":
+        """The kernel's [N, H, L, *] results in the inputs' batch shape (the
+        lse may be None)."""
         if len(self.batch_shape) != 1:
             out = out.reshape(*self.batch_shape, *out.shape[1:])
-            lse = lse.reshape(*self.batch_shape, *lse.shape[1:])
+            if lse is not None:
+                lse = lse.reshape(*self.batch_shape, *lse.shape[1:])
         if self.squeeze:
-            return out.squeeze(-3), lse.squeeze(-2)
+            return out.squeeze(-3), None if lse is None else lse.squeeze(-2)
         return out, lse
 
 

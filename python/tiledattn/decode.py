@@ -62,6 +62,7 @@ DEFAULT_SCHEDULE = "flex"
 PACKAGED_HEAD_DIMS = (64, 128)
 
 
+@functools.lru_cache(maxsize=64)
 def _block_sizes(schedule: str, head_dim: int, head_dim_v: int) -> "tuple[int, int]":
     from tiledattn.flex import schedule_blocks
 
@@ -146,7 +147,9 @@ def decode_attention(
     CUDA tensors; Hq a multiple of Hkv. `causal` is bottom-right aligned.
     `splits` (default: from the shape and the GPU's multiprocessors) cuts
     the keys into that many parts, run side by side and combined.
-    `schedule` names one of SCHEDULES (default DEFAULT_SCHEDULE). Returns
+    `schedule` names one of SCHEDULES. With neither `schedule` nor `splits`
+    given, the ones tiledattn.tune kept for the shape class, else
+    DEFAULT_SCHEDULE and num_splits. Returns
     the output [B, Hq, Sq, Dv] and, with return_lse, the log-sum-exp
     [B, Hq, Sq] (float32)."""
     from tiledattn.attention import _prepare
@@ -178,8 +181,7 @@ def decode_attention(
         raise InvalidInputError(
             f"{_OP}: causal (bottom-right) needs Sq <= Sk but got {length_q} and {length_k}"
         )
-    schedule = DEFAULT_SCHEDULE if schedule is None else schedule
-    if schedule not in SCHEDULES:
+    if schedule is not None and schedule not in SCHEDULES:
         raise InvalidInputError(
             f"{_OP}: expected 'schedule' to be one of {sorted(SCHEDULES)} but got {schedule!r}"
         )
@@ -189,6 +191,9 @@ def decode_attention(
         if query.device.type == "cuda"
         else 132
     )
+    if schedule is None and splits is None:
+        schedule, splits = _tuned(query, key, value, causal, sms)
+    schedule = DEFAULT_SCHEDULE if schedule is None else schedule
     key_blocks = -(-length_k // _block_sizes(schedule, head_dim, value.shape[-1])[1])
     if splits is not None and (not isinstance(splits, int) or not 1 <= splits <= key_blocks):
         raise InvalidInputError(
@@ -202,6 +207,25 @@ def decode_attention(
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
     return _finish(plan, out, lse, return_lse)
+
+
+def _tuned(query, key, value, causal, multiprocessors) -> "tuple[str | None, int | None]":
+    """The schedule and split count tiledattn.tune kept for this call's
+    shape class, the splits held to this call's K/V blocks and one wave
+    (a class spans lengths and batches up to twice as large); (None, None)
+    where none was kept."""
+    from tiledattn import tune
+
+    winner = tune.lookup(tune.decode_class(query, key, value, causal))
+    if not winner or winner.get("schedule") not in SCHEDULES:
+        return None, None
+    schedule = winner["schedule"]
+    block = _block_sizes(schedule, query.shape[-1], value.shape[-1])[1]
+    key_blocks = -(-key.shape[2] // block)
+    wave = max(1, multiprocessors // (query.shape[0] * key.shape[1]))
+    splits = winner.get("splits")
+    splits = max(1, min(int(splits), key_blocks, wave)) if isinstance(splits, int) else None
+    return schedule, splits
 
 
 # (dtype, head dim, value head dim) whose decode kernel could not be had
@@ -246,11 +270,11 @@ def routed(launch) -> "torch.Tensor | None":
     ):
         return None
     try:
-        out, lse = decode_attention(q, k, v, scale=launch.scale, return_lse=True)
+        out = decode_attention(q, k, v, scale=launch.scale)
     except (CompileError, UnsupportedInputError):
         _unavailable.add(what)
         return None
-    return launch.unflatten(out, lse)[0]
+    return launch.unflatten(out)[0]
 
 
 class _Plan(typing.NamedTuple):
@@ -292,23 +316,24 @@ def _finish(plan: _Plan, out, lse, return_lse):
     and unpacked to [B, Hq, Sq, *]."""
     batch, heads_q, length_q, head_dim_v = plan.shape
     if plan.splits > 1:
-        out, lse = _combine(out, lse, batch, plan.heads_kv, plan.splits, out.shape[2])
+        out, lse = _combine(out, lse, batch, plan.heads_kv, plan.splits, out.shape[2], return_lse)
     out = out.reshape(batch, heads_q, length_q, head_dim_v)
     if not return_lse:
         return out
     return out, lse.reshape(batch, heads_q, length_q)
 
 
-def _combine(out, lse, batch, heads_kv, splits, rows):
-    """The splits' outputs weighted by exp(lse_s - lse): one softmax."""
-    # In float32 at least (the kernels' outputs are 16-bit).
+def _combine(out, lse, batch, heads_kv, splits, rows, with_lse=True):
+    """The splits' outputs weighted by exp(lse_s - lse), the softmax of
+    their lses (each row sees a key in some split: Sq <= Sk), and the lse
+    itself only `with_lse`. Few kernels on purpose: the host issues each,
+    and with the logsumexp (nine kernels) and casts it cost 250 us a call
+    on the GPU machine, more than a B1 Sk128k kernel (195 us)."""
     parts = out.view(batch, heads_kv, splits, rows, -1)
-    parts = parts.to(torch.promote_types(parts.dtype, torch.float32))
     lses = lse.view(batch, heads_kv, splits, rows)
-    total = torch.logsumexp(lses, dim=2)
-    weights = torch.exp(lses - total.unsqueeze(2)).nan_to_num(0.0)
-    combined = (weights.unsqueeze(-1) * parts).sum(2).to(out.dtype)
-    return combined, total
+    weights = torch.softmax(lses, dim=2).unsqueeze(-1)  # float32: the sum is in float32
+    combined = (weights * parts).sum(2).to(out.dtype)
+    return combined, torch.logsumexp(lses, dim=2) if with_lse else None
 
 
 def bandwidth_bytes(key: torch.Tensor, value: torch.Tensor) -> int:
