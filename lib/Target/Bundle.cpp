@@ -228,6 +228,10 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   }
   if (op.getBlockMap())
     os << "block_map\n";
+  if (!op.getKvRows().empty()) {
+    os << "kv_rows\n";
+    op.getKvRows().front().print(os);
+  }
   return k;
 }
 

@@ -158,3 +158,83 @@ func.func @sdpa_mask_mod_wrong_arguments(%q: !head, %lse: !lse, %scale: f32) {
   } : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// kv_rows moves the producer's K/V loads: the producer = tma program only.
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_rows_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has kv_rows, which only the producer = tma program applies (its producer's K/V loads), so expected producer = tma, but got producer = direct}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0>)
+      kv_rows {
+  ^bb0(%b: index, %h: index, %key: index):
+    tiledattn.yield %key : index
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// A sequence's keys are what a block_map lists when they may be anywhere.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_rows_without_map(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has kv_rows but no block_map: with K/V rows anywhere in k and v, the map must list the blocks each tile reads (k's length is not a sequence's)}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      kv_rows {
+  ^bb0(%b: index, %h: index, %key: index):
+    tiledattn.yield %key : index
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_rows_arguments(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected the score body's arguments to be (index, index, index): the batch, K/V head and first key of a block, but got (index, index)}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) kv_rows {
+  ^bb0(%b: index, %key: index):
+    tiledattn.yield %key : index
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_rows_yields_a_row(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected the score body to end in a tiledattn.yield of one index (the row of k and v that holds that key)}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) kv_rows {
+  ^bb0(%b: index, %h: index, %key: index):
+    %row = arith.index_cast %key : index to i32
+    tiledattn.yield %row : i32
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_rows_writes(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>, %table: memref<?x?xi32>) {
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) kv_rows {
+  ^bb0(%b: index, %h: index, %key: index):
+    %zero = arith.constant 0 : i32
+    // expected-error @+1 {{'memref.store' op may write memory inside a score body, which runs once per score and may only read}}
+    memref.store %zero, %table[%b, %h] : memref<?x?xi32>
+    tiledattn.yield %key : index
+  } : !head, !head, !head, !head, !lse
+  return
+}

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The verifiers of what changes the scores: the score bodies of
-// tiledattn.score_mod and of tiledattn.sdpa's score_mod region, and the
-// sdpa's block_map (which blocks of scores are computed at all).
+// tiledattn.score_mod and of tiledattn.sdpa's score_mod region, the sdpa's
+// block_map (which blocks of scores are computed at all) and kv_rows (where
+// in k and v each block is).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +39,10 @@ static bool mayWrite(Operation *op) {
 
 LogicalResult mlir::tiledattn::verifyScoreBody(Operation *op, Block &body,
                                                TypeRange arguments,
-                                               StringRef meaning) {
+                                               StringRef meaning, Type yielded,
+                                               StringRef yieldedMeaning) {
+  if (!yielded)
+    yielded = Float32Type::get(op->getContext());
   if (body.getArgumentTypes() != arguments) {
     std::string expected, got;
     llvm::raw_string_ostream e(expected), g(got);
@@ -48,10 +52,13 @@ LogicalResult mlir::tiledattn::verifyScoreBody(Operation *op, Block &body,
            << expected << "): " << meaning << ", but got (" << got << ")";
   }
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield || yield.getValues().getTypes() !=
-                    TypeRange{Float32Type::get(op->getContext())})
+  if (!yield || yield.getValues().getTypes() != TypeRange{yielded}) {
+    std::string type; // unquoted, as in the body's text
+    llvm::raw_string_ostream(type) << yielded;
     return op->emitOpError("expected the score body to end in a "
-                           "tiledattn.yield of one f32 (the new score)");
+                           "tiledattn.yield of one ")
+           << type << " (" << yieldedMeaning << ")";
+  }
   WalkResult walk = body.walk([&](Operation *inner) {
     auto isTile = [](Type type) { return isa<TileType>(type); };
     if (llvm::any_of(inner->getOperandTypes(), isTile) ||
@@ -103,8 +110,29 @@ static LogicalResult verifyBlockMap(SdpaOp op) {
   return success();
 }
 
+/// What kv_rows needs: the producer = tma program, whose producer alone
+/// loads K/V, and a block_map, which says which keys a sequence has.
+static LogicalResult verifyKvRows(SdpaOp op) {
+  ScheduleAttr schedule = op.getSchedule();
+  if (!schedule.isWarpSpecialized())
+    return op.emitOpError("has kv_rows, which only the producer = tma "
+                          "program applies (its producer's K/V loads), so "
+                          "expected producer = tma, but got producer = ")
+           << stringifyProducer(schedule.getProducer());
+  if (!op.getBlockMap())
+    return op.emitOpError("has kv_rows but no block_map: with K/V rows "
+                          "anywhere in k and v, the map must list the blocks "
+                          "each tile reads (k's length is not a sequence's)");
+  Type index = IndexType::get(op.getContext());
+  return verifyScoreBody(op, op.getKvRows().front(), {index, index, index},
+                         "the batch, K/V head and first key of a block", index,
+                         "the row of k and v that holds that key");
+}
+
 LogicalResult SdpaOp::verifyRegions() {
   if (getBlockMap() && failed(verifyBlockMap(*this)))
+    return failure();
+  if (!getKvRows().empty() && failed(verifyKvRows(*this)))
     return failure();
   Type f32 = Float32Type::get(getContext());
   Type index = IndexType::get(getContext());

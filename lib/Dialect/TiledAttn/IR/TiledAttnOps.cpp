@@ -96,8 +96,9 @@ bool mlir::tiledattn::isSupportedHeadDim(int64_t headDim) {
 bool mlir::tiledattn::isLoweredByHopperEmitter(SdpaOp op) {
   int64_t d = op.getHeadDim();
   return op.getSchedule().isWarpSpecialized() && op.getScoreMod().empty() &&
-         op.getMaskMod().empty() && !op.getBlockMap() &&
-         (d == 64 || d == 128 || d == 256) && op.getHeadDimV() == d;
+         op.getMaskMod().empty() && op.getKvRows().empty() &&
+         !op.getBlockMap() && (d == 64 || d == 128 || d == 256) &&
+         op.getHeadDimV() == d;
 }
 
 static bool isHalfType(Type t) { return t.isF16() || t.isBF16(); }

@@ -180,6 +180,20 @@ Value mlir::tiledattn::emitScoreMods(OpBuilder &b, SdpaOp op,
   return mod.getResult();
 }
 
+Value mlir::tiledattn::emitKvRow(OpBuilder &b, SdpaOp op, Value batch,
+                                 Value headKV, Value key) {
+  if (op.getKvRows().empty())
+    return key;
+  Block &user = op.getKvRows().front();
+  IRMapping map;
+  map.map(user.getArgument(0), batch);
+  map.map(user.getArgument(1), headKV);
+  map.map(user.getArgument(2), key);
+  for (Operation &inner : user.without_terminator())
+    b.clone(inner, map);
+  return map.lookupOrDefault(user.getTerminator()->getOperand(0));
+}
+
 namespace {
 /// Emits the tile program of `op` in place of it: one warp group or a few
 /// warps (mma_sync), each on its own rows, with its K/V tiles from loads.

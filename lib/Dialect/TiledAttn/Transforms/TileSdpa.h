@@ -72,6 +72,11 @@ Value emitScoreMods(OpBuilder &b, SdpaOp op, const BlockCoordinates &at,
                     Value scores, Value row, Value col, bool score, bool mask,
                     bool scaled, Value unscale);
 
+/// Emits a copy of the sdpa's kv_rows body for the block whose first key
+/// is `key` (of batch `batch`, K/V head `headKV`) and returns the row it
+/// yields; `key` itself where the sdpa has no kv_rows.
+Value emitKvRow(OpBuilder &b, SdpaOp op, Value batch, Value headKV, Value key);
+
 /// Checks that tiledattn-tile-sdpa writes `op`'s producer = tma schedule.
 LogicalResult checkWarpSpecializedSchedule(SdpaOp op);
 

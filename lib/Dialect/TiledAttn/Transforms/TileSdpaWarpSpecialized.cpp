@@ -408,7 +408,9 @@ private:
     bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
     Copy q{qRing, tilesDone, op.getQ(), at.head, at.row};
     auto kAt = [&](Value j) -> Copy {
-      Value row = firstKey(j);
+      // kv_rows: where the block is in k and v (a KV cache's page), which
+      // only the loads see.
+      Value row = emitKvRow(b, op, at.batch, at.headKV, firstKey(j));
       return {kRing, kv(j), op.getK(), at.headKV, row};
     };
     if (k0ByAtom) // Q's atoms, each with the first K block's

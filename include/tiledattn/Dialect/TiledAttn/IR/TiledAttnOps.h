@@ -26,11 +26,13 @@
 
 namespace mlir::tiledattn {
 /// Checks a score body (of tiledattn.score_mod or tiledattn.sdpa's
-/// score_mod) on behalf of `op`: its arguments are `arguments` (whose
-/// `meaning` the diagnostic gives), it yields one f32, and nothing in it
-/// touches a tile or writes memory.
+/// score_mod, mask_mod or kv_rows) on behalf of `op`: its arguments are
+/// `arguments` (whose `meaning` the diagnostic gives), it yields one
+/// `yielded` (default f32: `yieldedMeaning`, the new score), and nothing in
+/// it touches a tile or writes memory.
 LogicalResult verifyScoreBody(Operation *op, Block &body, TypeRange arguments,
-                              StringRef meaning);
+                              StringRef meaning, Type yielded = {},
+                              StringRef yieldedMeaning = "the new score");
 
 /// Checks the operands of tiledattn.store and tiledattn.tma_store on behalf
 /// of `op`: an f32 accumulator, its rows' maxima and sums, and a

@@ -98,6 +98,36 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
         block_map(%map : memref<?x?x?x?xi32>) mask_mod {...} : ...
     ```
 
+    An optional `kv_rows` region says where each K/V block is: its block
+    takes `(b: index, hkv: index, kv_idx: index)`, a batch, a K/V head and
+    the first key of a block the tile reads, and yields the row of
+    `k[b, hkv]` and `v[b, hkv]` that holds that key; the block's `block_n`
+    keys are the rows from there on. Only the loads move: masks and mods
+    still see `kv_idx`. It may read memory (captured tensors) and not
+    write it. It needs `producer = tma` and a `block_map` (a sequence's
+    keys are what the map lists, not `k`'s rows). A paged KV cache (pages
+    of `P` keys, `P` a multiple of `block_n`, a table of pages per
+    sequence) is `k` and `v` the pages as one sequence (batch stride 0)
+    and:
+
+    ```mlir
+    kv_rows {
+    ^bb0(%b: index, %hkv: index, %key: index):
+      %page_keys = arith.constant 256 : index
+      %n = arith.divui %key, %page_keys : index
+      %at = arith.remui %key, %page_keys : index
+      %page = memref.load %table[%b, %n] : memref<?x?xi32>
+      %first = arith.index_cast %page : i32 to index
+      %row0 = arith.muli %first, %page_keys : index
+      %row = arith.addi %row0, %at : index
+      tiledattn.yield %row : index
+    }
+    ```
+
+    Rows of a listed block past a sequence's end are another page's or
+    unwritten slots (not zeros, as past `k`'s end): a `mask_mod` must mask
+    them, and they must hold finite values (0 times inf is NaN).
+
     Example:
 
     ```mlir
@@ -125,12 +155,14 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
                        UnitAttr:$causal, TiledAttn_ScheduleAttr:$schedule,
                        Optional<MemRefRankOf<[I32], [4]>>:$block_map);
   let regions = (region MaxSizedRegion<1>:$score_mod,
-                        MaxSizedRegion<1>:$mask_mod);
+                        MaxSizedRegion<1>:$mask_mod,
+                        MaxSizedRegion<1>:$kv_rows);
   let assemblyFormat = [{
     $q `,` $k `,` $v `,` $scale `into` $o `,` $lse (`causal` $causal^)?
     `schedule` `(` $schedule `)`
     (`block_map` `(` $block_map^ `:` type($block_map) `)`)?
-    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)? attr-dict `:`
+    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
+    (`kv_rows` $kv_rows^)? attr-dict `:`
     type($q) `,` type($k) `,` type($v) `,` type($o) `,` type($lse)
   }];
   let hasVerifier = 1;

@@ -73,8 +73,9 @@ def TiledAttn_YieldOp : TiledAttn_Op<"yield", [
   let description = [{
     The `tiledattn.yield` operation ends a `tiledattn.turn` body, whose
     results its operands become, a `tiledattn.for_each_tile` body (the
-    values the next tile starts from), or a `tiledattn.score_mod` or
-    `tiledattn.sdpa` score_mod body (the new score).
+    values the next tile starts from), a `tiledattn.score_mod` or
+    `tiledattn.sdpa` score_mod body (the new score), or a `tiledattn.sdpa`
+    kv_rows body (the row of a K/V block).
 
     Example:
 
