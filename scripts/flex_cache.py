@@ -42,6 +42,7 @@ from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E
 from tiledattn.decode import SCHEDULES as DECODE_SCHEDULES  # noqa: E402
 from tiledattn.decode import _kernel_text as decode_kernel_text  # noqa: E402
 from tiledattn.flex import flex_kernel, schedule_text, trace_score_mod  # noqa: E402
+from tiledattn.kvcache import kernel_text as kvcache_kernel_text  # noqa: E402
 from tiledattn.masks import mask_kernel_text  # noqa: E402
 from tiledattn.variants import kernel_text as variant_kernel_text  # noqa: E402
 from tiledattn.varlen import _kernel_text as varlen_kernel_text  # noqa: E402
@@ -144,6 +145,12 @@ def main() -> int:
                     text = decode_kernel_text(dtype, d, d, causal, name)
                     path = tiledattn.compile(text, cache=cache).path
                     print(f"decode {name} {dtype} d{d} causal={causal}: {path}")
+    # kvcache_attention's kernels (python/test/test_gpu_kvcache.py).
+    for dtype in (torch.bfloat16, torch.float16):
+        for d in (64, 128):
+            for page in (0, 128, 256):
+                path = tiledattn.compile(kvcache_kernel_text(dtype, d, d, page), cache=cache).path
+                print(f"kvcache {dtype} d{d} page={page}: {path}")
     # The variants' schedule files (python/tiledattn/schedules/variants),
     # compiled as tiledattn.compile(path) reads them (their text, header
     # included, is the key).

@@ -2,7 +2,7 @@
 without a compiler (a wheel on a GPU machine has none) into
 build/kernels/by-text, which the wheel carries as tiledattn/kernels/by-text:
 decode_attention's, where scaled_dot_product_attention sends a decode
-(Sq <= 16). tiledattn.compile looks there when there is no compiler.
+(Sq <= 16), and kvcache_attention's (contiguous and pages of 128 and 256). tiledattn.compile looks there when there is no compiler.
 
     python3 scripts/package_kernels.py [OUT_DIR]
 
@@ -21,6 +21,8 @@ import torch  # noqa: E402
 
 import tiledattn  # noqa: E402
 from tiledattn.decode import PACKAGED_HEAD_DIMS, _kernel_text  # noqa: E402
+from tiledattn.kvcache import PACKAGED_PAGE_SIZES  # noqa: E402
+from tiledattn.kvcache import kernel_text as kvcache_kernel_text  # noqa: E402
 
 
 def main() -> int:
@@ -34,6 +36,9 @@ def main() -> int:
                     text = _kernel_text(dtype, d, d, causal)
                     tiledattn.compile(text, cache=cache)
                     print(f"decode {dtype} d{d} causal={causal}")
+                for page in PACKAGED_PAGE_SIZES:
+                    tiledattn.compile(kvcache_kernel_text(dtype, d, d, page), cache=cache)
+                    print(f"kvcache {dtype} d{d} page={page}")
         for bundle in (Path(cache) / "by-text").iterdir():
             if bundle.is_dir():
                 shutil.copytree(bundle, out / bundle.name)

@@ -28,6 +28,7 @@ from tiledattn.errors import (
     UnsupportedInputError,
 )
 from tiledattn.flex import flex_attention
+from tiledattn.kvcache import kvcache_attention
 from tiledattn.registry import available_kernels
 from tiledattn.variants import variant_attention
 from tiledattn.varlen import varlen_attention
@@ -45,6 +46,7 @@ __all__ = [
     "compile",
     "flex_attention",
     "kernel_dir",
+    "kvcache_attention",
     "load_runtime",
     "registry",
     "scaled_dot_product_attention",

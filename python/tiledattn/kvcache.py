@@ -1,0 +1,295 @@
+"""Attention against a KV cache with per-sequence lengths, paged or not, in
+the style of FlashAttention's flash_attn_with_kvcache: a decode step (or a
+few tokens: speculative decoding) of a serving loop.
+
+    out = tiledattn.kvcache_attention(q, k_cache, v_cache, cache_seqlens,
+                                      block_table, k=k_new, v=v_new, causal=True)
+
+The decode kernel (tiledattn.decode: GQA packing, split-KV, a combine by
+lse) with three things more, all tile-IR edits of the flex schedule:
+- a mask_mod `kv_idx <= bounds[b, h, q_idx]`: each packed row's last key,
+  from its sequence's length (bottom-right causal for Sq > 1), -1 for a
+  split that has no block of a short sequence;
+- a block map per sequence, built on the GPU from the lengths (no host
+  sync): split s of sequence b lists its blocks, the partial ones last;
+- with a block_table, a `kv_rows` region: the row of a block's first key
+  is table[b, key / P] * P + key % P, so the producer loads each block from
+  its page (pages of P keys, P a multiple of the 128-key block), while the
+  masks see the key's position in its sequence. K and V are the pages as
+  one sequence, broadcast over the batch (stride 0).
+"""
+
+import functools
+
+import torch
+
+from tiledattn.errors import InvalidInputError, UnsupportedInputError, require_kernel_device
+
+_OP = "tiledattn.kvcache_attention"
+_BLOCK_ROWS = 128  # the flex schedule's block_m: the bounds' rows per head
+# Page sizes whose kernels the package carries compiled, 0 a contiguous
+# cache (scripts/package_kernels.py; head dims decode.PACKAGED_HEAD_DIMS).
+PACKAGED_PAGE_SIZES = (0, 128, 256)
+
+
+def kvcache_attention(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    cache_seqlens,
+    block_table: "torch.Tensor | None" = None,
+    *,
+    k: "torch.Tensor | None" = None,
+    v: "torch.Tensor | None" = None,
+    causal: bool = False,
+    scale: "float | None" = None,
+    splits: "int | None" = None,
+    return_lse: bool = False,
+    cache=None,
+):
+    """Attention of q [B, Sq, Hq, D] against each sequence's first
+    cache_seqlens[b] (+ Sq_new) keys of the cache, FlashAttention's layout:
+    k_cache, v_cache [B, Sk_max, Hkv, D] or, with block_table [B, pages]
+    (int32), pages [num_pages, P, Hkv, D] with P a multiple of 128.
+    cache_seqlens: an int or an int32/int64 tensor [B]. k, v [B, Sq_new,
+    Hkv, D] (optional) are written into the cache at each sequence's end
+    first (in place) and attended to. `causal` is bottom-right aligned per
+    sequence (query i sees keys up to length - Sq + i; each length must be
+    at least Sq). Cache slots past a sequence's length must hold finite
+    values (a masked score's weight is 0, and 0 times inf is NaN).
+    Hq / Hkv x Sq <= 128. Returns out [B, Sq, Hq, Dv] and, with
+    return_lse, the lse [B, Hq, Sq] (float32)."""
+    from tiledattn.attention import _prepare
+    from tiledattn.compiler import kernel_entry
+    from tiledattn.decode import _finish
+
+    page = _check(q, k_cache, v_cache, block_table, k, v)
+    lengths = _lengths(cache_seqlens, q.shape[0], q.device)
+    require_kernel_device(_OP, q.device)
+    sms = (
+        torch.cuda.get_device_properties(q.device).multi_processor_count
+        if q.device.type == "cuda"
+        else 132
+    )
+    # The kernel before the cache is written: a call that cannot run
+    # changes nothing.
+    text = kernel_text(q.dtype, q.shape[-1], v_cache.shape[-1], page)
+    entry = kernel_entry(text, cache=cache)
+    if k is not None:
+        _append(k_cache, v_cache, k, v, lengths, block_table, page)
+        lengths = lengths + k.shape[1]
+    plan, keys, values = _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, sms)
+    launch = _prepare(plan.packed, keys, values, None, 0.0, False, scale, True, False, entry)
+    launch.captures = plan.captures
+    out, lse = launch.run_with_lse()
+    result = _finish(plan, out, lse, return_lse)
+    if return_lse:
+        return result[0].transpose(1, 2), result[1]
+    return result.transpose(1, 2)
+
+
+def _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, multiprocessors):
+    """What kvcache_attention launches: the decode _Plan (packed queries
+    [B, Hkv * S, g * Sq, D], captures: bounds, the block table with pages,
+    the block map) and the kernel's K and V views."""
+    from tiledattn.decode import _Plan, num_splits
+
+    batch, length_q, heads_q, head_dim = q.shape
+    heads_kv, head_dim_v = k_cache.shape[2], v_cache.shape[3]
+    capacity = block_table.shape[1] * page if page else k_cache.shape[1]
+    key_blocks = -(-capacity // 128)
+    if splits is None:
+        splits = num_splits(batch * heads_kv, key_blocks, multiprocessors)
+    if not isinstance(splits, int) or not 1 <= splits <= key_blocks:
+        raise InvalidInputError(
+            f"{_OP}: expected 'splits' from 1 to the {key_blocks} K/V blocks of the cache's "
+            f"capacity but got {splits!r}"
+        )
+    rows = heads_q // heads_kv * length_q
+    packed = q.transpose(1, 2).reshape(batch, heads_kv, rows, head_dim)
+    if splits > 1:
+        packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
+        packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
+    keys, values = _kv_views(k_cache, v_cache, batch, page)
+    bounds, bmap = _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks)
+    table = [block_table.to(torch.int32).contiguous()] if page else []
+    shape = (batch, heads_q, length_q, head_dim_v)
+    return _Plan(packed, [bounds, *table, bmap], shape, heads_kv, splits), keys, values
+
+
+def _check(q, k_cache, v_cache, block_table, k, v) -> int:
+    """The page size (0 without a block_table), after the shapes' checks."""
+    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise InvalidInputError(
+                f"{_OP}: expected '{name}' to be a 4-D tensor but got "
+                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}"
+            )
+    batch, length_q, heads_q, head_dim = q.shape
+    heads_kv = k_cache.shape[2]
+    if (
+        k_cache.shape[:3] != v_cache.shape[:3]
+        or k_cache.shape[3] != head_dim
+        or heads_kv == 0
+        or heads_q % heads_kv
+    ):
+        raise InvalidInputError(
+            f"{_OP}: expected 'k_cache' [*, *, Hkv, {head_dim}] and 'v_cache' [*, *, Hkv, Dv] "
+            f"of the same first three sizes, Hkv dividing the query's {heads_q} heads, but got "
+            f"{tuple(k_cache.shape)} and {tuple(v_cache.shape)}"
+        )
+    if not 1 <= heads_q // heads_kv * length_q <= _BLOCK_ROWS:
+        raise UnsupportedInputError(
+            f"{_OP}: expected 1 to {_BLOCK_ROWS} packed query rows (query heads per KV head x "
+            f"Sq = {heads_q // heads_kv} x {length_q})",
+            "kvcache rows",
+        )
+    page = 0
+    if block_table is not None:
+        if block_table.dim() != 2 or block_table.shape[0] != batch or block_table.shape[1] == 0:
+            raise InvalidInputError(
+                f"{_OP}: expected 'block_table' [B = {batch}, pages >= 1] but got "
+                f"{tuple(block_table.shape)}"
+            )
+        if block_table.dtype not in (torch.int32, torch.int64):
+            raise InvalidInputError(
+                f"{_OP}: expected 'block_table' of dtype int32 or int64 but got {block_table.dtype}"
+            )
+        page = k_cache.shape[1]
+        if page % 128:
+            raise UnsupportedInputError(
+                f"{_OP}: expected pages of a multiple of 128 keys (a K/V block lies in one "
+                f"page) but 'k_cache' has pages of {page}",
+                "kvcache page size",
+            )
+    elif k_cache.shape[0] != batch:
+        raise InvalidInputError(
+            f"{_OP}: expected 'k_cache' [B = {batch}, Sk_max, Hkv, D] without a block_table but "
+            f"got {tuple(k_cache.shape)}"
+        )
+    if (k is None) != (v is None):
+        raise InvalidInputError(f"{_OP}: expected 'k' and 'v' together (new keys and values)")
+    if k is not None and (
+        k.dim() != 4
+        or k.shape[0] != batch
+        or k.shape[2:] != k_cache.shape[2:]
+        or v.shape[:3] != k.shape[:3]
+        or v.shape[3] != v_cache.shape[3]
+    ):
+        raise InvalidInputError(
+            f"{_OP}: expected 'k' [B, Sq_new, Hkv, D] and 'v' [B, Sq_new, Hkv, Dv] matching the "
+            f"cache but got {tuple(k.shape)} and {tuple(v.shape)}"
+        )
+    return page
+
+
+def _lengths(cache_seqlens, batch, device) -> torch.Tensor:
+    if isinstance(cache_seqlens, int):
+        return torch.full((batch,), cache_seqlens, dtype=torch.int64, device=device)
+    if (
+        not isinstance(cache_seqlens, torch.Tensor)
+        or cache_seqlens.shape != (batch,)
+        or cache_seqlens.dtype not in (torch.int32, torch.int64)
+    ):
+        raise InvalidInputError(
+            f"{_OP}: expected 'cache_seqlens' to be an int or an int32/int64 tensor [{batch}] "
+            f"but got {cache_seqlens!r}"
+        )
+    return cache_seqlens.to(device=device, dtype=torch.int64)
+
+
+def _append(k_cache, v_cache, k, v, lengths, block_table, page) -> None:
+    """k and v written at each sequence's end (positions lengths[b] + t)."""
+    batch, new = k.shape[:2]
+    positions = lengths[:, None] + torch.arange(new, device=lengths.device)  # [B, new]
+    if page:
+        pages = torch.gather(block_table.to(torch.int64), 1, positions // page)
+        index = (pages, positions % page)
+    else:
+        index = (torch.arange(batch, device=lengths.device)[:, None], positions)
+    k_cache[index] = k
+    v_cache[index] = v
+
+
+def _kv_views(k_cache, v_cache, batch, page):
+    """The kernel's K and V: [B, Hkv, Sk, D] views; with pages, all the
+    pages as one sequence, broadcast over the batch (stride 0)."""
+    views = []
+    for t in (k_cache, v_cache):
+        if page:
+            pool = t.reshape(1, t.shape[0] * page, t.shape[2], t.shape[3]).transpose(1, 2)
+            views.append(pool.expand(batch, *pool.shape[1:]))
+        else:
+            views.append(t.transpose(1, 2))
+    return views
+
+
+def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, block=128):
+    """The mask_mod's bounds [B, Hkv * S, 128] (int32: each packed row's
+    last key; -1 for a split with no block) and the block map [B, Hkv * S,
+    1, 2 + W] of the splits' blocks (full first, then partial: those with a
+    key past some row's bound), from the lengths on the device."""
+    device = lengths.device
+    batch = lengths.shape[0]
+    blocks = (lengths + block - 1) // block  # [B]
+    s = torch.arange(splits, device=device)
+    first = s[None, :] * blocks[:, None] // splits  # [B, S]
+    count = (s[None, :] + 1) * blocks[:, None] // splits - first
+    least = lengths - length_q if causal else lengths - 1  # row 0's last key
+    full_end = torch.div(least + 1, block, rounding_mode="floor")  # blocks before are full
+    full = torch.minimum((full_end[:, None] - first).clamp(min=0), count)
+    empty = count == 0
+    # An empty split lists block 0 as partial, with every row's bound -1.
+    listed = torch.where(empty, 1, count)
+    full = torch.where(empty, 0, full)
+    width = -(-key_blocks // splits)
+    entry = torch.arange(width, device=device)
+    ids = torch.where(entry < count[..., None], first[..., None] + entry, 0)  # [B, S, W]
+    rows = torch.cat([full[..., None], listed[..., None], ids], dim=-1)
+    bmap = rows[:, None].expand(batch, heads_kv, splits, 2 + width)
+    bmap = bmap.reshape(batch, heads_kv * splits, 1, 2 + width).to(torch.int32)
+    position = torch.arange(_BLOCK_ROWS, device=device) % length_q  # i of row j * Sq + i
+    last = lengths[:, None] - (length_q - position if causal else 1)  # [B, 128]
+    bounds = torch.where(
+        empty[:, None, :, None],
+        -1,
+        last[:, None, None, :].expand(batch, heads_kv, splits, _BLOCK_ROWS),
+    )
+    bounds = bounds.reshape(batch, heads_kv * splits, _BLOCK_ROWS).to(torch.int32)
+    return bounds.contiguous(), bmap.contiguous()
+
+
+@functools.lru_cache(maxsize=16)
+def kernel_text(dtype: torch.dtype, head_dim: int, head_dim_v: int, page: int) -> str:
+    """The kernel's schedule file: the flex schedule with the bounds'
+    mask_mod, a block map and, for pages of `page` keys (0: none), the
+    kv_rows region that reads the block table."""
+    from tiledattn.flex import ScoreModRegion, _masked, schedule_text, trace_score_mod
+
+    stand_in = torch.empty(1, 1, 1, dtype=torch.int32, device="meta")
+
+    def bounded(b, h, q_idx, kv_idx):
+        return kv_idx <= stand_in[b, h, q_idx]
+
+    mask = trace_score_mod(_masked(bounded), "mask_mod")
+    captures: tuple[torch.Tensor, ...] = tuple(mask.captures)
+    text = str(mask)
+    if page:
+        table = f"%cap{len(captures)}"
+        text += (
+            " kv_rows {\n"
+            "  ^bb0(%b: index, %hkv: index, %key: index):\n"
+            f"    %page_keys = arith.constant {page} : index\n"
+            "    %n = arith.divui %key, %page_keys : index\n"
+            "    %at = arith.remui %key, %page_keys : index\n"
+            f"    %page = memref.load {table}[%b, %n] : memref<?x?xi32>\n"
+            "    %first = arith.index_cast %page : i32 to index\n"
+            "    %row0 = arith.muli %first, %page_keys : index\n"
+            "    %row = arith.addi %row0, %at : index\n"
+            "    tiledattn.yield %row : index\n"
+            "  }"
+        )
+        captures += (torch.empty(1, 1, dtype=torch.int32, device="meta"),)
+    region = ScoreModRegion(text)
+    region.captures = captures
+    return schedule_text(region, dtype, head_dim, "kvcache", head_dim_v=head_dim_v, block_map=True)
