@@ -27,10 +27,18 @@ from tiledattn.errors import (
     CompileError,
     InvalidInputError,
     UnsupportedInputError,
+    require_4d,
     require_kernel_device,
 )
 
 _OP = "tiledattn.decode_attention"
+
+
+def multiprocessors(device) -> int:
+    """The GPU's multiprocessors (an H100's 132 for meta tensors)."""
+    if device.type != "cuda":
+        return 132
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def num_splits(kv_rows: int, key_blocks: int, multiprocessors: int) -> int:
@@ -155,12 +163,7 @@ def decode_attention(
     from tiledattn.attention import _prepare
     from tiledattn.compiler import kernel_entry
 
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4:
-            raise InvalidInputError(
-                f"{_OP}: expected '{name}' to be a 4-D tensor [B, H, S, D] but got "
-                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}"
-            )
+    require_4d(_OP, "[B, H, S, D] ", query=query, key=key, value=value)
     batch, heads_q, length_q, head_dim = query.shape
     heads_kv, length_k = key.shape[1], key.shape[2]
     if heads_kv == 0 or heads_q % heads_kv or value.shape[:3] != key.shape[:3]:
@@ -186,11 +189,7 @@ def decode_attention(
             f"{_OP}: expected 'schedule' to be one of {sorted(SCHEDULES)} but got {schedule!r}"
         )
     require_kernel_device(_OP, query.device)
-    sms = (
-        torch.cuda.get_device_properties(query.device).multi_processor_count
-        if query.device.type == "cuda"
-        else 132
-    )
+    sms = multiprocessors(query.device)
     if schedule is None and splits is None:
         schedule, splits = _tuned(query, key, value, causal, sms)
     schedule = DEFAULT_SCHEDULE if schedule is None else schedule

@@ -41,3 +41,14 @@ def require_kernel_device(op: str, device) -> None:
             f"tensors on {device}",
             "device",
         )
+
+
+def require_4d(op: str, layout: str, **tensors) -> None:
+    """Refuses any of `tensors` (by argument name) that is not a 4-D
+    tensor, naming the `layout` expected."""
+    for name, t in tensors.items():
+        if not hasattr(t, "dim") or t.dim() != 4:
+            got = tuple(t.shape) if hasattr(t, "shape") else type(t).__name__
+            raise InvalidInputError(
+                f"{op}: expected '{name}' to be a 4-D tensor {layout}but got {got}"
+            )

@@ -23,7 +23,12 @@ import functools
 
 import torch
 
-from tiledattn.errors import InvalidInputError, UnsupportedInputError, require_kernel_device
+from tiledattn.errors import (
+    InvalidInputError,
+    UnsupportedInputError,
+    require_4d,
+    require_kernel_device,
+)
 
 _OP = "tiledattn.kvcache_attention"
 _BLOCK_ROWS = 128  # the flex schedule's block_m: the bounds' rows per head
@@ -61,16 +66,12 @@ def kvcache_attention(
     return_lse, the lse [B, Hq, Sq] (float32)."""
     from tiledattn.attention import _prepare
     from tiledattn.compiler import kernel_entry
-    from tiledattn.decode import _finish
+    from tiledattn.decode import _finish, multiprocessors
 
     page = _check(q, k_cache, v_cache, block_table, k, v)
     lengths = _lengths(cache_seqlens, q.shape[0], q.device)
     require_kernel_device(_OP, q.device)
-    sms = (
-        torch.cuda.get_device_properties(q.device).multi_processor_count
-        if q.device.type == "cuda"
-        else 132
-    )
+    sms = multiprocessors(q.device)
     # The kernel before the cache is written: a call that cannot run
     # changes nothing.
     text = kernel_text(q.dtype, q.shape[-1], v_cache.shape[-1], page)
@@ -119,12 +120,7 @@ def _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, multi
 
 def _check(q, k_cache, v_cache, block_table, k, v) -> int:
     """The page size (0 without a block_table), after the shapes' checks."""
-    for name, t in (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4:
-            raise InvalidInputError(
-                f"{_OP}: expected '{name}' to be a 4-D tensor but got "
-                f"{tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__}"
-            )
+    require_4d(_OP, "", q=q, k_cache=k_cache, v_cache=v_cache)
     batch, length_q, heads_q, head_dim = q.shape
     heads_kv = k_cache.shape[2]
     if (

@@ -96,19 +96,15 @@ def decode_candidates(query, key, value, causal) -> "list[tuple[str, int]]":
     blocks, and the default count."""
     from tiledattn import decode
 
-    multiprocessors = (
-        torch.cuda.get_device_properties(query.device).multi_processor_count
-        if query.device.type == "cuda"
-        else 132
-    )
+    sms = decode.multiprocessors(query.device)
     kv_rows = query.shape[0] * key.shape[1]
     pairs = []
     for schedule in decode.SCHEDULES:
         block = decode._block_sizes(schedule, query.shape[-1], value.shape[-1])[1]
         key_blocks = -(-key.shape[2] // block)
-        counts = {decode.num_splits(kv_rows, key_blocks, multiprocessors)}
+        counts = {decode.num_splits(kv_rows, key_blocks, sms)}
         splits = 1
-        while splits <= max(1, key_blocks // 2) and kv_rows * splits <= multiprocessors:
+        while splits <= max(1, key_blocks // 2) and kv_rows * splits <= sms:
             counts.add(splits)
             splits *= 2
         pairs += [(schedule, s) for s in sorted(counts)]
