@@ -1022,3 +1022,18 @@ def test_concurrent_first_calls_from_threads_and_streams(tmp_path):
     assert len({out.data_ptr() for out in outs}) == len(outs)
     for i, (out, (ref, _, low)) in enumerate(zip(outs, refs)):
         check_close(out, ref, low, f"thread {i}")
+
+
+def test_a_repeated_call_takes_its_plan_and_checks_alignment_again():
+    from tiledattn import attention
+
+    q, k, v = (make(2, 4, 100, 64, torch.bfloat16) for _ in range(3))
+    first = tiledattn.scaled_dot_product_attention(q, k, v)
+    assert attention._plan_key(q, k, v, False, None, False) in attention._plans
+    again = tiledattn.scaled_dot_product_attention(q, k, v)
+    assert torch.equal(first, again)
+    # The same layout at a pointer 4 bytes off: refused as without a plan.
+    storage = torch.empty(q.numel() + 8, dtype=q.dtype, device="cuda")
+    shifted = storage[2 : 2 + q.numel()].view(q.shape).copy_(q)
+    with pytest.raises(tiledattn.UnsupportedInputError, match=r"'query' to be \d+-byte aligned"):
+        tiledattn.scaled_dot_product_attention(shifted, k, v)

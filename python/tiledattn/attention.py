@@ -94,6 +94,8 @@ class _Launch:
         # Tensors the bundle's score_mod reads (flex_attention), in the
         # order of its manifest's capture0, capture1, ...
         self.captures: list[torch.Tensor] | None = None
+        # The bytes the bundle needs its inputs' pointers aligned to.
+        self.alignment = 16
 
     def run(self) -> torch.Tensor:
         return self.run_with_lse()[0]
@@ -326,6 +328,7 @@ def _prepare(
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     launch = _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
     launch.captures = captures
+    launch.alignment = alignment
     return launch
 
 
@@ -414,6 +417,75 @@ class _Empty:
 
 _warned: "set[str]" = set()
 
+# Plain calls (no mask, no dropout, no kernel given, CUDA tensors used as
+# they are) by their inputs' layout and arguments: a call like one before
+# (each layer of a model, each step of a decode loop) skips the checks it
+# passed then, and only its data pointers' alignment is checked again.
+_plans: "dict[tuple, tuple[str, int, float, bool, tuple]]" = {}
+
+
+def _plan_key(query, key, value, is_causal, scale, enable_gqa) -> "tuple | None":
+    """The key of a plain call in _plans; None where it may not use one
+    (not exactly torch.Tensor: subclasses, fake and nested tensors; under
+    torch.compile)."""
+    tensor = torch.Tensor
+    if type(query) is not tensor or type(key) is not tensor or type(value) is not tensor:
+        return None
+    if query.device.type != "cuda" or torch.compiler.is_compiling():
+        return None
+    return (
+        query.shape,
+        query.stride(),
+        key.shape,
+        key.stride(),
+        value.shape,
+        value.stride(),
+        query.dtype,
+        key.dtype,
+        value.dtype,
+        query.device,
+        key.device,
+        value.device,
+        is_causal,
+        scale,
+        enable_gqa,
+    )
+
+
+def _planned(plan_key, query, key, value) -> "_Launch | None":
+    """The launch of a call planned before, where its pointers are aligned
+    as the bundle needs (else None: the full checks say why)."""
+    plan = _plans.get(plan_key)
+    if plan is None:
+        return None
+    bundle, alignment, scale, causal, batch_shape = plan
+    if query.data_ptr() % alignment or key.data_ptr() % alignment or value.data_ptr() % alignment:
+        return None
+    return _Launch(query, key, value, causal, scale, bundle, batch_shape, False)
+
+
+def _remember(plan_key, launch, query, key, value) -> None:
+    """Keeps `launch`'s plan for calls like this one where it took the
+    inputs as they are (no view, expand or restride of its own)."""
+    if not (
+        isinstance(launch, _Launch)
+        and launch.q is query
+        and launch.k is key
+        and launch.v is value
+        and launch.captures is None
+        and not launch.squeeze
+    ):
+        return
+    if len(_plans) >= 256:  # a few per model; start over past that
+        _plans.clear()
+    _plans[plan_key] = (
+        launch.bundle,
+        launch.alignment,
+        launch.scale,
+        launch.is_causal,
+        launch.batch_shape,
+    )
+
 
 def _attention(
     query,
@@ -434,18 +506,25 @@ def _attention(
             return nested_attention(
                 query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
             )
-        launch = _prepare(
-            query,
-            key,
-            value,
-            attn_mask,
-            dropout_p,
-            is_causal,
-            scale,
-            enable_gqa,
-            fallback,
-            entry,
-        )
+        plan_key = None
+        if attn_mask is None and dropout_p == 0.0 and entry is None and not fallback:
+            plan_key = _plan_key(query, key, value, is_causal, scale, enable_gqa)
+        launch = _planned(plan_key, query, key, value) if plan_key is not None else None
+        if launch is None:
+            launch = _prepare(
+                query,
+                key,
+                value,
+                attn_mask,
+                dropout_p,
+                is_causal,
+                scale,
+                enable_gqa,
+                fallback,
+                entry,
+            )
+            if plan_key is not None:
+                _remember(plan_key, launch, query, key, value)
     except UnsupportedInputError as error:
         if not fallback:
             raise
