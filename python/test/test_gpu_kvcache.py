@@ -110,3 +110,17 @@ def test_the_new_keys_are_appended_and_attended_to():
             score_mod=bottom_right(3, n + 3),
         )
         check_out(out[b : b + 1].transpose(1, 2), ref, low, f"append seq {b}", dtype=dtype)
+
+
+@pytest.mark.parametrize("graphs", [False, True], ids=["eager", "cuda-graph"])
+def test_the_decode_loop_example_matches_sdpa(graphs):
+    # scripts/decode_loop.py (docs/Serving.md): a paged, Llama-shaped decode
+    # loop, each step captured once and replayed as a CUDA graph too.
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import decode_loop
+
+    worst = decode_loop.run(batch=2, layers=2, prompt=16, steps=4, graphs=graphs, cache=CACHE)
+    assert worst < 5e-2, worst
