@@ -829,3 +829,39 @@ def test_fa4_backend_is_unsupported_where_not_installed_or_not_expressible(monke
     monkeypatch.setitem(sys.modules, "flash_attn.cute", cute)
     with pytest.raises(Unsupported, match="cannot apply score_mod alibi"):
         fa4.prepare(Case("bf16", 16, False, 64, 64, 1, 2, "alibi"), q, q, q)
+
+
+def test_decode_preset_is_issue_24s_shapes_with_bandwidth():
+    args = cli.parse_args(["--preset", "decode"])
+    cases = cli.make_cases(args)
+    assert [(c.batch, c.seqlen_q, c.seqlen_k) for c in cases] == [
+        (64, 1, 4096),
+        (8, 1, 32768),
+        (1, 1, 131072),
+        (64, 4, 4096),
+    ]
+    assert {(c.heads, c.kv_heads, c.head_dim, c.dtype, c.causal) for c in cases} == {
+        (32, 8, 128, "bf16", False)
+    }
+    assert args.metric == "kv_tb_s"
+    assert cases[0].kv_bytes == 2 * 64 * 8 * 4096 * 128 * 2
+    assert cases[0].label() == "bf16 D128 full Sq1 Sk4096 B64 H32/8"
+    # --seqlens replaces the preset's shapes with the usual grid
+    args = cli.parse_args(["--preset", "decode", "--seqlens", "512"])
+    assert [(c.seqlen_q, c.heads, c.kv_heads) for c in cli.make_cases(args)] == [(512, 32, 8)]
+
+
+def test_grouped_query_cases_run_checked_and_report_bandwidth():
+    # A decode-shaped GQA case on the CPU: the float64 reference repeats
+    # K/V per group, the backends get fewer K/V heads, and the row carries
+    # its K+V bandwidth, which a decode table shows.
+    settings = sweep.Settings(runs=2, slow_runs=2, rounds=1, warmup=0, metric="kv_tb_s")
+    case = Case("fp16", 16, False, 2, 64, 2, 4, heads_kv=2)
+    rows = sweep.run_case(case, make_backends(["math", "eager"]), settings, lambda: None, "cpu")
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows
+    for row in rows:
+        assert row["metric"] == "kv_tb_s" and row["heads_kv"] == 2
+        assert row["kv_tb_s"] == pytest.approx(case.kv_bytes / (row["ms_median"] * 1e-3) / 1e12)
+    table = report.markdown_table({"results": rows, "env": {}})
+    assert "K+V TB/s = the bytes of K and V" in table
+    assert "| 2 | 4/2 |" in table

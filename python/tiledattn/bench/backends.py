@@ -58,6 +58,22 @@ class Case:
     score_mod: str = "none"
     # --mask: a name in bench.masks.MASKS ("none": no mask).
     mask: str = "none"
+    # K/V heads (grouped-query attention); 0: as many as the queries'.
+    heads_kv: int = 0
+
+    @property
+    def kv_heads(self) -> int:
+        return self.heads_kv or self.heads
+
+    @property
+    def gqa(self) -> bool:
+        return self.kv_heads != self.heads
+
+    @property
+    def kv_bytes(self) -> int:
+        """The bytes of K and V: a decode's traffic (its bandwidth figure)."""
+        element = torch.empty((), dtype=self.torch_dtype).element_size()
+        return 2 * self.batch * self.kv_heads * self.seqlen_k * self.head_dim * element
 
     @property
     def torch_dtype(self):
@@ -115,9 +131,14 @@ class Case:
     def label(self):
         mod = "" if self.score_mod == "none" else f" {self.score_mod}"
         mod += "" if self.mask == "none" else f" {self.mask}"
+        if self.seqlen_k != self.seqlen_q:
+            length = f"Sq{self.seqlen_q} Sk{self.seqlen_k}"
+        else:
+            length = f"S{self.seqlen_q}"
+        heads = f"H{self.heads}" + (f"/{self.kv_heads}" if self.gqa else "")
         return (
             f"{self.dtype} D{self.head_dim} {'causal' if self.causal else 'full'}{mod} "
-            f"S{self.seqlen_q} B{self.batch} H{self.heads}"
+            f"{length} B{self.batch} {heads}"
         )
 
 
@@ -176,9 +197,14 @@ class TiledAttn(Backend):
             raise Unsupported(str(error)) from None
 
         def fn():
-            return tiledattn.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
+            return tiledattn.scaled_dot_product_attention(
+                q, k, v, is_causal=case.causal, enable_gqa=case.gqa
+            )
 
-        return Prepared(fn, {"kernel": entry.name})
+        kernel = entry.name
+        if tiledattn.decode.is_decode(q.shape, k.shape[1], case.causal):
+            kernel = "decode_attention"
+        return Prepared(fn, {"kernel": kernel})
 
     def _prepare_attn_mask(self, case, q, k, v):
         """scaled_dot_product_attention with the case's mask as attn_mask: its
@@ -251,6 +277,8 @@ class Schedule(Backend):
     def prepare(self, case, q, k, v):
         no_score_mod(self, case)
         no_mask(self, case)
+        if case.gqa:
+            raise Unsupported(f"{self.name} runs as many K/V heads as query heads")
         if self.kernel is None and self.error is None:
             self.compile()
         if self.error:
@@ -268,13 +296,15 @@ class Schedule(Backend):
         return Prepared(fn, {"kernel": kernel.name, "compile_s": self.compile_s})
 
 
-def sdpa_choice(q, k, v, causal):
+def sdpa_choice(q, k, v, causal, enable_gqa=False):
     """The backend torch's auto-dispatch picks, by name, from the dispatcher's
     own choice function (what F.scaled_dot_product_attention consults)."""
     from torch.nn.attention import SDPBackend
 
     try:
-        index = torch._fused_sdp_choice(q, k, v, None, 0.0, causal, scale=None)
+        index = torch._fused_sdp_choice(
+            q, k, v, None, 0.0, causal, scale=None, enable_gqa=enable_gqa
+        )
     except Exception as error:  # noqa: BLE001 -- private API: never stop the sweep
         return f"unknown ({type(error).__name__})"
     for name, member in SDPBackend.__members__.items():
@@ -342,13 +372,15 @@ class Sdpa(Backend):
             keep = case.mask_spec.dense(case.batch, case.seqlen_k, q.device)
 
         def fn():
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=case.causal)
+            return F.scaled_dot_product_attention(
+                q, k, v, attn_mask=keep, is_causal=case.causal, enable_gqa=case.gqa
+            )
 
         info = {}
         if self.forced is None:
             # Two independent answers: the dispatcher's choice, and the
             # kernels that actually ran (they should agree).
-            info["chosen"] = sdpa_choice(q, k, v, case.causal)
+            info["chosen"] = sdpa_choice(q, k, v, case.causal, case.gqa)
             try:
                 names = profiled_kernels(fn)
                 info["profiled"] = classify_kernels(names)
@@ -375,6 +407,9 @@ class Eager(Backend):
             ).tril()
         elif case.mask_spec is not None:
             mask = case.mask_spec.dense(case.batch, case.seqlen_k, q.device)
+
+        if case.gqa:
+            k, v = (t.repeat_interleave(case.heads // case.kv_heads, dim=1) for t in (k, v))
 
         def fn():
             scores = torch.matmul(q, k.transpose(-2, -1)).float() * scale
@@ -428,13 +463,14 @@ class Flex(Backend):
         compiled = torch.compile(flex_attention, fullgraph=True, dynamic=False)
         score_mod = case.score_mod_fn
         start = time.perf_counter()
-        compiled(q, k, v, score_mod=score_mod, block_mask=block_mask)  # compiles
+        gqa = case.gqa
+        compiled(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)  # compiles
         _sync(q)
         compile_s = time.perf_counter() - start
         graphs = torch._dynamo.utils.counters["stats"].get("unique_graphs", None)
 
         def fn():
-            return compiled(q, k, v, score_mod=score_mod, block_mask=block_mask)
+            return compiled(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)
 
         info = {"compile_s": compile_s, "block_mask_s": mask_s}
         if graphs is not None:

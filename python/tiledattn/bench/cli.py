@@ -34,6 +34,18 @@ PRESETS = {
         "dtypes": ["bf16", "fp16"],
         "causal": [False, True],
     },
+    # Issue 24's decode shapes (B, Sq, Sk), Llama-3-8B's heads (32 / 8),
+    # K+V bandwidth in the table.
+    "decode": {
+        "shapes": [(64, 1, 4096), (8, 1, 32768), (1, 1, 131072), (64, 4, 4096)],
+        "heads": 32,
+        "heads_kv": 8,
+        "seqlens": [],
+        "head_dims": [128],
+        "dtypes": ["bf16"],
+        "causal": [False],
+        "metric": "kv_tb_s",
+    },
 }
 DEFAULT_TOTAL_TOKENS = 16384  # B*S, as in the FA papers
 DEFAULT_HIDDEN = 2048  # H*D
@@ -113,6 +125,9 @@ def build_parser():
     )
     axes.add_argument("--batch", type=int, help="fixed B (default total-tokens // S)")
     axes.add_argument("--heads", type=int, help="fixed H (default hidden // D)")
+    axes.add_argument(
+        "--heads-kv", type=int, help="K/V heads, dividing H (grouped-query; default H)"
+    )
     axes.add_argument("--total-tokens", type=int, default=DEFAULT_TOTAL_TOKENS)
     axes.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help="H*D")
     b = p.add_argument_group("backends")
@@ -174,6 +189,7 @@ def parse_args(argv=None):
     preset = PRESETS[args.preset]
     for axis in ("seqlens", "head_dims", "dtypes", "causal", "backends"):
         setattr(args, axis, _flatten(getattr(args, axis)))
+    args.seqlens_given = bool(args.seqlens)
     args.seqlens = args.seqlens or list(preset["seqlens"])
     args.dtypes = args.dtypes or list(preset["dtypes"])
     args.causal = args.causal if args.causal is not None else list(preset["causal"])
@@ -181,6 +197,12 @@ def parse_args(argv=None):
         args.head_dims = list(preset["head_dims"])
         if args.preset in ("paper", "full") and _has_kernel_for(256):
             args.head_dims.append(256)
+    # A preset of explicit (B, Sq, Sk) shapes (decode; --seqlens makes it
+    # the usual grid) and of fixed heads.
+    args.shapes = list(preset.get("shapes", [])) if not args.seqlens_given else []
+    args.heads = args.heads or preset.get("heads")
+    args.heads_kv = args.heads_kv or preset.get("heads_kv")
+    args.metric = preset.get("metric", "tflops")
     if not args.backends or "all" in args.backends:
         # FA4 only where it is installed (else a column of n/a); --backends
         # fa4 asks for it anyway, and the row says why it is missing.
@@ -206,17 +228,48 @@ def _has_kernel_for(head_dim):
         return False
 
 
+def _check_heads_kv(heads, heads_kv):
+    if heads_kv and heads % heads_kv:
+        raise SystemExit(
+            f"tiledattn.bench: --heads-kv {heads_kv} must divide the query heads H = {heads}"
+        )
+
+
 def make_cases(args):
-    """Cases in table order: dtype, D, causal, then S (a plot line's axis)."""
+    """Cases in table order: dtype, D, causal, then S (a plot line's axis);
+    a preset's explicit shapes (decode) in their order."""
     cases = []
     # A mask says which pairs are kept, causality included.
     causals = args.causal if args.mask == "none" else [False]
+    heads_kv = getattr(args, "heads_kv", None) or 0
+    for batch, seqlen_q, seqlen_k in getattr(args, "shapes", []):
+        for dtype in dict.fromkeys(args.dtypes):
+            for head_dim in dict.fromkeys(args.head_dims):
+                heads = args.heads or max(1, args.hidden // head_dim)
+                _check_heads_kv(heads, heads_kv)
+                cases.append(
+                    Case(
+                        dtype,
+                        head_dim,
+                        False,
+                        seqlen_q,
+                        seqlen_k,
+                        args.batch or batch,
+                        heads,
+                        args.score_mod,
+                        args.mask,
+                        heads_kv,
+                    )
+                )
+    if getattr(args, "shapes", []):
+        return cases
     for dtype in dict.fromkeys(args.dtypes):
         for head_dim in dict.fromkeys(args.head_dims):
             for causal in dict.fromkeys(causals):
                 for seqlen in dict.fromkeys(args.seqlens):
                     batch = args.batch or max(1, args.total_tokens // seqlen)
                     heads = args.heads or max(1, args.hidden // head_dim)
+                    _check_heads_kv(heads, heads_kv)
                     cases.append(
                         Case(
                             dtype,
@@ -228,6 +281,7 @@ def make_cases(args):
                             heads,
                             args.score_mod,
                             args.mask,
+                            heads_kv,
                         )
                     )
     return cases

@@ -71,10 +71,13 @@ def attention_chunked(
     matmul_dtype float64 gives the golden reference; the input dtype with
     float32 softmax gives "eager low precision", the yardstick of the error
     criterion. Causal is top-left aligned, as in torch's SDPA. `score_mod`
-    (FlexAttention's signature) maps the scaled scores before the mask.
+    (FlexAttention's signature) maps the scaled scores before the mask. K
+    and V may have fewer heads (grouped-query attention).
     """
     batch, heads, seqlen_q, head_dim = q.shape
     seqlen_k, head_dim_v = k.shape[-2], v.shape[-1]
+    if k.shape[1] != heads:  # grouped-query: each K/V head serves heads / Hkv
+        k, v = (t.repeat_interleave(heads // k.shape[1], dim=1) for t in (k, v))
     qf = q.reshape(batch * heads, seqlen_q, head_dim).to(matmul_dtype)
     kf = k.reshape(batch * heads, seqlen_k, head_dim).to(matmul_dtype)
     vf = v.reshape(batch * heads, seqlen_k, head_dim_v).to(matmul_dtype)

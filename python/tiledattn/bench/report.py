@@ -14,9 +14,12 @@ SCHEMA = 1
 CASE_KEYS = ("dtype", "head_dim", "causal", "seqlen_q", "seqlen_k", "batch", "heads")
 CSV_COLUMNS = (
     *CASE_KEYS,
+    "heads_kv",
     "backend",
     "status",
+    "metric",
     "tflops",
+    "kv_tb_s",
     "tflops_p10",
     "tflops_p90",
     "ms_median",
@@ -48,7 +51,21 @@ _STATUS_CELL = {
 
 
 def case_key(row):
-    return tuple(row[k] for k in CASE_KEYS)
+    """The case's fields; K/V heads last (0: as many as the queries'; absent
+    from results recorded before grouped-query cases)."""
+    return (*(row[k] for k in CASE_KEYS), row.get("heads_kv") or 0)
+
+
+# The figure a case's cells show: TFLOP/s, or for a decode the K+V
+# bandwidth (TB/s); each row names its own (absent: TFLOP/s).
+METRICS = {
+    "tflops": ("TFLOP/s", "TFLOP/s = 4·B·H·Sq·Sk·D (×0.5 causal) / median time."),
+    "kv_tb_s": ("K+V TB/s", "K+V TB/s = the bytes of K and V (read once) / median time."),
+}
+
+
+def _value(row):
+    return row.get(row.get("metric") or "tflops")
 
 
 def write_json(path, data):
@@ -87,8 +104,8 @@ def _ok(row):
     return (
         row is not None
         and row.get("status") == "ok"
-        and isinstance(row.get("tflops"), (int, float))
-        and not math.isnan(row["tflops"])
+        and isinstance(_value(row), (int, float))
+        and not math.isnan(_value(row))
     )
 
 
@@ -97,12 +114,12 @@ def is_tiledattn(name):
 
 
 def best_baseline(by_backend):
-    """(name, TFLOP/s) of the fastest correct non-tiledattn backend, or None."""
+    """(name, figure) of the fastest correct non-tiledattn backend, or None."""
     best = None
     for name, row in by_backend.items():
-        faster = _ok(row) and (best is None or row["tflops"] > best[1])
+        faster = _ok(row) and (best is None or _value(row) > best[1])
         if faster and not is_tiledattn(name):
-            best = (name, row["tflops"])
+            best = (name, _value(row))
     return best
 
 
@@ -110,7 +127,7 @@ def _cell(row):
     if row is None:
         return ""
     if _ok(row):
-        value = row["tflops"]
+        value = _value(row)
         text = f"{value:.0f}" if value >= 10 else f"{value:.3g}"
         return text + ("!" if row.get("flags") else "")
     return _STATUS_CELL.get(row.get("status"), row.get("status") or "?")
@@ -192,8 +209,8 @@ def markdown_table(data):
         ],
         "",
         (
-            "TFLOP/s = 4·B·H·Sq·Sk·D (×0.5 causal) / median time. "
-            "`n/a` unsupported, `WRONG` failed the check (not timed), `skip` "
+            " ".join(METRICS[m][1] for m in sorted({r.get("metric") or "tflops" for r in rows}))
+            + " `n/a` unsupported, `WRONG` failed the check (not timed), `skip` "
             "skipped by budget, `OOM`, `ERR`; `!` flagged (see notes)."
         ),
         "",
@@ -206,8 +223,8 @@ def markdown_table(data):
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     for key, by_backend in group_cases(rows).items():
-        batch, heads = key[5:]
-        cells = _case_cells(key) + [str(batch), str(heads)]
+        batch, heads, heads_kv = key[5:]
+        cells = _case_cells(key) + [str(batch), f"{heads}/{heads_kv}" if heads_kv else str(heads)]
         cells += [_cell(by_backend.get(b)) for b in backends]
         if has_auto:
             cells.append(_auto_cell(by_backend.get("sdpa_auto")))
@@ -215,7 +232,7 @@ def markdown_table(data):
         cells.append(f"{best[0]} {_cell(by_backend[best[0]])}" if best else "-")
         for b in ours:
             row = by_backend.get(b)
-            cells.append(f"{row['tflops'] / best[1]:.2f}" if best and _ok(row) else "-")
+            cells.append(f"{_value(row) / best[1]:.2f}" if best and _ok(row) else "-")
         lines.append("| " + " | ".join(cells) + " |")
 
     compile_lines = []
@@ -253,13 +270,14 @@ def markdown_table(data):
 
 def plot(data, out_dir):
     """TFLOP/s vs sequence length, one panel per (head dim, dtype, causal),
-    a line per backend with its p10-p90 band. Returns the PNG paths."""
+    a line per backend with its p10-p90 band. Returns the PNG paths. Decode
+    rows (a bandwidth, one query length) are left to the table."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display on the GPU machine or in CI
     import matplotlib.pyplot as plt
 
-    rows = [r for r in data["results"] if _ok(r)]
+    rows = [r for r in data["results"] if _ok(r) and (r.get("metric") or "tflops") == "tflops"]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     panels = sorted(

@@ -33,6 +33,8 @@ class Settings:
     # Sample the SM clock and power after each backend's last timed round
     # (one nvidia-smi call per backend and case).
     sample_gpu_state: bool = True
+    # The figure the table shows: report.METRICS ("kv_tb_s" for decodes).
+    metric: str = "tflops"
 
 
 def _is_oom(error):
@@ -125,6 +127,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
     """Result rows (dicts) for one case, one per backend, never raising."""
     base = {
         **case.fields(),
+        "metric": settings.metric,
         "flops": measure.flops(
             case.batch,
             case.heads,
@@ -138,7 +141,7 @@ def run_case(case, backends, settings, flusher, device="cuda"):
     rows = {b.name: {**base, "backend": b.name, "status": "", "reason": ""} for b in backends}
     torch.manual_seed(settings.seed)
     shape_q = (case.batch, case.heads, case.seqlen_q, case.head_dim)
-    shape_k = (case.batch, case.heads, case.seqlen_k, case.head_dim)
+    shape_k = (case.batch, case.kv_heads, case.seqlen_k, case.head_dim)
     try:
         q = torch.randn(shape_q, dtype=case.torch_dtype, device=device)
         k = torch.randn(shape_k, dtype=case.torch_dtype, device=device)
@@ -227,6 +230,8 @@ def run_case(case, backends, settings, flusher, device="cuda"):
         # Slower runs (p90 time) give the low end of the TFLOP/s spread.
         row["tflops_p10"] = measure.tflops(base["flops"], row["ms_p90"])
         row["tflops_p90"] = measure.tflops(base["flops"], row["ms_p10"])
+        # K+V bytes read once per median time: a decode's figure (TB/s).
+        row["kv_tb_s"] = case.kv_bytes / (row["ms_median"] * 1e-3) / 1e12
     flag_slow_flex(rows)
     del q, k, v, ref, ready
     _empty_cache(device)
