@@ -118,3 +118,20 @@ def test_tuning_keeps_a_winner_that_decode_attention_uses(tmp_path, monkeypatch)
     assert used == [(table[0]["schedule"], table[0]["splits"])]
     ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
     check_out(out, ref, low, "decode with the tuned choice", dtype=torch.bfloat16)
+
+
+def test_a_repeated_decode_launches_from_its_plan():
+    # The second call of a layout skips the launch's checks (attention._plans)
+    # and gives the same result; the block map comes with each call.
+    from tiledattn import attention
+
+    torch.manual_seed(2)
+    q = make(2, 8, 1, 128, torch.bfloat16)
+    k, v = make(2, 2, 3000, 128, torch.bfloat16), make(2, 2, 3000, 128, torch.bfloat16)
+    before = len(attention._plans)
+    first = tiledattn.decode_attention(q, k, v, splits=3, cache=CACHE)
+    assert len(attention._plans) == before + 1
+    again = tiledattn.decode_attention(q, k, v, splits=3, cache=CACHE)
+    assert torch.equal(first, again)
+    ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
+    check_out(again, ref, low, "decode from its plan", dtype=torch.bfloat16)

@@ -5,6 +5,7 @@ directory keyed by the text and the tool, so a schedule is compiled once per
 compiler build. The returned CompiledKernel has torch's SDPA signature.
 """
 
+import functools
 import hashlib
 import os
 import shutil
@@ -22,10 +23,19 @@ from tiledattn.errors import CompileError, InvalidInputError
 
 def cache_dir() -> Path:
     """$TILEDATTN_CACHE_DIR, else $XDG_CACHE_HOME/tiledattn or ~/.cache/tiledattn."""
-    env = os.environ.get("TILEDATTN_CACHE_DIR")
+    environ = os.environ
+    return _cache_dir_for(
+        environ.get("TILEDATTN_CACHE_DIR"), environ.get("XDG_CACHE_HOME"), environ.get("HOME")
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _cache_dir_for(env: "str | None", xdg: "str | None", home: "str | None") -> Path:
+    # Decode calls ask for it each time (tuned.json): building the Paths
+    # was a third of decode_attention's Python time.
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = xdg or Path.home() / ".cache"
     return Path(base) / "tiledattn"
 
 

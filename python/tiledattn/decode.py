@@ -160,7 +160,6 @@ def decode_attention(
     DEFAULT_SCHEDULE and num_splits. Returns
     the output [B, Hq, Sq, Dv] and, with return_lse, the log-sum-exp
     [B, Hq, Sq] (float32)."""
-    from tiledattn.attention import _prepare
     from tiledattn.compiler import kernel_entry
 
     require_4d(_OP, "[B, H, S, D] ", query=query, key=key, value=value)
@@ -202,10 +201,27 @@ def decode_attention(
     text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal, schedule)
     entry = kernel_entry(text, cache=cache)
     plan = _plan(query, key, value, causal, splits, sms, schedule)
-    launch = _prepare(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
+    launch = _launch(plan.packed, key, value, scale, entry)
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
     return _finish(plan, out, lse, return_lse)
+
+
+def _launch(packed, key, value, scale, entry):
+    """The kernel's launch on the packed queries: checked as any call is,
+    or, for the layout of a call before (a decode loop), from its plan."""
+    from tiledattn import attention
+
+    plan_key = attention._plan_key(packed, key, value, False, scale, True)
+    if plan_key is not None:
+        plan_key += (str(entry.path),)
+        launch = attention._planned(plan_key, packed, key, value)
+        if launch is not None:
+            return launch
+    launch = attention._prepare(packed, key, value, None, 0.0, False, scale, True, False, entry)
+    if plan_key is not None:
+        attention._remember(plan_key, launch, packed, key, value)
+    return launch
 
 
 def _tuned(query, key, value, causal, multiprocessors) -> "tuple[str | None, int | None]":

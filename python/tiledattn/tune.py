@@ -16,6 +16,7 @@ kernel, bounds a call; docs/perf-notes.md, twenty-eighth session), and
 one whose kernel is not to be had (no compiler, not compiled) is left out.
 """
 
+import functools
 import json
 import math
 import os
@@ -29,7 +30,7 @@ import torch
 from tiledattn.errors import CompileError, InvalidInputError, UnsupportedInputError
 
 _lock = threading.Lock()
-_loaded: "dict[str, dict[str, dict]]" = {}  # file -> class key -> winner
+_loaded: "dict[Path, dict[str, dict]]" = {}  # file -> class key -> winner
 
 
 def _band(n: int) -> int:
@@ -55,11 +56,17 @@ def decode_class(query, key, value, causal: bool) -> str:
 def tuned_file() -> Path:
     from tiledattn.compiler import cache_dir
 
-    return cache_dir() / "tuned.json"
+    return _tuned_in(cache_dir())
+
+
+@functools.lru_cache(maxsize=16)
+def _tuned_in(directory: Path) -> Path:
+    # Asked at every decode call: one Path per cache directory.
+    return directory / "tuned.json"
 
 
 def _winners(path: Path) -> "dict[str, dict]":
-    key = str(path)
+    key = path
     with _lock:
         if key not in _loaded:
             try:
@@ -87,7 +94,7 @@ def _keep(class_key: str, winner: dict, path: Path) -> None:
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as f:
             json.dump(kept, f, indent=1, sort_keys=True)
         os.replace(f.name, path)
-        _loaded[str(path)] = kept
+        _loaded[path] = kept
 
 
 def decode_candidates(query, key, value, causal) -> "list[tuple[str, int]]":
