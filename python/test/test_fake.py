@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import tiledattn
+from tiledattn.errors import UnsupportedInputError
 
 sdpa = tiledattn.scaled_dot_product_attention
 
@@ -97,21 +98,28 @@ def test_torch_compile_with_a_scale_argument(dynamic):
         assert compiled(q, kv, kv, scale).shape == (2, 8, 100, 64)
 
 
-def test_backward_raises_instead_of_detaching():
-    q = meta(1, 2, 16, 64, requires_grad=True)
-    out = sdpa(q, q, q)
-    assert out.requires_grad
-    with pytest.raises(NotImplementedError, match=r"backward not implemented yet"):
-        out.sum().backward()
+def test_gradients_flow_through_the_op():
+    # tiledattn.backward on meta tensors: gradients of the inputs' shapes
+    # (their values: test_backward.py; on the GPU: test_gpu.py).
+    q = meta(1, 8, 16, 64, requires_grad=True)
+    kv = meta(1, 2, 24, 64, requires_grad=True)
+    out = sdpa(q, kv, kv, is_causal=True, enable_gqa=True)
+    assert "tiledattn" in str(out.grad_fn) or out.grad_fn is not None
+    out.sum().backward()
+    assert q.grad.shape == q.shape and kv.grad.shape == kv.shape
 
 
 def test_fallback_when_grad_is_needed():
+    # An attn_mask's kernel has no backward: with fallback, torch's SDPA.
     q = meta(1, 2, 16, 64, requires_grad=True)
+    mask = torch.ones(16, 16, dtype=torch.bool, device="meta")
+    with pytest.raises(UnsupportedInputError, match=r"require grad with an 'attn_mask'"):
+        sdpa(q, q, q, attn_mask=mask)
     with pytest.warns(UserWarning, match=r"require grad.*falling back"):
-        out = sdpa(q, q, q, fallback=True)
+        out = sdpa(q, q, q, attn_mask=mask, fallback=True)
     assert out.grad_fn is not None and "tiledattn" not in type(out.grad_fn).__name__
     with torch.no_grad():
-        assert sdpa(q, q, q, fallback=True).shape == (1, 2, 16, 64)
+        assert sdpa(q, q, q, attn_mask=mask, fallback=True).shape == (1, 2, 16, 64)
 
 
 # FakeTensorMode (what torch.compile and shape propagation use) outside
@@ -161,3 +169,16 @@ def test_requires_grad_inputs_without_grad_mode(mode, fallback):
         warnings.simplefilter("error")  # no fallback warning: the kernel runs
         out = sdpa(q, q, q, fallback=fallback)
     assert out.shape == (1, 2, 16, 64) and not out.requires_grad
+
+
+def test_forward_and_backward_trace_under_torch_compile_fullgraph():
+    # AOTAutograd traces the registered backward with the forward (meta
+    # tensors; the values on the GPU: test_gpu_backward.py).
+    def loss(q, k, v):
+        return sdpa(q, k, v, is_causal=True).float().square().sum()
+
+    compiled = torch.compile(loss, fullgraph=True, backend="aot_eager")
+    q = meta(2, 8, 200, 64, requires_grad=True)
+    kv = meta(2, 8, 150, 64, requires_grad=True)
+    grads = torch.autograd.grad(compiled(q, kv, kv), (q, kv))
+    assert [g.shape for g in grads] == [q.shape, kv.shape]

@@ -104,6 +104,17 @@ class _Launch:
         """The output and the log-sum-exp of each query row (float32, the
         output's shape without its last dimension)."""
         _ensure_runtime()
+        if (
+            self.captures
+            and torch.is_grad_enabled()
+            and (self.q.requires_grad or self.k.requires_grad or self.v.requires_grad)
+        ):
+            raise UnsupportedInputError(
+                f"{_OP}: inputs that require grad on a kernel that reads captured tensors "
+                "(a score_mod, mask, block map, varlen or decode kernel): it has no backward "
+                "yet; run it under torch.no_grad()",
+                "backward",
+            )
         args = (self.q, self.k, self.v, self.is_causal, self.scale, self.bundle)
         # The optional captures only where there are some: the op's
         # six-argument form stays the common call.
@@ -323,8 +334,12 @@ def _prepare(
                     "alignment",
                 )
     require_kernel_device(_OP, query.device)
-    if fallback and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        raise _unsupported("inputs require grad but tiledattn has no backward yet", "backward")
+    if captures and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise _unsupported(
+            "inputs that require grad with an 'attn_mask': its kernel has no backward "
+            "yet (run it under torch.no_grad(), or pass fallback=True for torch's SDPA)",
+            "backward",
+        )
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     launch = _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
     launch.captures = captures
@@ -595,35 +610,18 @@ def scaled_dot_product_attention(
     tensors, sparse tensors, a last dimension with a stride other than 1,
     ...) raise UnsupportedInputError naming the argument;
     with fallback=True they go to torch's SDPA instead, with one warning per
-    reason. Invalid inputs raise InvalidInputError either way. The backward
-    pass is not implemented: backpropagating through the result raises.
+    reason. Invalid inputs raise InvalidInputError either way. Gradients flow
+    through the result (tiledattn.backward: FlashAttention-2's backward in
+    torch ops, until the backward kernel); an attn_mask with inputs that
+    require grad is refused (with fallback=True: torch's SDPA).
     """
     return _attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, fallback
     )
 
 
-_autograd_registered = False
-
-
-def _backward(ctx, grad_out, grad_lse):
-    raise NotImplementedError(
-        "tiledattn: backward not implemented yet for scaled_dot_product_attention "
-        "(tiledattn::sdpa_fwd); run it under torch.no_grad() or "
-        "torch.inference_mode(), or pass fallback=True to use torch's SDPA when "
-        "inputs require grad"
-    )
-
-
-def _setup_context(ctx, inputs, output):
-    pass
-
-
 def _register_autograd() -> None:
-    """Makes backward through tiledattn::sdpa_fwd fail loudly, not detach."""
-    global _autograd_registered
-    if not _autograd_registered:
-        torch.library.register_autograd(
-            "tiledattn::sdpa_fwd", _backward, setup_context=_setup_context
-        )
-        _autograd_registered = True
+    """The backward of tiledattn::sdpa_fwd (tiledattn.backward)."""
+    from tiledattn import backward
+
+    backward.register()

@@ -282,6 +282,8 @@ def routed(launch) -> "torch.Tensor | None":
         or what in _unavailable
         or torch.compiler.is_compiling()
         or is_fake(q)
+        # training: the decode kernel (captures) has no backward, the prefill one has
+        or (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad))
     ):
         return None
     try:

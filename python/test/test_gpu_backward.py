@@ -1,0 +1,125 @@
+"""GPU tests of the backward (tiledattn.backward under autograd on the
+shipped forward kernels): gradients against float64 with FlashAttention's
+criterion, under torch.compile(fullgraph=True), and a small GPT trained with
+tiledattn and with torch's SDPA from the same seed. They skip, saying why,
+without a Hopper GPU."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from test_gpu import _skip_reason
+
+import tiledattn
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+def _grads(fn, q, k, v, grad_out):
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    out = fn(*leaves)
+    out.backward(grad_out.to(out.dtype))
+    return [t.grad for t in leaves]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize(
+    "shape, causal",
+    [
+        ((2, 8, 8, 300, 300, 128), True),
+        ((1, 8, 2, 257, 1000, 64), False),  # GQA 4, Sq != Sk
+        ((2, 4, 1, 128, 128, 128), True),  # MQA
+    ],
+    ids=["mha-causal", "gqa-long-k", "mqa-causal"],
+)
+def test_gradients_match_float64(shape, causal, dtype):
+    # FlashAttention's criterion: each gradient's error at most twice torch's
+    # same-precision error (its math backend) plus a noise floor.
+    b, hq, hkv, sq, sk, d = shape
+    torch.manual_seed(sum(shape))
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype)
+    k, v = (torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype) for _ in "kv")
+    grad_out = torch.randn(b, hq, sq, d, device="cuda")
+    gqa = hq != hkv
+
+    def ours(q, k, v):
+        return tiledattn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+    def torch_sdpa(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+    want = _grads(torch_sdpa, q.double(), k.double(), v.double(), grad_out.double())
+    low = _grads(torch_sdpa, q, k, v, grad_out)
+    got = _grads(ours, q, k, v, grad_out)
+    for name, g, lo, ref in zip("qkv", got, low, want):
+        error = (g.double() - ref).abs().max().item()
+        floor = (lo.double() - ref).abs().max().item()
+        assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"
+
+
+def test_forward_and_backward_under_torch_compile_fullgraph():
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 200, 64, device="cuda", dtype=torch.bfloat16) for _ in "qkv")
+
+    def loss(q, k, v):
+        return (
+            tiledattn.scaled_dot_product_attention(q, k, v, is_causal=True).float().square().sum()
+        )
+
+    compiled = torch.compile(loss, fullgraph=True)
+    eager_grads = torch.autograd.grad(loss(*(t.requires_grad_() for t in (q, k, v))), (q, k, v))
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    compiled_grads = torch.autograd.grad(compiled(*leaves), leaves)
+    for a, b in zip(eager_grads, compiled_grads):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2)
+
+
+class _Block(torch.nn.Module):
+    def __init__(self, width, heads, attention):
+        super().__init__()
+        self.heads, self.attention = heads, attention
+        self.norm1, self.norm2 = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
+        self.qkv = torch.nn.Linear(width, 3 * width)
+        self.proj = torch.nn.Linear(width, width)
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width)
+        )
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, c // self.heads).unbind(2)
+        y = self.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+        return x + self.mlp(self.norm2(x))
+
+
+def _train(attention, steps=200, vocab=64, width=256, heads=4, length=128, batch=16):
+    """A 2-layer GPT on a fixed random-walk sequence task; the loss curve."""
+    torch.manual_seed(0)
+    embed = torch.nn.Embedding(vocab, width)
+    blocks = torch.nn.ModuleList(_Block(width, heads, attention) for _ in range(2))
+    head = torch.nn.Linear(width, vocab)
+    model = torch.nn.ModuleList([embed, blocks, head]).cuda().to(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    data = torch.Generator(device="cuda").manual_seed(1)
+    losses = []
+    for _ in range(steps):
+        steps_ = torch.randint(-2, 3, (batch, length + 1), generator=data, device="cuda")
+        tokens = steps_.cumsum(1) % vocab
+        x = embed(tokens[:, :-1])
+        for block in blocks:
+            x = block(x)
+        loss = F.cross_entropy(head(x).float().view(-1, vocab), tokens[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_a_small_gpt_trains_as_with_torch_sdpa():
+    ours = _train(tiledattn.scaled_dot_product_attention)
+    theirs = _train(F.scaled_dot_product_attention)
+    tail = slice(-20, None)
+    mean_ours, mean_theirs = (sum(x[tail]) / 20 for x in (ours, theirs))
+    assert mean_ours < 0.7 * ours[0], f"no learning: {ours[0]:.3f} -> {mean_ours:.3f}"
+    assert abs(mean_ours - mean_theirs) <= 0.01 * mean_theirs, (mean_ours, mean_theirs)
