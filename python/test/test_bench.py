@@ -865,3 +865,41 @@ def test_grouped_query_cases_run_checked_and_report_bandwidth():
     table = report.markdown_table({"results": rows, "env": {}})
     assert "K+V TB/s = the bytes of K and V" in table
     assert "| 2 | 4/2 |" in table
+
+
+@pytest.mark.parametrize("direction", ["bwd", "fwd+bwd"])
+def test_backward_directions_check_gradients_and_count_their_flops(direction):
+    settings = sweep.Settings(runs=2, slow_runs=2, rounds=1, warmup=0, direction=direction)
+    case = Case("fp16", 16, True, 24, 40, 1, 4, heads_kv=2)
+    rows = sweep.run_case(case, make_backends(["math", "eager"]), settings, lambda: None, "cpu")
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows
+    forward = measure.flops(1, 4, 24, 40, 16, True)
+    factor = sweep.DIRECTION_FLOPS[direction]
+    for row in rows:
+        assert row["direction"] == direction and row["flops"] == int(forward * factor)
+        assert row["grad_err"] < 2e-2
+    table = report.markdown_table({"results": rows, "env": {}})
+    assert f"Direction {direction}:" in table
+
+
+def test_a_wrong_backward_is_never_timed(monkeypatch):
+    # A backend whose gradients are off: WRONG, not timed.
+    class Scaled(Backend):
+        name = "scaled"
+
+        def prepare(self, case, q, k, v):
+            def fn():
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
+                return out + 0.5 * (out - out.detach())  # the value right, the gradient 1.5x
+
+            return Prepared(fn)
+
+    settings = sweep.Settings(runs=2, slow_runs=2, rounds=1, warmup=0, direction="bwd")
+    case = Case("fp16", 16, False, 24, 24, 1, 2)
+    (row,) = sweep.run_case(case, [Scaled()], settings, lambda: None, "cpu")
+    assert row["status"] == "WRONG" and row["reason"].startswith("dq: max|g - ref|"), row
+
+
+def test_backward_mode_refuses_masks_and_score_mods():
+    with pytest.raises(SystemExit, match="runs plain attention only"):
+        cli.parse_args(["--direction", "bwd", "--mask", "key_padding"])

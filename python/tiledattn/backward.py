@@ -24,23 +24,40 @@ import torch
 CHUNK_BYTES = 256 << 20
 
 
-def sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, causal, scale, chunk_bytes=CHUNK_BYTES):
+def sdpa_backward(
+    grad_out,
+    grad_lse,
+    q,
+    k,
+    v,
+    out,
+    lse,
+    causal,
+    scale,
+    chunk_bytes=CHUNK_BYTES,
+    compute=torch.float32,
+):
     """(dq, dk, dv) of q [N, Hq, Sq, D], k [N, Hkv, Sk, D], v [N, Hkv, Sk, Dv]
     given the forward's out and lse, for the gradients of out (and of lse,
-    or None); causal is top-left (key j <= query i)."""
+    or None); causal is top-left (key j <= query i). `compute`: the
+    arithmetic's dtype (float64 for a reference)."""
     batch, heads_q, length_q, _ = q.shape
     heads_kv, length_k = k.shape[1], k.shape[2]
     group = heads_q // heads_kv
-    qf, do = q.float(), grad_out.float()
+    qf, do = q.to(compute), grad_out.to(compute)
     # K/V per query head (a view where there is no group to repeat over).
-    kf, vf = (t.float().repeat_interleave(group, dim=1) if group > 1 else t.float() for t in (k, v))
-    delta = (do * out.float()).sum(-1)  # [N, Hq, Sq]
+    kf, vf = (
+        t.to(compute).repeat_interleave(group, dim=1) if group > 1 else t.to(compute)
+        for t in (k, v)
+    )
+    delta = (do * out.to(compute)).sum(-1)  # [N, Hq, Sq]
     if grad_lse is not None:
-        delta = delta - grad_lse.float()
+        delta = delta - grad_lse.to(compute)
     dq = torch.empty_like(qf)
     dk = torch.zeros_like(kf)
     dv = torch.zeros_like(vf)
-    rows = max(1, chunk_bytes // max(1, 4 * batch * heads_q * length_k))
+    size = torch.empty((), dtype=compute).element_size()
+    rows = max(1, chunk_bytes // max(1, size * batch * heads_q * length_k))
     keys = torch.arange(length_k, device=q.device)
     for r0 in range(0, length_q, rows):
         r1 = min(length_q, r0 + rows)
@@ -48,7 +65,7 @@ def sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, causal, scale, chunk_by
         if causal:
             future = keys[None, :] > torch.arange(r0, r1, device=q.device)[:, None]
             scores = scores.masked_fill(future, -float("inf"))
-        p = torch.exp(scores - lse[:, :, r0:r1, None].float())
+        p = torch.exp(scores - lse[:, :, r0:r1, None].to(compute))
         del scores
         chunk_do = do[:, :, r0:r1]
         dv += torch.matmul(p.transpose(-1, -2), chunk_do)
@@ -60,6 +77,31 @@ def sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, causal, scale, chunk_by
         dk = dk.view(batch, heads_kv, group, length_k, -1).sum(2)
         dv = dv.view(batch, heads_kv, group, length_k, -1).sum(2)
     return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)
+
+
+def forward_with_lse(q, k, v, causal, scale, compute=torch.float64, chunk_bytes=CHUNK_BYTES):
+    """The output and lse of plain attention (GQA, top-left causal) in
+    `compute`, a chunk of query rows at a time: the reference the harness
+    checks backward runs against, with sdpa_backward in float64."""
+    batch, heads_q, length_q, _ = q.shape
+    group = heads_q // k.shape[1]
+    qf = q.to(compute)
+    kf, vf = (t.to(compute).repeat_interleave(group, dim=1) for t in (k, v))
+    length_k = kf.shape[2]
+    out = torch.empty(*q.shape[:3], v.shape[-1], dtype=compute, device=q.device)
+    lse = torch.empty(q.shape[:3], dtype=compute, device=q.device)
+    size = torch.empty((), dtype=compute).element_size()
+    rows = max(1, chunk_bytes // max(1, size * batch * heads_q * length_k))
+    keys = torch.arange(length_k, device=q.device)
+    for r0 in range(0, length_q, rows):
+        r1 = min(length_q, r0 + rows)
+        scores = torch.matmul(qf[:, :, r0:r1], kf.transpose(-1, -2)) * scale
+        if causal:
+            future = keys[None, :] > torch.arange(r0, r1, device=q.device)[:, None]
+            scores = scores.masked_fill(future, -float("inf"))
+        lse[:, :, r0:r1] = torch.logsumexp(scores, -1)
+        out[:, :, r0:r1] = torch.matmul(torch.softmax(scores, -1), vf)
+    return out, lse
 
 
 def _setup_context(ctx, inputs, output):

@@ -128,6 +128,13 @@ def build_parser():
     axes.add_argument(
         "--heads-kv", type=int, help="K/V heads, dividing H (grouped-query; default H)"
     )
+    p.add_argument(
+        "--direction",
+        choices=["fwd", "bwd", "fwd+bwd"],
+        default="fwd",
+        help="time the forward, the backward (after a forward; 2.5 forward FLOPs), or both "
+        "(3.5); backward runs are checked against float64 gradients",
+    )
     axes.add_argument("--total-tokens", type=int, default=DEFAULT_TOTAL_TOKENS)
     axes.add_argument("--hidden", type=int, default=DEFAULT_HIDDEN, help="H*D")
     b = p.add_argument_group("backends")
@@ -203,6 +210,11 @@ def parse_args(argv=None):
     args.heads = args.heads or preset.get("heads")
     args.heads_kv = args.heads_kv or preset.get("heads_kv")
     args.metric = preset.get("metric", "tflops")
+    if args.direction != "fwd" and (args.mask != "none" or args.score_mod != "none"):
+        raise SystemExit(
+            f"tiledattn.bench: --direction {args.direction} runs plain attention only "
+            f"(got --mask {args.mask}, --score-mod {args.score_mod})"
+        )
     if not args.backends or "all" in args.backends:
         # FA4 only where it is installed (else a column of n/a); --backends
         # fa4 asks for it anyway, and the row says why it is missing.

@@ -18,6 +18,7 @@ CSV_COLUMNS = (
     "backend",
     "status",
     "metric",
+    "direction",
     "tflops",
     "kv_tb_s",
     "tflops_p10",
@@ -29,6 +30,7 @@ CSV_COLUMNS = (
     "runs",
     "flops",
     "max_err",
+    "grad_err",
     "tol",
     "eager_err",
     "peak_mem_bytes",
@@ -61,6 +63,13 @@ def case_key(row):
 METRICS = {
     "tflops": ("TFLOP/s", "TFLOP/s = 4·B·H·Sq·Sk·D (×0.5 causal) / median time."),
     "kv_tb_s": ("K+V TB/s", "K+V TB/s = the bytes of K and V (read once) / median time."),
+}
+
+
+_DIRECTIONS = {
+    "bwd": "the backward of a forward run before the timing, 2.5 forward FLOPs, "
+    "gradients checked against float64",
+    "fwd+bwd": "forward and backward, 3.5 forward FLOPs",
 }
 
 
@@ -210,6 +219,10 @@ def markdown_table(data):
         "",
         (
             " ".join(METRICS[m][1] for m in sorted({r.get("metric") or "tflops" for r in rows}))
+            + "".join(
+                f" Direction {d}: {_DIRECTIONS[d]}."
+                for d in sorted({r.get("direction") or "fwd" for r in rows} - {"fwd"})
+            )
             + " `n/a` unsupported, `WRONG` failed the check (not timed), `skip` "
             "skipped by budget, `OOM`, `ERR`; `!` flagged (see notes)."
         ),

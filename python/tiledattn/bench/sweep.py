@@ -14,7 +14,7 @@ import warnings
 import torch
 
 from tiledattn.bench import env, measure
-from tiledattn.bench.backends import FLEX_SLOW_FRACTION, FUSED_BASELINES, Unsupported
+from tiledattn.bench.backends import FLEX_SLOW_FRACTION, FUSED_BASELINES, Prepared, Unsupported
 
 
 @dataclasses.dataclass
@@ -35,6 +35,17 @@ class Settings:
     sample_gpu_state: bool = True
     # The figure the table shows: report.METRICS ("kv_tb_s" for decodes).
     metric: str = "tflops"
+    # What is timed: the forward ("fwd"), the backward of a forward done
+    # before the timing ("bwd"), or both ("fwd+bwd"); see DIRECTION_FLOPS.
+    direction: str = "fwd"
+
+
+# FLOPs of a direction in forward FLOPs: the backward's five matmuls are
+# counted as 2.5 forwards (FlashAttention's convention).
+DIRECTION_FLOPS = {"fwd": 1.0, "bwd": 2.5, "fwd+bwd": 3.5}
+# A backward run's gradients against float64: within this fraction of the
+# largest reference gradient (the strict criterion: test_gpu_backward.py).
+BACKWARD_RTOL = 2e-2
 
 
 def _is_oom(error):
@@ -123,29 +134,90 @@ def round_order(names, r):
     return [names[i] for i in orders[r % len(orders)]]
 
 
+class _Gradients:
+    """A backward run's check against float64 gradients (computed once per
+    case, on the first backend that gets there), and its timed step."""
+
+    def __init__(self, case, q, k, v):
+        self.case, self.inputs = case, (q, k, v)
+        self.grad_out = None
+        self.want = None
+
+    def check_and_time(self, prepared, out, direction):
+        """(ok, error, reason, the Prepared whose fn is the timed step)."""
+        from tiledattn import backward
+
+        q, k, v = self.inputs
+        if self.case.score_mod != "none" or self.case.mask != "none":
+            raise Unsupported("the backward mode runs plain attention only")
+        if not out.requires_grad:
+            raise Unsupported("its output has no gradient (no backward)")
+        if self.grad_out is None:
+            self.grad_out = torch.randn_like(out)
+            scale = 1.0 / math.sqrt(self.case.head_dim)
+            with torch.no_grad():
+                detached = [t.detach() for t in self.inputs]
+                ref_out, ref_lse = backward.forward_with_lse(*detached, self.case.causal, scale)
+                self.want = backward.sdpa_backward(
+                    self.grad_out.double(),
+                    None,
+                    *(t.double() for t in detached),
+                    ref_out,
+                    ref_lse,
+                    self.case.causal,
+                    scale,
+                    compute=torch.float64,
+                )
+        got = torch.autograd.grad(out, (q, k, v), self.grad_out, retain_graph=True)
+        worst, why = 0.0, ""
+        for name, g, ref in zip("qkv", got, self.want):
+            error = (g.double() - ref).abs().max().item()
+            limit = BACKWARD_RTOL * ref.abs().max().item() + 1e-3
+            worst = max(worst, error)
+            if not error <= limit:
+                why = f"d{name}: max|g - ref| = {error:.3g} > {limit:.3g}"
+                break
+        grad_out, inputs, forward = self.grad_out, self.inputs, prepared.fn
+        if direction == "bwd":
+
+            def step():
+                return torch.autograd.grad(out, inputs, grad_out, retain_graph=True)
+        else:
+
+            def step():
+                return torch.autograd.grad(forward(), inputs, grad_out)
+
+        timed = Prepared(step, prepared.info, prepared.context)
+        return not why, worst, why, timed
+
+
 def run_case(case, backends, settings, flusher, device="cuda"):
     """Result rows (dicts) for one case, one per backend, never raising."""
+    forward_flops = measure.flops(
+        case.batch,
+        case.heads,
+        case.seqlen_q,
+        case.seqlen_k,
+        case.head_dim,
+        case.causal,
+        case.mask_spec,
+    )
     base = {
         **case.fields(),
         "metric": settings.metric,
-        "flops": measure.flops(
-            case.batch,
-            case.heads,
-            case.seqlen_q,
-            case.seqlen_k,
-            case.head_dim,
-            case.causal,
-            case.mask_spec,
-        ),
+        "direction": settings.direction,
+        "flops": int(forward_flops * DIRECTION_FLOPS[settings.direction]),
     }
+    backward = settings.direction != "fwd"
     rows = {b.name: {**base, "backend": b.name, "status": "", "reason": ""} for b in backends}
     torch.manual_seed(settings.seed)
     shape_q = (case.batch, case.heads, case.seqlen_q, case.head_dim)
     shape_k = (case.batch, case.kv_heads, case.seqlen_k, case.head_dim)
     try:
-        q = torch.randn(shape_q, dtype=case.torch_dtype, device=device)
-        k = torch.randn(shape_k, dtype=case.torch_dtype, device=device)
-        v = torch.randn(shape_k, dtype=case.torch_dtype, device=device)
+        q = torch.randn(shape_q, dtype=case.torch_dtype, device=device, requires_grad=backward)
+        k = torch.randn(shape_k, dtype=case.torch_dtype, device=device, requires_grad=backward)
+        v = torch.randn(shape_k, dtype=case.torch_dtype, device=device, requires_grad=backward)
+        grads = _Gradients(case, q, k, v) if backward else None
         ref = measure.Reference(
             q,
             k,
@@ -183,9 +255,13 @@ def run_case(case, backends, settings, flusher, device="cuda"):
                 with prepared.context():
                     out = prepared.fn()
                     measure.synchronize(device)
-            ok, err, why = ref.check(out)
-            del out
+            with torch.no_grad():
+                ok, err, why = ref.check(out)
             row.update(max_err=err, tol=ref.tol, eager_err=ref.eager_err)
+            if ok and backward:
+                ok, err, why, prepared = grads.check_and_time(prepared, out, settings.direction)
+                row.update(grad_err=err)
+            del out
             if not ok:
                 # A wrong answer is never timed: its speed means nothing.
                 row["status"], row["reason"] = "WRONG", why
