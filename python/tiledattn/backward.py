@@ -24,6 +24,22 @@ import torch
 CHUNK_BYTES = 256 << 20
 
 
+def _score_chunks(qf, kf, causal, scale, chunk_bytes):
+    """(r0, r1, scale * Q[r0:r1] K^T, top-left causal masked) over chunks of
+    query rows whose scores take at most `chunk_bytes`."""
+    batch, heads, length_q, _ = qf.shape
+    length_k = kf.shape[2]
+    rows = max(1, chunk_bytes // max(1, qf.element_size() * batch * heads * length_k))
+    keys = torch.arange(length_k, device=qf.device)
+    for r0 in range(0, length_q, rows):
+        r1 = min(length_q, r0 + rows)
+        scores = torch.matmul(qf[:, :, r0:r1], kf.transpose(-1, -2)) * scale
+        if causal:
+            future = keys[None, :] > torch.arange(r0, r1, device=qf.device)[:, None]
+            scores = scores.masked_fill(future, -float("inf"))
+        yield r0, r1, scores
+
+
 def sdpa_backward(
     grad_out,
     grad_lse,
@@ -56,15 +72,7 @@ def sdpa_backward(
     dq = torch.empty_like(qf)
     dk = torch.zeros_like(kf)
     dv = torch.zeros_like(vf)
-    size = torch.empty((), dtype=compute).element_size()
-    rows = max(1, chunk_bytes // max(1, size * batch * heads_q * length_k))
-    keys = torch.arange(length_k, device=q.device)
-    for r0 in range(0, length_q, rows):
-        r1 = min(length_q, r0 + rows)
-        scores = torch.matmul(qf[:, :, r0:r1], kf.transpose(-1, -2)) * scale
-        if causal:
-            future = keys[None, :] > torch.arange(r0, r1, device=q.device)[:, None]
-            scores = scores.masked_fill(future, -float("inf"))
+    for r0, r1, scores in _score_chunks(qf, kf, causal, scale, chunk_bytes):
         p = torch.exp(scores - lse[:, :, r0:r1, None].to(compute))
         del scores
         chunk_do = do[:, :, r0:r1]
@@ -87,18 +95,9 @@ def forward_with_lse(q, k, v, causal, scale, compute=torch.float64, chunk_bytes=
     group = heads_q // k.shape[1]
     qf = q.to(compute)
     kf, vf = (t.to(compute).repeat_interleave(group, dim=1) for t in (k, v))
-    length_k = kf.shape[2]
     out = torch.empty(*q.shape[:3], v.shape[-1], dtype=compute, device=q.device)
     lse = torch.empty(q.shape[:3], dtype=compute, device=q.device)
-    size = torch.empty((), dtype=compute).element_size()
-    rows = max(1, chunk_bytes // max(1, size * batch * heads_q * length_k))
-    keys = torch.arange(length_k, device=q.device)
-    for r0 in range(0, length_q, rows):
-        r1 = min(length_q, r0 + rows)
-        scores = torch.matmul(qf[:, :, r0:r1], kf.transpose(-1, -2)) * scale
-        if causal:
-            future = keys[None, :] > torch.arange(r0, r1, device=q.device)[:, None]
-            scores = scores.masked_fill(future, -float("inf"))
+    for r0, r1, scores in _score_chunks(qf, kf, causal, scale, chunk_bytes):
         lse[:, :, r0:r1] = torch.logsumexp(scores, -1)
         out[:, :, r0:r1] = torch.matmul(torch.softmax(scores, -1), vf)
     return out, lse
