@@ -8,6 +8,8 @@
     out = tiledattn.varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=True)
     out = tiledattn.decode_attention(q, k_cache, v_cache)  # Sq <= 16, split-KV
     tiledattn.tune.tune_decode(q, k_cache, v_cache)  # times schedules, keeps the best
+    out = tiledattn.kvcache_attention(q, k_cache, v_cache, seqlens, block_table, k=k, v=v)
+    with tiledattn.context_parallel.enabled(): ...  # PyTorch's ring attention on tiledattn
 
 The package is pure Python over torch.ops.tiledattn, which the runtime library
 (libtiledattn_runtime.so) registers; it is loaded when a kernel first runs.
@@ -15,7 +17,7 @@ The package is pure Python over torch.ops.tiledattn, which the runtime library
 
 __version__ = "0.1.0"
 
-from tiledattn import registry, tune
+from tiledattn import context_parallel, registry, tune
 from tiledattn._runtime import bundle_info, kernel_dir, load_runtime
 from tiledattn.attention import scaled_dot_product_attention
 from tiledattn.compiler import CompiledKernel, compile
@@ -44,6 +46,7 @@ __all__ = [
     "available_kernels",
     "bundle_info",
     "compile",
+    "context_parallel",
     "flex_attention",
     "kernel_dir",
     "kvcache_attention",
