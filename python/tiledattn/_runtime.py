@@ -90,9 +90,9 @@ def load_runtime() -> Path:
                     f"it must be built against this torch ({torch.__version__}); "
                     "rebuild it (see docs/Runtime.md)"
                 ) from error
-        from tiledattn import attention
+        from tiledattn import backward
 
-        attention._register_autograd()
+        backward.register()
         _loaded_from = path
         return path
 

@@ -432,16 +432,17 @@ class _Empty:
 
 _warned: "set[str]" = set()
 
-# Plain calls (no mask, no dropout, no kernel given, CUDA tensors used as
-# they are) by their inputs' layout and arguments: a call like one before
-# (each layer of a model, each step of a decode loop) skips the checks it
-# passed then, and only its data pointers' alignment is checked again.
+# Plain calls (no mask, no dropout, no fallback, CUDA tensors used as they
+# are) by their inputs' layout, arguments and kernel (a given compiled
+# kernel's, e.g. decode's): a call like one before (each layer of a model,
+# each step of a decode loop) skips the checks it passed then, and only its
+# data pointers' alignment is checked again.
 _plans: "dict[tuple, tuple[str, int, float, bool, tuple]]" = {}
 
 
-def _plan_key(query, key, value, is_causal, scale, enable_gqa) -> "tuple | None":
-    """The key of a plain call in _plans; None where it may not use one
-    (not exactly torch.Tensor: subclasses, fake and nested tensors; under
+def _plan_key(query, key, value, is_causal, scale, enable_gqa, entry=None) -> "tuple | None":
+    """The key of a plain call (on `entry`'s kernel where given) in _plans;
+    None where it may not use one (not exactly torch.Tensor: subclasses, fake and nested tensors; under
     torch.compile)."""
     tensor = torch.Tensor
     if type(query) is not tensor or type(key) is not tensor or type(value) is not tensor:
@@ -464,6 +465,7 @@ def _plan_key(query, key, value, is_causal, scale, enable_gqa) -> "tuple | None"
         is_causal,
         scale,
         enable_gqa,
+        None if entry is None else str(entry.path),
     )
 
 
@@ -477,6 +479,27 @@ def _planned(plan_key, query, key, value) -> "_Launch | None":
     if query.data_ptr() % alignment or key.data_ptr() % alignment or value.data_ptr() % alignment:
         return None
     return _Launch(query, key, value, causal, scale, bundle, batch_shape, False)
+
+
+def _launch(
+    query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, fallback, entry
+) -> "_Launch | _Empty":
+    """_prepare's launch; for a plain call (no mask, no dropout, no
+    fallback) with the layout, arguments and kernel of one before, that
+    call's plan, with only the pointers' alignment checked again."""
+    plan_key = None
+    if attn_mask is None and dropout_p == 0.0 and not fallback:
+        plan_key = _plan_key(query, key, value, is_causal, scale, enable_gqa, entry)
+    if plan_key is not None:
+        launch = _planned(plan_key, query, key, value)
+        if launch is not None:
+            return launch
+    launch = _prepare(
+        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, fallback, entry
+    )
+    if plan_key is not None:
+        _remember(plan_key, launch, query, key, value)
+    return launch
 
 
 def _remember(plan_key, launch, query, key, value) -> None:
@@ -521,25 +544,9 @@ def _attention(
             return nested_attention(
                 query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
             )
-        plan_key = None
-        if attn_mask is None and dropout_p == 0.0 and entry is None and not fallback:
-            plan_key = _plan_key(query, key, value, is_causal, scale, enable_gqa)
-        launch = _planned(plan_key, query, key, value) if plan_key is not None else None
-        if launch is None:
-            launch = _prepare(
-                query,
-                key,
-                value,
-                attn_mask,
-                dropout_p,
-                is_causal,
-                scale,
-                enable_gqa,
-                fallback,
-                entry,
-            )
-            if plan_key is not None:
-                _remember(plan_key, launch, query, key, value)
+        launch = _launch(
+            query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, fallback, entry
+        )
     except UnsupportedInputError as error:
         if not fallback:
             raise
@@ -618,10 +625,3 @@ def scaled_dot_product_attention(
     return _attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, fallback
     )
-
-
-def _register_autograd() -> None:
-    """The backward of tiledattn::sdpa_fwd (tiledattn.backward)."""
-    from tiledattn import backward
-
-    backward.register()

@@ -22,6 +22,7 @@ import functools
 import typing
 
 import torch
+from torch._subclasses.fake_tensor import is_fake
 
 from tiledattn.errors import (
     CompileError,
@@ -74,20 +75,16 @@ PACKAGED_HEAD_DIMS = (64, 128)
 def _block_sizes(schedule: str, head_dim: int, head_dim_v: int) -> "tuple[int, int]":
     from tiledattn.flex import schedule_blocks
 
-    text = SCHEDULES[schedule]
-    if text is None:
-        return schedule_blocks(head_dim, head_dim_v)
-    fields = dict(field.split(" = ") for field in text.split(", "))
-    return int(fields["block_m"]), int(fields["block_n"])
+    return schedule_blocks(head_dim, head_dim_v, SCHEDULES[schedule])
 
 
 @functools.lru_cache(maxsize=64)
 def _split_map(heads_kv, splits, block, length_k, rows, causal_from, device, block_m=128):
     """The block map of [B, Hkv * S, rows] packed queries (tiles of
-    `block_m` rows) and K/V blocks of `block` keys: head h takes the blocks of split h % S; a block holding a
-    key at or past `causal_from` (Sk - Sq + 1: some row's bound) is
-    partial, the rest full (map_from_blocks makes the ragged last one
-    partial)."""
+    `block_m` rows) and K/V blocks of `block` keys: head h takes the blocks
+    of split h % S; a block holding a key at or past `causal_from`
+    (Sk - Sq + 1: some row's bound) is partial, the rest full
+    (map_from_blocks makes the ragged last one partial)."""
     from tiledattn.masks import map_from_blocks
 
     key_blocks = -(-length_k // block)
@@ -114,7 +111,9 @@ def _row_bounds(group: int, length_q: int, offset: int, device) -> torch.Tensor:
     return padded.to(device)
 
 
-@functools.lru_cache(maxsize=8)
+# Every (schedule, dtype, head dims, causal) a tuning run tries: 2 x 2 x
+# 2 x 2 at the packaged head dims, with room.
+@functools.lru_cache(maxsize=64)
 def _kernel_text(dtype, head_dim, head_dim_v, causal, schedule=DEFAULT_SCHEDULE):
     from tiledattn.flex import ScoreModRegion, _masked, schedule_text, trace_score_mod
 
@@ -201,27 +200,12 @@ def decode_attention(
     text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal, schedule)
     entry = kernel_entry(text, cache=cache)
     plan = _plan(query, key, value, causal, splits, sms, schedule)
-    launch = _launch(plan.packed, key, value, scale, entry)
+    from tiledattn.attention import _launch
+
+    launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
     return _finish(plan, out, lse, return_lse)
-
-
-def _launch(packed, key, value, scale, entry):
-    """The kernel's launch on the packed queries: checked as any call is,
-    or, for the layout of a call before (a decode loop), from its plan."""
-    from tiledattn import attention
-
-    plan_key = attention._plan_key(packed, key, value, False, scale, True)
-    if plan_key is not None:
-        plan_key += (str(entry.path),)
-        launch = attention._planned(plan_key, packed, key, value)
-        if launch is not None:
-            return launch
-    launch = attention._prepare(packed, key, value, None, 0.0, False, scale, True, False, entry)
-    if plan_key is not None:
-        attention._remember(plan_key, launch, packed, key, value)
-    return launch
 
 
 def _tuned(query, key, value, causal, multiprocessors) -> "tuple[str | None, int | None]":
@@ -269,8 +253,6 @@ def routed(launch) -> "torch.Tensor | None":
     is_decode, for eager CUDA tensors without score_mod captures. None
     otherwise, and where the kernel is not to be had (no compiler and not
     compiled: the prefill kernels run it then, and from then on)."""
-    from torch._subclasses.fake_tensor import is_fake
-
     q, k, v = (getattr(launch, name, None) for name in ("q", "k", "v"))
     if q is None:  # an empty input's launch: nothing to run
         return None
@@ -315,17 +297,26 @@ def _plan(query, key, value, causal, splits, multiprocessors, schedule=DEFAULT_S
     key_blocks = -(-length_k // block)
     if splits is None:
         splits = num_splits(batch * heads_kv, key_blocks, multiprocessors)
-    # [B, Hkv, g * Sq, D] (a view of a contiguous query), repeated per split.
-    packed = query.reshape(batch, heads_kv, rows, head_dim)
-    if splits > 1:
-        packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
-        packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
+    packed = pack_queries(query, heads_kv, splits)
     offset = length_k - length_q
     causal_from = offset + 1 if causal else None
     bmap = _split_map(heads_kv, splits, block, length_k, rows, causal_from, query.device, block_m)
     captures = [_row_bounds(group, length_q, offset, query.device)] if causal else []
     shape = (batch, heads_q, length_q, head_dim_v)
     return _Plan(packed, captures + [bmap], shape, heads_kv, splits)
+
+
+def pack_queries(query, heads_kv: int, splits: int) -> torch.Tensor:
+    """query [B, Hq, Sq, D] as [B, Hkv * S, Hq / Hkv * Sq, D]: the query
+    heads of a KV head as rows of one tile (a view of a contiguous query),
+    repeated once per split along the heads."""
+    batch, heads_q, length_q, head_dim = query.shape
+    rows = heads_q // heads_kv * length_q
+    packed = query.reshape(batch, heads_kv, rows, head_dim)
+    if splits > 1:
+        packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
+        packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
+    return packed
 
 
 def _finish(plan: _Plan, out, lse, return_lse):

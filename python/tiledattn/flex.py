@@ -485,11 +485,14 @@ def _schedule(head_dim: int, head_dim_v: int) -> str:
     return _SCHEDULES[(max(head_dim, head_dim_v) + 63) // 64 * 64]
 
 
-def schedule_blocks(head_dim: int, head_dim_v: "int | None" = None) -> "tuple[int, int]":
+def schedule_blocks(
+    head_dim: int, head_dim_v: "int | None" = None, schedule: "str | None" = None
+) -> "tuple[int, int]":
     """(block_m, block_n) of the schedule schedule_text writes for these
-    head dims."""
+    head dims, or of `schedule` (its fields) where given."""
     head_dim_v = head_dim if head_dim_v is None else head_dim_v
-    fields = dict(field.split(" = ") for field in _schedule(head_dim, head_dim_v).split(", "))
+    schedule = schedule or _schedule(head_dim, head_dim_v)
+    fields = dict(field.split(" = ") for field in schedule.split(", "))
     return int(fields["block_m"]), int(fields["block_n"])
 
 

@@ -93,7 +93,7 @@ def _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, multi
     """What kvcache_attention launches: the decode _Plan (packed queries
     [B, Hkv * S, g * Sq, D], captures: bounds, the block table with pages,
     the block map) and the kernel's K and V views."""
-    from tiledattn.decode import _Plan, num_splits
+    from tiledattn.decode import _Plan, num_splits, pack_queries
 
     batch, length_q, heads_q, head_dim = q.shape
     heads_kv, head_dim_v = k_cache.shape[2], v_cache.shape[3]
@@ -106,11 +106,7 @@ def _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, multi
             f"{_OP}: expected 'splits' from 1 to the {key_blocks} K/V blocks of the cache's "
             f"capacity but got {splits!r}"
         )
-    rows = heads_q // heads_kv * length_q
-    packed = q.transpose(1, 2).reshape(batch, heads_kv, rows, head_dim)
-    if splits > 1:
-        packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
-        packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
+    packed = pack_queries(q.transpose(1, 2), heads_kv, splits)
     keys, values = _kv_views(k_cache, v_cache, batch, page)
     bounds, bmap = _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks)
     table = [block_table.to(torch.int32).contiguous()] if page else []

@@ -250,53 +250,49 @@ def _check_heads_kv(heads, heads_kv):
 def make_cases(args):
     """Cases in table order: dtype, D, causal, then S (a plot line's axis);
     a preset's explicit shapes (decode) in their order."""
-    cases = []
+    heads_kv = getattr(args, "heads_kv", None) or 0
+
+    def case(dtype, head_dim, causal, seqlen_q, seqlen_k, batch):
+        heads = args.heads or max(1, args.hidden // head_dim)
+        _check_heads_kv(heads, heads_kv)
+        return Case(
+            dtype,
+            head_dim,
+            causal,
+            seqlen_q,
+            seqlen_k,
+            batch,
+            heads,
+            args.score_mod,
+            args.mask,
+            heads_kv,
+        )
+
+    dtypes, head_dims = dict.fromkeys(args.dtypes), dict.fromkeys(args.head_dims)
+    shapes = getattr(args, "shapes", [])
+    if shapes:
+        return [
+            case(dtype, head_dim, False, seqlen_q, seqlen_k, args.batch or batch)
+            for batch, seqlen_q, seqlen_k in shapes
+            for dtype in dtypes
+            for head_dim in head_dims
+        ]
     # A mask says which pairs are kept, causality included.
     causals = args.causal if args.mask == "none" else [False]
-    heads_kv = getattr(args, "heads_kv", None) or 0
-    for batch, seqlen_q, seqlen_k in getattr(args, "shapes", []):
-        for dtype in dict.fromkeys(args.dtypes):
-            for head_dim in dict.fromkeys(args.head_dims):
-                heads = args.heads or max(1, args.hidden // head_dim)
-                _check_heads_kv(heads, heads_kv)
-                cases.append(
-                    Case(
-                        dtype,
-                        head_dim,
-                        False,
-                        seqlen_q,
-                        seqlen_k,
-                        args.batch or batch,
-                        heads,
-                        args.score_mod,
-                        args.mask,
-                        heads_kv,
-                    )
-                )
-    if getattr(args, "shapes", []):
-        return cases
-    for dtype in dict.fromkeys(args.dtypes):
-        for head_dim in dict.fromkeys(args.head_dims):
-            for causal in dict.fromkeys(causals):
-                for seqlen in dict.fromkeys(args.seqlens):
-                    batch = args.batch or max(1, args.total_tokens // seqlen)
-                    heads = args.heads or max(1, args.hidden // head_dim)
-                    _check_heads_kv(heads, heads_kv)
-                    cases.append(
-                        Case(
-                            dtype,
-                            head_dim,
-                            causal,
-                            seqlen,
-                            seqlen,
-                            batch,
-                            heads,
-                            args.score_mod,
-                            args.mask,
-                            heads_kv,
-                        )
-                    )
-    return cases
+    return [
+        case(
+            dtype,
+            head_dim,
+            causal,
+            seqlen,
+            seqlen,
+            args.batch or max(1, args.total_tokens // seqlen),
+        )
+        for dtype in dtypes
+        for head_dim in head_dims
+        for causal in dict.fromkeys(causals)
+        for seqlen in dict.fromkeys(args.seqlens)
+    ]
 
 
 def settings_from(args):
