@@ -229,7 +229,10 @@ FailureOr<KernelDescription> mlir::tiledattn::describeKernel(ModuleOp module) {
   if (op.getBlockMap())
     os << "block_map\n";
   if (!op.getKvRows().empty()) {
-    os << "kv_rows\n";
+    os << "kv_rows";
+    if (std::optional<int64_t> span = op.getKvSpan())
+      os << " span " << *span;
+    os << "\n";
     op.getKvRows().front().print(os);
   }
   return k;

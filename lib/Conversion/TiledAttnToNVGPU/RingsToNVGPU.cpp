@@ -202,8 +202,8 @@ private:
     if (auto existing = kernel->getAttrOfType<ArrayAttr>(kTensorMapsAttrName))
       entries.append(existing.begin(), existing.end());
     Block &entry = kernel.getBody().front();
-    // A map per (argument, box rows): TMA loads fill slots of their rows,
-    // a TMA store copies a warpgroup's 64.
+    // A map per (argument, box rows): TMA loads fill slots in boxes of
+    // their pieces' rows, a TMA store copies a warpgroup's 64.
     auto mapFor = [&](Operation *op, Value tensor, StringRef name, int64_t rows,
                       Type elementType) {
       auto arg = dyn_cast<BlockArgument>(tensor);
@@ -232,8 +232,7 @@ private:
     };
     WalkResult walk = kernel.walk([&](Operation *op) {
       if (auto load = dyn_cast<TmaLoadOp>(op))
-        return mapFor(op, load.getSource(), "source",
-                      load.getDest().getType().getRows(),
+        return mapFor(op, load.getSource(), "source", boxRows(load),
                       load.getDest().getType().getElementType());
       if (auto store = dyn_cast<TmaStoreOp>(op))
         return mapFor(op, store.getDest(), "dest", kWarpgroupRows,
@@ -372,23 +371,32 @@ private:
     return memref::ViewOp::create(b, loc, view, smem, offset, ValueRange{});
   }
 
-  /// One TMA copy per 64-column atom [firstAtom, endAtom) of the slot,
-  /// completing on `full`, `rows` rows each, atoms `rows` x 128 bytes
-  /// apart.
+  /// One TMA copy per 64-column atom [firstAtom, endAtom) of the slot and
+  /// row piece, completing on `full`: atoms `rows` x 128 bytes apart, the
+  /// load's pieces one after another in each.
   void emitLoad(TmaLoadOp load, const Slot &s, int64_t firstAtom,
                 int64_t endAtom, Value full) {
     SmemType type = load.getDest().getType();
     int64_t rows = type.getRows();
+    int64_t pieceRows = boxRows(load);
     auto arg = cast<BlockArgument>(load.getSource());
-    Value map = maps.lookup({arg.getArgNumber(), rows});
-    for (int64_t a = firstAtom; a < endAtom; ++a) {
-      Value offset = add(pad, add(s.offset, idx(a * rows * 128)));
-      Value dest = atomView(type.getElementType(), rows, offset);
-      nvgpu::TmaAsyncLoadOp::create(b, loc, dest, barriers, map,
-                                    ValueRange{idx(64 * a), load.getRow(),
-                                               load.getHead(), load.getBatch()},
-                                    full, Value(), Value());
-    }
+    Value map = maps.lookup({arg.getArgNumber(), pieceRows});
+    for (int64_t a = firstAtom; a < endAtom; ++a)
+      for (auto [i, row] : llvm::enumerate(load.getRows())) {
+        Value offset =
+            add(pad, add(s.offset, idx((a * rows + i * pieceRows) * 128)));
+        Value dest = atomView(type.getElementType(), pieceRows, offset);
+        nvgpu::TmaAsyncLoadOp::create(
+            b, loc, dest, barriers, map,
+            ValueRange{idx(64 * a), row, load.getHead(), load.getBatch()}, full,
+            Value(), Value());
+      }
+  }
+
+  /// The rows of each of a load's boxes: its slot's, cut into its pieces.
+  static int64_t boxRows(TmaLoadOp load) {
+    return load.getDest().getType().getRows() /
+           static_cast<int64_t>(load.getRows().size());
   }
 
   /// Waits for the slot to be full (with `uniform`, at a position known

@@ -323,3 +323,48 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A load in two pieces of 64 rows (kv_span 64: two pages of a block): one
+// tensor map with boxes of 64 rows, one copy per 64-column atom and piece,
+// piece 1 64 x 128 bytes past piece 0 in each atom, all on the slot's one
+// full barrier, which expects the whole slot's 32 KiB.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!ring = !tiledattn.ring<2, 128x128xbf16>
+// CHECK-LABEL: gpu.func @pieces
+// CHECK-SAME: %[[J:[^:]*]]: index, %[[R0:[^:]*]]: index, %[[R1:[^:]*]]: index, %[[KPTR:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 64 : i64, operand = "k", swizzle = 128 : i64}]
+// CHECK: %[[KMAP:.*]] = builtin.unrealized_conversion_cast %[[KPTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, 3>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR:.*]][%[[FULL:.*]]], %c32768
+// CHECK: %[[AT0:.*]] = arith.addi %[[PAD:.*]], %[[SLOT:.*]] : index
+// CHECK: %[[V0:.*]] = memref.view %{{.*}}[%[[AT0]]][] {{.*}} to memref<1x1x64x64xbf16
+// CHECK: nvgpu.tma.async.load %[[KMAP]][%c0, %[[R0]], %[[J]], %[[J]]], %[[BAR]][%[[FULL]]] to %[[V0]]
+// CHECK: %[[S1:.*]] = arith.addi %[[SLOT]], %c8192
+// CHECK: %[[AT1:.*]] = arith.addi %[[PAD]], %[[S1]]
+// CHECK: %[[V1:.*]] = memref.view %{{.*}}[%[[AT1]]]
+// CHECK: nvgpu.tma.async.load %[[KMAP]][%c0, %[[R1]], %[[J]], %[[J]]], %[[BAR]][%[[FULL]]] to %[[V1]]
+// CHECK: %[[S2:.*]] = arith.addi %[[SLOT]], %c16384
+// CHECK: %[[AT2:.*]] = arith.addi %[[PAD]], %[[S2]]
+// CHECK: %[[V2:.*]] = memref.view %{{.*}}[%[[AT2]]]
+// CHECK: nvgpu.tma.async.load %[[KMAP]][%c64, %[[R0]], %[[J]], %[[J]]], %[[BAR]][%[[FULL]]] to %[[V2]]
+// CHECK: %[[S3:.*]] = arith.addi %[[SLOT]], %c24576
+// CHECK: %[[AT3:.*]] = arith.addi %[[PAD]], %[[S3]]
+// CHECK: %[[V3:.*]] = memref.view %{{.*}}[%[[AT3]]]
+// CHECK: nvgpu.tma.async.load %[[KMAP]][%c64, %[[R1]], %[[J]], %[[J]]], %[[BAR]][%[[FULL]]] to %[[V3]]
+// CHECK-NOT: nvgpu.tma.async.load
+module attributes {gpu.container_module} {
+  gpu.module @rings {
+    gpu.func @pieces(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %j: index, %r0: index, %r1: index) kernel {
+      %r = tiledattn.ring releases(8) : !ring
+      tiledattn.ring.put %r[%j] : !ring {
+      ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+        tiledattn.tma_load %k[%j, %j, %r0, %r1] into %slot : !head, !tiledattn.smem<128x128xbf16>
+      }
+      %s, %t = tiledattn.ring.get %r[%j] : !ring
+      tiledattn.ring.release %r, %t : !ring
+      gpu.return
+    }
+  }
+}

@@ -569,3 +569,44 @@ func.func @tag_of_partial_get(%i: index, %p: !tiledattn.tile<64x64xbf16>) -> i32
   tiledattn.ring.release %r, %t : !tiledattn.ring<2, 64x64xbf16>
   return %tag : i32
 }
+
+// -----
+
+// A load in pieces: equal pieces of whole swizzle periods (8 rows).
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_pieces_uneven(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected 1 row or a number of rows that cuts the slot's 64 rows into equal pieces of a multiple of 8 rows, but got 3 rows}}
+    tiledattn.tma_load %k[%i, %i, %i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_pieces_short(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected 1 row or a number of rows that cuts the slot's 64 rows into equal pieces of a multiple of 8 rows, but got 16 rows}}
+    tiledattn.tma_load %k[%i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i, %i] into %slot : !head, !tiledattn.smem<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// (The custom form takes at least one row; the generic one may give none.)
+func.func @load_no_row(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(4) : !tiledattn.ring<2, 64x64xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 64x64xbf16> {
+  ^bb0(%slot: !tiledattn.smem<64x64xbf16>):
+    // expected-error @+1 {{expected 1 row or a number of rows that cuts the slot's 64 rows into equal pieces of a multiple of 8 rows, but got 0 rows}}
+    "tiledattn.tma_load"(%k, %i, %i, %slot) : (!head, index, index, !tiledattn.smem<64x64xbf16>) -> ()
+  }
+  return
+}

@@ -238,3 +238,46 @@ func.func @kv_rows_writes(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?
   } : !head, !head, !head, !head, !lse
   return
 }
+
+// -----
+
+// kv_span: runs of keys in whole swizzle periods that tile a block.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_span_uneven(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected kv_span to be a multiple of 8 that divides block_n = 128 (each run of keys a whole number of the 128-byte swizzle's 8-row periods), but got 24}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) kv_span(24) kv_rows {
+  ^bb0(%b: index, %h: index, %key: index):
+    tiledattn.yield %key : index
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_span_short(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op expected kv_span to be a multiple of 8 that divides block_n = 128 (each run of keys a whole number of the 128-byte swizzle's 8-row periods), but got 4}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) kv_span(4) kv_rows {
+  ^bb0(%b: index, %h: index, %key: index):
+    tiledattn.yield %key : index
+  } : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @kv_span_without_rows(%q: !head, %lse: !lse, %scale: f32, %map: memref<?x?x?x?xi32>) {
+  // expected-error @+1 {{'tiledattn.sdpa' op has kv_span but no kv_rows: the span is of the runs of keys whose rows kv_rows gives}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      block_map(%map : memref<?x?x?x?xi32>) kv_span(16) : !head, !head, !head, !head, !lse
+  return
+}

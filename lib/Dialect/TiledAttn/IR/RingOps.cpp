@@ -282,6 +282,15 @@ LogicalResult TmaLoadOp::verify() {
            << slot.getCols() << " columns (in 64-column atoms), but got "
            << (ShapedType::isDynamic(headDim) ? std::string("?")
                                               : std::to_string(headDim));
+  // Pieces of whole swizzle periods: a piece's rows start where the
+  // 128-byte swizzle pattern does, so TMA and wgmma agree on it.
+  int64_t pieces = getRows().size();
+  if (pieces == 0 || slot.getRows() % pieces || (slot.getRows() / pieces) % 8)
+    return emitOpError("expected 1 row or a number of rows that cuts the "
+                       "slot's ")
+           << slot.getRows()
+           << " rows into equal pieces of a multiple of 8 rows, but got "
+           << pieces << " rows";
   int64_t innerStride;
   SmallVector<int64_t> strides;
   if (succeeded(source.getStridesAndOffset(strides, innerStride)) &&

@@ -123,6 +123,14 @@ static LogicalResult verifyKvRows(SdpaOp op) {
     return op.emitOpError("has kv_rows but no block_map: with K/V rows "
                           "anywhere in k and v, the map must list the blocks "
                           "each tile reads (k's length is not a sequence's)");
+  if (std::optional<int64_t> span = op.getKvSpan()) {
+    int64_t blockN = schedule.getBlockN();
+    if (*span < 8 || *span % 8 || blockN % *span)
+      return op.emitOpError("expected kv_span to be a multiple of 8 that "
+                            "divides block_n = ")
+             << blockN << " (each run of keys a whole number of the "
+             << "128-byte swizzle's 8-row periods), but got " << *span;
+  }
   Type index = IndexType::get(op.getContext());
   return verifyScoreBody(op, op.getKvRows().front(), {index, index, index},
                          "the batch, K/V head and first key of a block", index,
@@ -134,6 +142,9 @@ LogicalResult SdpaOp::verifyRegions() {
     return failure();
   if (!getKvRows().empty() && failed(verifyKvRows(*this)))
     return failure();
+  if (getKvSpan() && getKvRows().empty())
+    return emitOpError("has kv_span but no kv_rows: the span is of the runs "
+                       "of keys whose rows kv_rows gives");
   Type f32 = Float32Type::get(getContext());
   Type index = IndexType::get(getContext());
   for (Region *region : {&getScoreMod(), &getMaskMod()})

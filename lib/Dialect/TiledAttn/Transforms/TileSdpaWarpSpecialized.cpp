@@ -213,7 +213,9 @@ private:
   /// What a put copies into a slot: `source[batch, head, row]`.
   struct Copy {
     RingOp ring;
-    Value position, source, head, row;
+    Value position, source, head;
+    /// The first row of each of the slot's pieces (one, but for kv_span).
+    SmallVector<Value> rows;
   };
 
   /// `ring.put ring[position] { tma_load source[batch, head, row] }`, of
@@ -236,7 +238,7 @@ private:
     for (Copy c :
          with ? SmallVector<Copy>{copy, *with} : SmallVector<Copy>{copy}) {
       Value slot = body.addArgument(c.ring.getType().getSlotType(), loc);
-      TmaLoadOp::create(b, loc, c.source, at.batch, c.head, c.row, slot);
+      TmaLoadOp::create(b, loc, c.source, at.batch, c.head, c.rows, slot);
     }
   }
 
@@ -406,12 +408,18 @@ private:
   /// dynamic_tiles), then each K/V block.
   void writeTileCopies() {
     bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
-    Copy q{qRing, tilesDone, op.getQ(), at.head, at.row};
+    Copy q{qRing, tilesDone, op.getQ(), at.head, {at.row}};
     auto kAt = [&](Value j) -> Copy {
       // kv_rows: where the block is in k and v (a KV cache's page), which
-      // only the loads see.
-      Value row = emitKvRow(b, op, at.batch, at.headKV, firstKey(j));
-      return {kRing, kv(j), op.getK(), at.headKV, row};
+      // only the loads see; with kv_span, where each run of keys is.
+      Value key = firstKey(j);
+      int64_t span = op.getKvSpan().value_or(blockN());
+      SmallVector<Value> rows;
+      for (int64_t run = 0; run < blockN(); run += span)
+        rows.push_back(emitKvRow(
+            b, op, at.batch, at.headKV,
+            run ? arith::AddIOp::create(b, loc, key, idx(run)) : key));
+      return {kRing, kv(j), op.getK(), at.headKV, rows};
     };
     if (k0ByAtom) // Q's atoms, each with the first K block's
       put(q, std::pair<int64_t, int64_t>(0, qParts()), kAt(idx(0)));
@@ -439,7 +447,7 @@ private:
     if (qByAtom && !k0ByAtom)
       ifThen(cmp(Pred::eq, j, idx(0)),
              [&] { put(q, std::pair<int64_t, int64_t>(1, qParts())); });
-    put({vRing, k.position, op.getV(), at.headKV, k.row});
+    put({vRing, k.position, op.getV(), at.headKV, k.rows});
     // The releases of the consumers whose rows end before this block.
     for (Value bound : reached)
       ifThen(cmp(Pred::uge, j, bound), [&] {

@@ -124,6 +124,13 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
     }
     ```
 
+    With `kv_span(S)` before it, `kv_rows` says where each run of `S` keys
+    is (`S` a multiple of 8 dividing `block_n`): the region runs for the
+    first key of each run of a block, and the producer loads each run from
+    its rows, `block_n / S` copies a block. Pages of fewer keys than a block
+    (16, 32 or 64 keys, as vLLM's and FlashInfer's) are `kv_span(P)` with
+    the region above.
+
     Rows of a listed block past a sequence's end are another page's or
     unwritten slots (not zeros, as past `k`'s end): a `mask_mod` must mask
     them, and they must hold finite values (0 times inf is NaN).
@@ -153,7 +160,8 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
                        TiledAttn_HeadMemRef:$v, F32:$scale,
                        TiledAttn_HeadMemRef:$o, TiledAttn_LseMemRef:$lse,
                        UnitAttr:$causal, TiledAttn_ScheduleAttr:$schedule,
-                       Optional<MemRefRankOf<[I32], [4]>>:$block_map);
+                       Optional<MemRefRankOf<[I32], [4]>>:$block_map,
+                       OptionalAttr<I64Attr>:$kv_span);
   let regions = (region MaxSizedRegion<1>:$score_mod,
                         MaxSizedRegion<1>:$mask_mod,
                         MaxSizedRegion<1>:$kv_rows);
@@ -162,7 +170,7 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
     `schedule` `(` $schedule `)`
     (`block_map` `(` $block_map^ `:` type($block_map) `)`)?
     (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
-    (`kv_rows` $kv_rows^)? attr-dict `:`
+    (`kv_span` `(` $kv_span^ `)`)? (`kv_rows` $kv_rows^)? attr-dict `:`
     type($q) `,` type($k) `,` type($v) `,` type($o) `,` type($lse)
   }];
   let hasVerifier = 1;

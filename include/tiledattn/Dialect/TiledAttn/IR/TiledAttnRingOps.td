@@ -153,7 +153,11 @@ def TiledAttn_TmaLoadOp : TiledAttn_Op<"tma_load", [
   let description = !strconcat([{
     The `tiledattn.tma_load` operation copies rows `row .. row + R - 1` of
     `source[b, h, :, :]` into the `R x C` slot it is given, one TMA box per
-    64-column atom, asynchronously: the copy completes on the slot's full
+    64-column atom, asynchronously. Given `N` rows, it copies the slot's
+    `R` rows in `N` equal pieces, piece `i` from rows `row_i .. row_i +
+    R / N - 1` (a paged KV cache's pages of fewer keys than a block): each
+    piece a multiple of 8 rows, the 128-byte swizzle's period, one box per
+    piece and atom. The copy completes on the slot's full
     barrier (on a ring with parts, each part's columns on that part's). It
     appears only in the body of a `tiledattn.ring.put`, into one of the
     put's slots. `source` is one of the kernel's head tensors (q, k, v), its
@@ -167,12 +171,17 @@ def TiledAttn_TmaLoadOp : TiledAttn_Op<"tma_load", [
     tiledattn.tma_load %q[%b, %h, %row0] into %slot
         : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
           !tiledattn.smem<128x128xbf16>
+    // A K block from eight pages of 16 keys:
+    tiledattn.tma_load %k[%b, %h, %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7]
+        into %kslot : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+          !tiledattn.smem<128x128xbf16>
     ```
   }]);
   let arguments = (ins TiledAttn_HeadMemRef:$source, Index:$batch,
-                       Index:$head, Index:$row, TiledAttn_SmemType:$dest);
+                       Index:$head, Variadic<Index>:$rows,
+                       TiledAttn_SmemType:$dest);
   let assemblyFormat = [{
-    $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
+    $source `[` $batch `,` $head `,` $rows `]` `into` $dest attr-dict `:`
     type($source) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
