@@ -48,7 +48,9 @@ def _keys_of(cache, table, page, b, n):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("page", [0, 128, 256], ids=["contiguous", "pages128", "pages256"])
+@pytest.mark.parametrize(
+    "page", [0, 16, 64, 128, 256], ids=["contiguous", "pages16", "pages64", "pages128", "pages256"]
+)
 @pytest.mark.parametrize(
     "lengths, heads, length_q, d, splits",
     [

@@ -92,7 +92,9 @@ def _cache(gen, lengths, heads_kv, d, page, capacity):
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("page", [0, 256, 128], ids=["contiguous", "pages256", "pages128"])
+@pytest.mark.parametrize(
+    "page", [0, 256, 128, 64, 16], ids=["contiguous", "pages256", "pages128", "pages64", "pages16"]
+)
 @pytest.mark.parametrize(
     "lengths, heads, length_q, splits",
     [
@@ -146,7 +148,10 @@ def test_one_kernel_per_page_size():
     paged = kvcache.kernel_text(torch.bfloat16, 128, 128, 256)
     assert "kv_rows" not in plain and "%cap1: memref<?x?xi32>" not in plain
     assert "kv_rows {" in paged and "memref.load %cap1[%b, %n] : memref<?x?xi32>" in paged
-    assert "arith.constant 256 : index" in paged
+    assert "arith.constant 256 : index" in paged and "kv_span" not in paged
+    # Pages shorter than a block: the region runs per page (kv_span).
+    short = kvcache.kernel_text(torch.bfloat16, 128, 128, 16)
+    assert "kv_span(16) kv_rows {" in short and "arith.constant 16 : index" in short
 
 
 def _args(**change):
@@ -171,9 +176,9 @@ def _args(**change):
             r"Hkv dividing the query's 8 heads",
         ),
         (
-            {"k_cache": torch.empty(6, 64, 2, 64), "v_cache": torch.empty(6, 64, 2, 64)},
+            {"k_cache": torch.empty(6, 48, 2, 64), "v_cache": torch.empty(6, 48, 2, 64)},
             UnsupportedInputError,
-            r"pages of a multiple of 128 keys .* pages of 64",
+            r"pages of 8, 16, 32, 64 or a multiple of 128 keys .* pages of 48",
         ),
         (
             {"block_table": torch.zeros(3, 3, dtype=torch.int32)},

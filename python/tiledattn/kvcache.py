@@ -14,9 +14,12 @@ lse) with three things more, all tile-IR edits of the flex schedule:
   sync): split s of sequence b lists its blocks, the partial ones last;
 - with a block_table, a `kv_rows` region: the row of a block's first key
   is table[b, key / P] * P + key % P, so the producer loads each block from
-  its page (pages of P keys, P a multiple of the 128-key block), while the
-  masks see the key's position in its sequence. K and V are the pages as
-  one sequence, broadcast over the batch (stride 0).
+  its page, while the masks see the key's position in its sequence. Pages
+  of a multiple of the 128-key block hold whole blocks; pages of 8, 16, 32
+  or 64 keys (vLLM's and FlashInfer's sizes) are `kv_span(P)`: the region
+  runs for each page of a block, and the producer loads the block page by
+  page. K and V are the pages as one sequence, broadcast over the batch
+  (stride 0).
 """
 
 import functools
@@ -32,9 +35,13 @@ from tiledattn.errors import (
 
 _OP = "tiledattn.kvcache_attention"
 _BLOCK_ROWS = 128  # the flex schedule's block_m: the bounds' rows per head
+_BLOCK_KEYS = 128  # its block_n: the keys of a K/V block
 # Page sizes whose kernels the package carries compiled, 0 a contiguous
 # cache (scripts/package_kernels.py; head dims decode.PACKAGED_HEAD_DIMS).
-PACKAGED_PAGE_SIZES = (0, 128, 256)
+PACKAGED_PAGE_SIZES = (0, 16, 64, 128, 256)
+# Pages shorter than a block: a block's pages, each a whole number of the
+# 128-byte swizzle's 8-row periods (tiledattn.sdpa's kv_span).
+SHORT_PAGE_SIZES = (8, 16, 32, 64)
 
 
 def kvcache_attention(
@@ -55,7 +62,8 @@ def kvcache_attention(
     """Attention of q [B, Sq, Hq, D] against each sequence's first
     cache_seqlens[b] (+ Sq_new) keys of the cache, FlashAttention's layout:
     k_cache, v_cache [B, Sk_max, Hkv, D] or, with block_table [B, pages]
-    (int32), pages [num_pages, P, Hkv, D] with P a multiple of 128.
+    (int32), pages [num_pages, P, Hkv, D] with P 8, 16, 32, 64 or a
+    multiple of 128.
     cache_seqlens: an int or an int32/int64 tensor [B]. k, v [B, Sq_new,
     Hkv, D] (optional) are written into the cache at each sequence's end
     first (in place) and attended to. `causal` is bottom-right aligned per
@@ -98,7 +106,7 @@ def _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, multi
     batch, length_q, heads_q, head_dim = q.shape
     heads_kv, head_dim_v = k_cache.shape[2], v_cache.shape[3]
     capacity = block_table.shape[1] * page if page else k_cache.shape[1]
-    key_blocks = -(-capacity // 128)
+    key_blocks = -(-capacity // _BLOCK_KEYS)
     if splits is None:
         splits = num_splits(batch * heads_kv, key_blocks, multiprocessors)
     if not isinstance(splits, int) or not 1 <= splits <= key_blocks:
@@ -148,10 +156,10 @@ def _check(q, k_cache, v_cache, block_table, k, v) -> int:
                 f"{_OP}: expected 'block_table' of dtype int32 or int64 but got {block_table.dtype}"
             )
         page = k_cache.shape[1]
-        if page % 128:
+        if page % 128 and page not in SHORT_PAGE_SIZES:
             raise UnsupportedInputError(
-                f"{_OP}: expected pages of a multiple of 128 keys (a K/V block lies in one "
-                f"page) but 'k_cache' has pages of {page}",
+                f"{_OP}: expected pages of 8, 16, 32, 64 or a multiple of 128 keys (a 128-key "
+                f"K/V block in whole pages, or within one) but 'k_cache' has pages of {page}",
                 "kvcache page size",
             )
     elif k_cache.shape[0] != batch:
@@ -216,7 +224,7 @@ def _kv_views(k_cache, v_cache, batch, page):
     return views
 
 
-def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, block=128):
+def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, block=_BLOCK_KEYS):
     """The mask_mod's bounds [B, Hkv * S, 128] (int32: each packed row's
     last key; -1 for a split with no block) and the block map [B, Hkv * S,
     1, 2 + W] of the splits' blocks (full first, then partial: those with a
@@ -255,7 +263,8 @@ def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, blo
 def kernel_text(dtype: torch.dtype, head_dim: int, head_dim_v: int, page: int) -> str:
     """The kernel's schedule file: the flex schedule with the bounds'
     mask_mod, a block map and, for pages of `page` keys (0: none), the
-    kv_rows region that reads the block table."""
+    kv_rows region that reads the block table (run per page of a block,
+    kv_span, for pages shorter than one)."""
     from tiledattn.flex import ScoreModRegion, _masked, schedule_text, trace_score_mod
 
     stand_in = torch.empty(1, 1, 1, dtype=torch.int32, device="meta")
@@ -268,8 +277,9 @@ def kernel_text(dtype: torch.dtype, head_dim: int, head_dim_v: int, page: int) -
     text = str(mask)
     if page:
         table = f"%cap{len(captures)}"
+        span = f" kv_span({page})" if page < _BLOCK_KEYS else ""
         text += (
-            " kv_rows {\n"
+            f"{span} kv_rows {{\n"
             "  ^bb0(%b: index, %hkv: index, %key: index):\n"
             f"    %page_keys = arith.constant {page} : index\n"
             "    %n = arith.divui %key, %page_keys : index\n"
