@@ -31,6 +31,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <tuple>
 
 using namespace tiledattn::runtime;
@@ -446,17 +447,34 @@ std::string tensorMapInfo(const at::Tensor &q, const at::Tensor &k,
 }
 } // namespace
 
+// sdpa_fwd_no_grad is sdpa_fwd without the autograd kernel that
+// tiledattn.backward registers (in Python, as torch.library does): the
+// package calls it for eager calls that need no gradient, which then skip
+// that kernel's Python (a third of a small call's host time).
 TORCH_LIBRARY(tiledattn, m) {
-  m.def("sdpa_fwd(Tensor q, Tensor k, Tensor v, bool is_causal, float scale, "
-        "str bundle, Tensor[]? captures=None) -> (Tensor out, Tensor lse)",
+#define TILEDATTN_SDPA_SCHEMA(name)                                            \
+  name "(Tensor q, Tensor k, Tensor v, bool is_causal, float scale, "          \
+       "str bundle, Tensor[]? captures=None) -> (Tensor out, Tensor lse)"
+  m.def(TILEDATTN_SDPA_SCHEMA("sdpa_fwd"), {at::Tag::pt2_compliant_tag});
+  m.def(TILEDATTN_SDPA_SCHEMA("sdpa_fwd_no_grad"),
         {at::Tag::pt2_compliant_tag});
+#undef TILEDATTN_SDPA_SCHEMA
   m.def("bundle_info(str bundle) -> str", &bundleInfo);
   m.def("tensor_map_info(Tensor q, Tensor k, Tensor v, str bundle) -> str",
         &tensorMapInfo);
 }
 
-TORCH_LIBRARY_IMPL(tiledattn, CUDA, m) { m.impl("sdpa_fwd", &sdpaFwdCUDA); }
+TORCH_LIBRARY_IMPL(tiledattn, CUDA, m) {
+  m.impl("sdpa_fwd", &sdpaFwdCUDA);
+  m.impl("sdpa_fwd_no_grad", &sdpaFwdCUDA);
+}
 
-TORCH_LIBRARY_IMPL(tiledattn, CPU, m) { m.impl("sdpa_fwd", &sdpaFwdCUDA); }
+TORCH_LIBRARY_IMPL(tiledattn, CPU, m) {
+  m.impl("sdpa_fwd", &sdpaFwdCUDA);
+  m.impl("sdpa_fwd_no_grad", &sdpaFwdCUDA);
+}
 
-TORCH_LIBRARY_IMPL(tiledattn, Meta, m) { m.impl("sdpa_fwd", &sdpaFwdMeta); }
+TORCH_LIBRARY_IMPL(tiledattn, Meta, m) {
+  m.impl("sdpa_fwd", &sdpaFwdMeta);
+  m.impl("sdpa_fwd_no_grad", &sdpaFwdMeta);
+}

@@ -171,6 +171,37 @@ def test_requires_grad_inputs_without_grad_mode(mode, fallback):
     assert out.shape == (1, 2, 16, 64) and not out.requires_grad
 
 
+def _ops_called(fn):
+    """The tiledattn ops fn() calls, by name, in order."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.namespace == "tiledattn":
+                self.names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record() as record:
+        fn()
+    return record.names
+
+
+def test_calls_needing_no_gradient_skip_the_autograd_kernel():
+    # sdpa_fwd_no_grad has no autograd kernel (whose Python is a third of
+    # a small call's host time); calls that need a gradient keep sdpa_fwd,
+    # whose backward they need.
+    q = meta(1, 2, 16, 64)
+    grad_q = meta(1, 2, 16, 64, requires_grad=True)
+    assert _ops_called(lambda: sdpa(q, q, q)) == ["sdpa_fwd_no_grad.default"]
+    with torch.no_grad():
+        assert _ops_called(lambda: sdpa(grad_q, q, q)) == ["sdpa_fwd_no_grad.default"]
+    assert _ops_called(lambda: sdpa(grad_q, q, q)) == ["sdpa_fwd.default"]
+
+
 def test_forward_and_backward_trace_under_torch_compile_fullgraph():
     # AOTAutograd traces the registered backward with the forward (meta
     # tensors; the values on the GPU: test_gpu_backward.py).

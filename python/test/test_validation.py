@@ -417,7 +417,8 @@ def test_torch_has_no_negative_strides():
 
 @pytest.fixture
 def launches(monkeypatch):
-    """Records what the public call hands tiledattn::sdpa_fwd, on meta tensors
+    """Records what the public call hands tiledattn::sdpa_fwd (or
+    sdpa_fwd_no_grad: the same but for autograd), on meta tensors
     and without the runtime library: (q, k, v, is_causal, scale, bundle)."""
     calls = []
 
@@ -427,7 +428,8 @@ def launches(monkeypatch):
         return out, torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
 
     monkeypatch.setattr(attention, "_ensure_runtime", lambda: True)
-    monkeypatch.setattr(torch.ops, "tiledattn", types.SimpleNamespace(sdpa_fwd=sdpa_fwd))
+    ops = types.SimpleNamespace(sdpa_fwd=sdpa_fwd, sdpa_fwd_no_grad=sdpa_fwd)
+    monkeypatch.setattr(torch.ops, "tiledattn", ops)
     return calls
 
 

@@ -104,11 +104,10 @@ class _Launch:
         """The output and the log-sum-exp of each query row (float32, the
         output's shape without its last dimension)."""
         _ensure_runtime()
-        if (
-            self.captures
-            and torch.is_grad_enabled()
-            and (self.q.requires_grad or self.k.requires_grad or self.v.requires_grad)
-        ):
+        needs_grad = torch.is_grad_enabled() and (
+            self.q.requires_grad or self.k.requires_grad or self.v.requires_grad
+        )
+        if self.captures and needs_grad:
             raise UnsupportedInputError(
                 f"{_OP}: inputs that require grad on a kernel that reads captured tensors "
                 "(a score_mod, mask, block map, varlen or decode kernel): it has no backward "
@@ -116,9 +115,15 @@ class _Launch:
                 "backward",
             )
         args = (self.q, self.k, self.v, self.is_causal, self.scale, self.bundle)
+        # An eager call that needs no gradient skips the autograd kernel
+        # (Python, tiledattn.backward's): sdpa_fwd_no_grad has none. Traced
+        # calls keep the one op torch.compile's graphs know.
+        op = torch.ops.tiledattn.sdpa_fwd
+        if not needs_grad and not torch.compiler.is_compiling():
+            op = torch.ops.tiledattn.sdpa_fwd_no_grad
         # The optional captures only where there are some: the op's
         # six-argument form stays the common call.
-        out, lse = torch.ops.tiledattn.sdpa_fwd(*args, *([self.captures] if self.captures else []))
+        out, lse = op(*args, *([self.captures] if self.captures else []))
         return self.unflatten(out, lse)
 
     def unflatten(self, out, lse=None) -> "tuple[torch.Tensor, torch.Tensor | None]":
