@@ -53,6 +53,32 @@ def timed(fn, want, gigabytes, runs) -> "tuple[str, float]":
     return f"{gigabytes / median_ms(fn, runs):.2f}", diff
 
 
+def _kvcache_call(q, k, v, page, causal):
+    """kvcache_attention on k and v in FlashAttention's layout, every
+    sequence full: contiguous (page 0) or in pages of `page` keys in
+    shuffled order; returns [B, H, Sq, D] like decode_attention."""
+    batch, heads_kv, length_k, d = k.shape
+    k_cache, v_cache = (t.transpose(1, 2).contiguous() for t in (k, v))  # [B, Sk, H, D]
+    table = None
+    if page:
+        per_seq = length_k // page
+        order = torch.randperm(batch * per_seq, device=k.device)
+        table = order.view(batch, per_seq).to(torch.int32)
+        pools = []
+        for cache in (k_cache, v_cache):
+            pool = torch.empty(batch * per_seq, page, heads_kv, d, dtype=k.dtype, device=k.device)
+            pool[order] = cache.reshape(batch * per_seq, page, heads_kv, d)
+            pools.append(pool)
+        k_cache, v_cache = pools
+    query = q.transpose(1, 2)
+
+    def call():
+        out = tiledattn.kvcache_attention(query, k_cache, v_cache, length_k, table, causal=causal)
+        return out.transpose(1, 2)
+
+    return call
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -74,7 +100,14 @@ def main() -> int:
         help="tune each shape first (tiledattn.tune.tune_decode; the 'default' "
         "column then takes its winner) and print its table",
     )
+    parser.add_argument(
+        "--pages",
+        default="",
+        help="comma-separated page sizes, each a kvcache_attention column on the same "
+        "cache (0: contiguous; P: pages of P keys in shuffled order)",
+    )
     args = parser.parse_args()
+    pages = [int(p) for p in args.pages.split(",") if p]
     schedules = args.schedules.split(",")
     split_counts = [None if s == "auto" else int(s) for s in args.splits.split(",")]
     ours_columns = [
@@ -83,7 +116,8 @@ def main() -> int:
         for splits in split_counts
     ]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
-    headers = [c[2] for c in ours_columns] + ["sdpa routed", "prefill"] + list(BACKENDS)
+    headers = [c[2] for c in ours_columns] + [f"kvcache P={p}" for p in pages]
+    headers += ["sdpa routed", "prefill"] + list(BACKENDS)
     print("| B | Sq | Sk | default choice | " + " | ".join(headers) + " | max |diff| |")
     print("|---|---|---|---|" + "---|" * len(headers) + "---|")
     status = False
@@ -139,6 +173,15 @@ def main() -> int:
                     splits=splits,
                     schedule=None if name == "default" else name,
                 ),
+                want,
+                gigabytes,
+                args.runs,
+            )
+            ours.append(cell)
+            diffs.append(diff)
+        for page in pages:
+            cell, diff = timed(
+                _kvcache_call(q, k, v, page, causal),
                 want,
                 gigabytes,
                 args.runs,
