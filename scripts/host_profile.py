@@ -37,6 +37,7 @@ def per_call_us(fn, calls):
 
 
 def layers(calls):
+    tiledattn._runtime.load_runtime()
     q, k, v = (torch.randn(1, 1, 128, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     launch = attention._launch(q, k, v, None, 0.0, False, None, False, False, None)
     op = torch.ops.tiledattn.sdpa_fwd

@@ -126,3 +126,33 @@ def test_the_decode_loop_example_matches_sdpa(graphs):
 
     worst = decode_loop.run(batch=2, layers=2, prompt=16, steps=4, graphs=graphs, cache=CACHE)
     assert worst < 5e-2, worst
+
+
+def test_calls_of_one_shape_with_other_lengths_each_get_their_own():
+    # The bounds and block map come from a CUDA graph replayed per call
+    # (kvcache._prologue): back-to-back calls of one shape with different
+    # lengths, on the default stream and on a second one, without a sync
+    # in between, each see their own lengths.
+    torch.manual_seed(5)
+    dtype, page = torch.bfloat16, 64
+    k_cache, v_cache, table = _cache([2048, 2048], 2, 128, page, 2048, dtype)
+    q = torch.randn(2, 1, 8, 128, dtype=dtype, device="cuda")
+    runs = [[2048, 7], [129, 1500], [1, 2048]]
+    side = torch.cuda.Stream()
+    outs = []
+    for i, lengths in enumerate(runs):
+        seqlens = torch.tensor(lengths, dtype=torch.int32, device="cuda")
+        stream = side if i == 1 else torch.cuda.current_stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            outs.append(
+                tiledattn.kvcache_attention(q, k_cache, v_cache, seqlens, table, cache=CACHE)
+            )
+        torch.cuda.current_stream().wait_stream(stream)
+    for lengths, out in zip(runs, outs):
+        for b, n in enumerate(lengths):
+            k, v = _keys_of(k_cache, table, page, b, n), _keys_of(v_cache, table, page, b, n)
+            ref, _, low = reference(q[b : b + 1].transpose(1, 2), k, v, False, 1 / math.sqrt(128))
+            check_out(
+                out[b : b + 1].transpose(1, 2), ref, low, f"lengths {lengths} seq {b}", dtype=dtype
+            )

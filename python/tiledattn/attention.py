@@ -300,6 +300,14 @@ def _prepare(
     # A kernel whose score_mod reads the mask (compiled once per kind; not
     # for CPU tensors, which are refused below).
     if attn_mask is not None and query.device.type in ("cuda", "meta"):
+        # Refused before the kernel is sought: where it is not to be had
+        # (no compiler), this is still the error that says why.
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            raise _unsupported(
+                "inputs that require grad with an 'attn_mask': its kernel has no backward "
+                "yet (run it under torch.no_grad(), or pass fallback=True for torch's SDPA)",
+                "backward",
+            )
         entry, captures = _mask_kernel(attn_mask, q, k, v, squeeze)
     if entry is None and _padded(head_dim, head_dim_v) and query.device.type in ("cuda", "meta"):
         entry = _padded_kernel(query.dtype, head_dim, head_dim_v, causal)
@@ -339,12 +347,6 @@ def _prepare(
                     "alignment",
                 )
     require_kernel_device(_OP, query.device)
-    if captures and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        raise _unsupported(
-            "inputs that require grad with an 'attn_mask': its kernel has no backward "
-            "yet (run it under torch.no_grad(), or pass fallback=True for torch's SDPA)",
-            "backward",
-        )
     scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     launch = _Launch(q, k, v, causal, scale, bundle, batch_shape, squeeze)
     launch.captures = captures

@@ -72,7 +72,7 @@ def kvcache_attention(
     values (a masked score's weight is 0, and 0 times inf is NaN).
     Hq / Hkv x Sq <= 128. Returns out [B, Sq, Hq, Dv] and, with
     return_lse, the lse [B, Hq, Sq] (float32)."""
-    from tiledattn.attention import _prepare
+    from tiledattn.attention import _launch
     from tiledattn.compiler import kernel_entry
     from tiledattn.decode import _finish, multiprocessors
 
@@ -88,7 +88,7 @@ def kvcache_attention(
         _append(k_cache, v_cache, k, v, lengths, block_table, page)
         lengths = lengths + k.shape[1]
     plan, keys, values = _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, sms)
-    launch = _prepare(plan.packed, keys, values, None, 0.0, False, scale, True, False, entry)
+    launch = _launch(plan.packed, keys, values, None, 0.0, False, scale, True, False, entry)
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
     result = _finish(plan, out, lse, return_lse)
@@ -116,7 +116,7 @@ def _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, multi
         )
     packed = pack_queries(q.transpose(1, 2), heads_kv, splits)
     keys, values = _kv_views(k_cache, v_cache, batch, page)
-    bounds, bmap = _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks)
+    bounds, bmap = _prologue(lengths, length_q, causal, heads_kv, splits, key_blocks)
     table = [block_table.to(torch.int32).contiguous()] if page else []
     shape = (batch, heads_q, length_q, head_dim_v)
     return _Plan(packed, [bounds, *table, bmap], shape, heads_kv, splits), keys, values
@@ -222,6 +222,40 @@ def _kv_views(k_cache, v_cache, batch, page):
         else:
             views.append(t.transpose(1, 2))
     return views
+
+
+def _prologue(lengths, length_q, causal, heads_kv, splits, key_blocks):
+    """_bounds_and_map's results; on CUDA outside a graph capture, from a
+    CUDA graph of it kept per shape and stream and replayed on a copy of
+    the lengths: two launches from the host, where the ops themselves are
+    about thirty (each a few microseconds of host time, more than a short
+    cache's kernel). Each replay overwrites the outputs of the one before on
+    the same stream, after that call's kernel (same stream) has read them."""
+    args = (length_q, causal, heads_kv, splits, key_blocks)
+    device = lengths.device
+    if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
+        return _bounds_and_map(lengths, *args)
+    stream = torch.cuda.current_stream(device)
+    key = (lengths.shape[0], *args, device, stream.cuda_stream)
+    graph = _prologue_graphs.get(key)
+    if graph is None:
+        if len(_prologue_graphs) >= 64:  # a few per model; start over past that
+            _prologue_graphs.clear()
+        static = lengths.clone()
+        _bounds_and_map(static, *args)  # warm up outside the capture
+        cuda_graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(cuda_graph):  # captured on a side stream
+            outputs = _bounds_and_map(static, *args)
+        graph = _prologue_graphs[key] = (cuda_graph, static, outputs)
+    cuda_graph, static, outputs = graph
+    static.copy_(lengths)
+    cuda_graph.replay()
+    return outputs
+
+
+# The prologue's CUDA graphs by (batch, its arguments, device, stream):
+# (graph, its lengths buffer, its outputs).
+_prologue_graphs: dict = {}
 
 
 def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, block=_BLOCK_KEYS):
