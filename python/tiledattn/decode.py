@@ -24,6 +24,7 @@ import typing
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
+from tiledattn.attention import _launch
 from tiledattn.errors import (
     CompileError,
     InvalidInputError,
@@ -159,6 +160,61 @@ def decode_attention(
     DEFAULT_SCHEDULE and num_splits. Returns
     the output [B, Hq, Sq, Dv] and, with return_lse, the log-sum-exp
     [B, Hq, Sq] (float32)."""
+    plan_key = _plan_key(query, key, value, causal, scale, splits, schedule, cache)
+    chosen = _chosen.get(plan_key) if plan_key is not None else None
+    if chosen is None:
+        chosen = _choose(query, key, value, causal, splits, schedule, cache)
+        if plan_key is not None:
+            if len(_chosen) >= 256:  # a few per model; start over past that
+                _chosen.clear()
+            _chosen[plan_key] = chosen
+    entry, schedule, splits, sms = chosen
+    plan = _plan(query, key, value, causal, splits, sms, schedule)
+    launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
+    launch.captures = plan.captures
+    out, lse = launch.run_with_lse()
+    return _finish(plan, out, lse, return_lse)
+
+
+# What decode_attention chose (kernel, schedule, splits, multiprocessors)
+# for calls by their inputs' layout and arguments (_plan_key): a decode
+# loop's steps skip the checks and the choice after the first. tune_decode
+# clears it (a new winner changes the choice).
+_chosen: dict = {}
+
+
+def _plan_key(query, key, value, causal, scale, splits, schedule, cache) -> "tuple | None":
+    """The key of a call in _chosen; None where it may not use one (not
+    exactly torch.Tensor, not CUDA, under torch.compile)."""
+    tensor = torch.Tensor
+    if type(query) is not tensor or type(key) is not tensor or type(value) is not tensor:
+        return None
+    if query.device.type != "cuda" or torch.compiler.is_compiling():
+        return None
+    return (
+        query.shape,
+        query.stride(),
+        key.shape,
+        key.stride(),
+        value.shape,
+        value.stride(),
+        query.dtype,
+        key.dtype,
+        value.dtype,
+        query.device,
+        key.device,
+        value.device,
+        causal,
+        scale,
+        splits,
+        schedule,
+        None if cache is None else str(cache),
+    )
+
+
+def _choose(query, key, value, causal, splits, schedule, cache):
+    """decode_attention's checks, then its kernel entry, schedule, splits
+    (None: num_splits') and the GPU's multiprocessors."""
     from tiledattn.compiler import kernel_entry
 
     require_4d(_OP, "[B, H, S, D] ", query=query, key=key, value=value)
@@ -198,14 +254,7 @@ def decode_attention(
         )
     # The kernel first: where it is not to be had, nothing was allocated.
     text = _kernel_text(query.dtype, query.shape[-1], value.shape[-1], causal, schedule)
-    entry = kernel_entry(text, cache=cache)
-    plan = _plan(query, key, value, causal, splits, sms, schedule)
-    from tiledattn.attention import _launch
-
-    launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
-    launch.captures = plan.captures
-    out, lse = launch.run_with_lse()
-    return _finish(plan, out, lse, return_lse)
+    return kernel_entry(text, cache=cache), schedule, splits, sms
 
 
 def _tuned(query, key, value, causal, multiprocessors) -> "tuple[str | None, int | None]":

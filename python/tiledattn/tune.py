@@ -175,4 +175,5 @@ def tune_decode(
     best = timed[0]
     winner = {"schedule": best["schedule"], "splits": best["splits"], "ms": best["ms"]}
     _keep(decode_class(query, key, value, causal), winner, path or tuned_file())
+    decode._chosen.clear()  # calls chosen before the winner choose again
     return timed + [row for row in rows if row["ms"] is None]
