@@ -106,6 +106,12 @@ def main() -> int:
         help="comma-separated page sizes, each a kvcache_attention column on the same "
         "cache (0: contiguous; P: pages of P keys in shuffled order)",
     )
+    parser.add_argument(
+        "--bshd",
+        action="store_true",
+        help="a decode_attention column on K/V in FlashAttention's [B, S, H, D] layout "
+        "(transposed views), apart from kvcache_attention's per-call work",
+    )
     args = parser.parse_args()
     pages = [int(p) for p in args.pages.split(",") if p]
     schedules = args.schedules.split(",")
@@ -116,7 +122,8 @@ def main() -> int:
         for splits in split_counts
     ]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
-    headers = [c[2] for c in ours_columns] + [f"kvcache P={p}" for p in pages]
+    headers = [c[2] for c in ours_columns] + ["decode BSHD"] * args.bshd
+    headers += [f"kvcache P={p}" for p in pages]
     headers += ["sdpa routed", "prefill"] + list(BACKENDS)
     print("| B | Sq | Sk | default choice | " + " | ".join(headers) + " | max |diff| |")
     print("|---|---|---|---|" + "---|" * len(headers) + "---|")
@@ -179,6 +186,17 @@ def main() -> int:
             )
             ours.append(cell)
             diffs.append(diff)
+        if args.bshd:
+            k_bshd, v_bshd = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in (k, v))
+            cell, diff = timed(
+                functools.partial(tiledattn.decode_attention, q, k_bshd, v_bshd, causal=causal),
+                want,
+                gigabytes,
+                args.runs,
+            )
+            ours.append(cell)
+            diffs.append(diff)
+            del k_bshd, v_bshd
         for page in pages:
             cell, diff = timed(
                 _kvcache_call(q, k, v, page, causal),
