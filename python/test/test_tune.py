@@ -87,3 +87,22 @@ def test_a_kept_winner_is_held_to_the_call(monkeypatch):
     assert decode._tuned(q, k, k, False, 132) == (None, None)
     monkeypatch.setattr(tune, "lookup", lambda key: None)
     assert decode._tuned(q, k, k, False, 132) == (None, None)
+
+
+def test_the_package_ships_winners_and_a_tuned_file_comes_first(tmp_path):
+    # tuned_defaults.json: the winners measured for issue 24's shapes, on
+    # the GPU each key names; a cache's own tuned.json overrides them.
+    shipped = json.loads(tune.SHIPPED.read_text())
+    key = "decode|NVIDIA H100 80GB HBM3|bfloat16|d128v128|none|rows4|kv64|sk32768"
+    assert shipped[key]["schedule"] in decode.SCHEDULES and shipped[key]["splits"] == 1
+    for class_key, winner in shipped.items():
+        if class_key.startswith("decode|"):
+            assert winner["schedule"] in decode.SCHEDULES and winner["splits"] >= 1, class_key
+    empty = tmp_path / "tuned.json"
+    assert tune.lookup(key, empty) == shipped[key]
+    empty.write_text(json.dumps({key: {"schedule": "m64", "splits": 2}}))
+    tune._loaded.pop(empty, None)
+    assert tune.lookup(key, empty) == {"schedule": "m64", "splits": 2}
+    assert (
+        tune.lookup("decode|another GPU|bfloat16|d128v128|none|rows4|kv64|sk32768", empty) is None
+    )

@@ -9,7 +9,8 @@ A shape class is (GPU, dtype, head dims, mask kind, packed rows, B x Hkv
 band, Sk band); the bands are powers of two, so a KV cache that grows keeps
 its choice until its length doubles. Winners go to tuned.json in
 tiledattn.compiler.cache_dir() ($TILEDATTN_CACHE_DIR), read once per
-process; a class with no entry there takes the shipped defaults
+process; a class with no entry there takes the package's own winners
+(tuned_defaults.json, measured on the GPUs it names), else the defaults
 (decode.DEFAULT_SCHEDULE, decode.num_splits). A candidate is timed as a
 whole call (host work and combine included: with splits the host, not the
 kernel, bounds a call; docs/perf-notes.md, twenty-eighth session), and
@@ -76,10 +77,16 @@ def _winners(path: Path) -> "dict[str, dict]":
         return _loaded[key]
 
 
+# The winners the package ships (docs/Schedules.md, "Decode"), for the
+# GPUs they were measured on: a class's entry in tuned.json comes first.
+SHIPPED = Path(__file__).resolve().parent / "tuned_defaults.json"
+
+
 def lookup(class_key: str, path: "Path | None" = None) -> "dict | None":
-    """The winner kept for `class_key` ({"schedule": ..., "splits": ...}),
-    or None."""
-    return _winners(path or tuned_file()).get(class_key)
+    """The winner kept for `class_key` ({"schedule": ..., "splits": ...})
+    in `path` (default: the cache's tuned.json), else the shipped one, or
+    None."""
+    return _winners(path or tuned_file()).get(class_key) or _winners(SHIPPED).get(class_key)
 
 
 def _keep(class_key: str, winner: dict, path: Path) -> None:
