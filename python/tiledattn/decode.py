@@ -25,6 +25,7 @@ import torch
 from torch._subclasses.fake_tensor import is_fake
 
 from tiledattn.attention import _launch
+from tiledattn.compiler import cache_dir
 from tiledattn.errors import (
     CompileError,
     InvalidInputError,
@@ -208,7 +209,9 @@ def _plan_key(query, key, value, causal, scale, splits, schedule, cache) -> "tup
         scale,
         splits,
         schedule,
-        None if cache is None else str(cache),
+        # The cache the kernel was found in: a given one, else the
+        # environment's (which a test or a user may point elsewhere).
+        str(cache) if cache is not None else cache_dir(),
     )
 
 
