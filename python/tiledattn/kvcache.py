@@ -23,6 +23,7 @@ lse) with three things more, all tile-IR edits of the flex schedule:
 """
 
 import functools
+import warnings
 
 import torch
 
@@ -237,25 +238,39 @@ def _prologue(lengths, length_q, causal, heads_kv, splits, key_blocks):
         return _bounds_and_map(lengths, *args)
     stream = torch.cuda.current_stream(device)
     key = (lengths.shape[0], *args, device, stream.cuda_stream)
-    graph = _prologue_graphs.get(key)
-    if graph is None:
+    graph = _prologue_graphs.get(key, _NOT_YET)
+    if graph is _NOT_YET:
         if len(_prologue_graphs) >= 64:  # a few per model; start over past that
             _prologue_graphs.clear()
-        static = lengths.clone()
-        _bounds_and_map(static, *args)  # warm up outside the capture
-        cuda_graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(cuda_graph):  # captured on a side stream
-            outputs = _bounds_and_map(static, *args)
-        graph = _prologue_graphs[key] = (cuda_graph, static, outputs)
+        graph = _prologue_graphs[key] = _capture_prologue(lengths, args)
+    if graph is None:  # the capture failed: the ops one by one
+        return _bounds_and_map(lengths, *args)
     cuda_graph, static, outputs = graph
     static.copy_(lengths)
     cuda_graph.replay()
     return outputs
 
 
+def _capture_prologue(lengths, args):
+    """(graph, its lengths buffer, its outputs) of _bounds_and_map for
+    `lengths`' shape, or None where CUDA cannot capture it (warned once per
+    shape; the ops then run one by one)."""
+    static = lengths.clone()
+    _bounds_and_map(static, *args)  # warm up outside the capture
+    cuda_graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(cuda_graph):  # captured on a side stream
+            outputs = _bounds_and_map(static, *args)
+    except RuntimeError as error:
+        warnings.warn(f"{_OP}: the bounds and block map run op by op ({error})", stacklevel=3)
+        return None
+    return cuda_graph, static, outputs
+
+
 # The prologue's CUDA graphs by (batch, its arguments, device, stream):
-# (graph, its lengths buffer, its outputs).
+# (graph, its lengths buffer, its outputs), None where capture failed.
 _prologue_graphs: dict = {}
+_NOT_YET = object()
 
 
 def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, block=_BLOCK_KEYS):
