@@ -447,10 +447,11 @@ _warned: "set[str]" = set()
 _plans: "dict[tuple, tuple[str, int, float, bool, tuple]]" = {}
 
 
-def _plan_key(query, key, value, is_causal, scale, enable_gqa, entry=None) -> "tuple | None":
-    """The key of a plain call (on `entry`'s kernel where given) in _plans;
-    None where it may not use one (not exactly torch.Tensor: subclasses, fake and nested tensors; under
-    torch.compile)."""
+def _layout_key(query, key, value) -> "tuple | None":
+    """The inputs' layout (shapes, strides, dtypes, devices), the part of a
+    plan's key that the inputs give; None where a call may not use a plan
+    (not exactly torch.Tensor: subclasses, fake and nested tensors; not
+    CUDA; under torch.compile)."""
     tensor = torch.Tensor
     if type(query) is not tensor or type(key) is not tensor or type(value) is not tensor:
         return None
@@ -469,11 +470,16 @@ def _plan_key(query, key, value, is_causal, scale, enable_gqa, entry=None) -> "t
         query.device,
         key.device,
         value.device,
-        is_causal,
-        scale,
-        enable_gqa,
-        None if entry is None else str(entry.path),
     )
+
+
+def _plan_key(query, key, value, is_causal, scale, enable_gqa, entry=None) -> "tuple | None":
+    """The key of a plain call (on `entry`'s kernel where given) in _plans;
+    None where it may not use one (_layout_key)."""
+    layout = _layout_key(query, key, value)
+    if layout is None:
+        return None
+    return (*layout, is_causal, scale, enable_gqa, None if entry is None else str(entry.path))
 
 
 def _planned(plan_key, query, key, value) -> "_Launch | None":

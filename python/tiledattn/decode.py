@@ -24,7 +24,7 @@ import typing
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
-from tiledattn.attention import _launch
+from tiledattn.attention import _launch, _layout_key
 from tiledattn.compiler import cache_dir
 from tiledattn.errors import (
     CompileError,
@@ -185,34 +185,15 @@ _chosen: dict = {}
 
 
 def _plan_key(query, key, value, causal, scale, splits, schedule, cache) -> "tuple | None":
-    """The key of a call in _chosen; None where it may not use one (not
-    exactly torch.Tensor, not CUDA, under torch.compile)."""
-    tensor = torch.Tensor
-    if type(query) is not tensor or type(key) is not tensor or type(value) is not tensor:
+    """The key of a call in _chosen; None where it may not use one
+    (attention._layout_key)."""
+    layout = _layout_key(query, key, value)
+    if layout is None:
         return None
-    if query.device.type != "cuda" or torch.compiler.is_compiling():
-        return None
-    return (
-        query.shape,
-        query.stride(),
-        key.shape,
-        key.stride(),
-        value.shape,
-        value.stride(),
-        query.dtype,
-        key.dtype,
-        value.dtype,
-        query.device,
-        key.device,
-        value.device,
-        causal,
-        scale,
-        splits,
-        schedule,
-        # The cache the kernel was found in: a given one, else the
-        # environment's (which a test or a user may point elsewhere).
-        str(cache) if cache is not None else cache_dir(),
-    )
+    # The cache the kernel was found in: a given one, else the
+    # environment's (which a test or a user may point elsewhere).
+    where = str(cache) if cache is not None else cache_dir()
+    return (*layout, causal, scale, splits, schedule, where)
 
 
 def _choose(query, key, value, causal, splits, schedule, cache):
