@@ -16,7 +16,8 @@ query heads of a group. Correct at any shape the forward runs, and slow:
 it is there so that training works, and for the autograd, torch.compile
 and training tests the kernel will have to pass too. Kernels that read
 captured tensors (masks, score_mods, block maps: flex, varlen, decode)
-refuse grad at the forward call instead (attention._prepare)."""
+refuse grad at the forward call instead (attention._prepare for an
+attn_mask, _Launch.run_with_lse for the rest)."""
 
 import torch
 

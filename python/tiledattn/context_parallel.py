@@ -10,7 +10,8 @@ that makes those ops run on tiledattn.
 
 merge() is the ring's merge of two chunks' results by their lse. The
 backward is tiledattn.backward's (torch ops) until the backward kernel.
-Issue 26; not yet run on a GPU, nor on several.
+Issue 26; run on one GPU (python/test/test_gpu_context_parallel.py), not
+yet on several.
 """
 
 import contextlib

@@ -171,10 +171,7 @@ def decode_attention(
             _chosen[plan_key] = chosen
     entry, schedule, splits, sms = chosen
     plan = _plan(query, key, value, causal, splits, sms, schedule)
-    launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
-    launch.captures = plan.captures
-    out, lse = launch.run_with_lse()
-    return _finish(plan, out, lse, return_lse)
+    return run(plan, key, value, scale, entry, return_lse)
 
 
 # What decode_attention chose (kernel, schedule, splits, multiprocessors)
@@ -350,6 +347,16 @@ def pack_queries(query, heads_kv: int, splits: int) -> torch.Tensor:
         packed = packed.unsqueeze(2).expand(batch, heads_kv, splits, rows, head_dim)
         packed = packed.reshape(batch, heads_kv * splits, rows, head_dim)
     return packed
+
+
+def run(plan: _Plan, key, value, scale, entry, return_lse):
+    """`entry`'s kernel on the plan's packed queries, `key` and `value`
+    (with the plan's captures), its results combined and unpacked
+    (_finish): what decode_attention and kvcache_attention launch."""
+    launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
+    launch.captures = plan.captures
+    out, lse = launch.run_with_lse()
+    return _finish(plan, out, lse, return_lse)
 
 
 def _finish(plan: _Plan, out, lse, return_lse):

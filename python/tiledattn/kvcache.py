@@ -73,9 +73,8 @@ def kvcache_attention(
     values (a masked score's weight is 0, and 0 times inf is NaN).
     Hq / Hkv x Sq <= 128. Returns out [B, Sq, Hq, Dv] and, with
     return_lse, the lse [B, Hq, Sq] (float32)."""
-    from tiledattn.attention import _launch
     from tiledattn.compiler import kernel_entry
-    from tiledattn.decode import _finish, multiprocessors
+    from tiledattn.decode import multiprocessors, run
 
     page = _check(q, k_cache, v_cache, block_table, k, v)
     lengths = _lengths(cache_seqlens, q.shape[0], q.device)
@@ -89,10 +88,7 @@ def kvcache_attention(
         _append(k_cache, v_cache, k, v, lengths, block_table, page)
         lengths = lengths + k.shape[1]
     plan, keys, values = _plan(q, k_cache, v_cache, lengths, block_table, page, causal, splits, sms)
-    launch = _launch(plan.packed, keys, values, None, 0.0, False, scale, True, False, entry)
-    launch.captures = plan.captures
-    out, lse = launch.run_with_lse()
-    result = _finish(plan, out, lse, return_lse)
+    result = run(plan, keys, values, scale, entry, return_lse)
     if return_lse:
         return result[0].transpose(1, 2), result[1]
     return result.transpose(1, 2)
@@ -157,7 +153,7 @@ def _check(q, k_cache, v_cache, block_table, k, v) -> int:
                 f"{_OP}: expected 'block_table' of dtype int32 or int64 but got {block_table.dtype}"
             )
         page = k_cache.shape[1]
-        if page % 128 and page not in SHORT_PAGE_SIZES:
+        if page % _BLOCK_KEYS and page not in SHORT_PAGE_SIZES:
             raise UnsupportedInputError(
                 f"{_OP}: expected pages of 8, 16, 32, 64 or a multiple of 128 keys (a 128-key "
                 f"K/V block in whole pages, or within one) but 'k_cache' has pages of {page}",

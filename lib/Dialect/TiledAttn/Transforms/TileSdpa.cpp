@@ -180,18 +180,29 @@ Value mlir::tiledattn::emitScoreMods(OpBuilder &b, SdpaOp op,
   return mod.getResult();
 }
 
-Value mlir::tiledattn::emitKvRow(OpBuilder &b, SdpaOp op, Value batch,
-                                 Value headKV, Value key) {
+SmallVector<Value> mlir::tiledattn::emitKvRows(OpBuilder &b, SdpaOp op,
+                                               Value batch, Value headKV,
+                                               Value key) {
   if (op.getKvRows().empty())
-    return key;
+    return {key};
   Block &user = op.getKvRows().front();
-  IRMapping map;
-  map.map(user.getArgument(0), batch);
-  map.map(user.getArgument(1), headKV);
-  map.map(user.getArgument(2), key);
-  for (Operation &inner : user.without_terminator())
-    b.clone(inner, map);
-  return map.lookupOrDefault(user.getTerminator()->getOperand(0));
+  Location loc = op.getLoc();
+  int64_t blockN = op.getSchedule().getBlockN();
+  int64_t span = op.getKvSpan().value_or(blockN);
+  SmallVector<Value> rows;
+  for (int64_t run = 0; run < blockN; run += span) {
+    IRMapping map;
+    map.map(user.getArgument(0), batch);
+    map.map(user.getArgument(1), headKV);
+    map.map(user.getArgument(2),
+            run ? arith::AddIOp::create(
+                      b, loc, key, arith::ConstantIndexOp::create(b, loc, run))
+                : key);
+    for (Operation &inner : user.without_terminator())
+      b.clone(inner, map);
+    rows.push_back(map.lookupOrDefault(user.getTerminator()->getOperand(0)));
+  }
+  return rows;
 }
 
 namespace {

@@ -72,10 +72,12 @@ Value emitScoreMods(OpBuilder &b, SdpaOp op, const BlockCoordinates &at,
                     Value scores, Value row, Value col, bool score, bool mask,
                     bool scaled, Value unscale);
 
-/// Emits a copy of the sdpa's kv_rows body for the block whose first key
-/// is `key` (of batch `batch`, K/V head `headKV`) and returns the row it
-/// yields; `key` itself where the sdpa has no kv_rows.
-Value emitKvRow(OpBuilder &b, SdpaOp op, Value batch, Value headKV, Value key);
+/// The rows of k and v that hold the block whose first key is `key` (of
+/// batch `batch`, K/V head `headKV`): one per run of kv_span keys (one for
+/// the whole block without kv_span), each from a copy of the sdpa's
+/// kv_rows body; {`key`} where the sdpa has no kv_rows.
+SmallVector<Value> emitKvRows(OpBuilder &b, SdpaOp op, Value batch,
+                              Value headKV, Value key);
 
 /// Checks that tiledattn-tile-sdpa writes `op`'s producer = tma schedule.
 LogicalResult checkWarpSpecializedSchedule(SdpaOp op);

@@ -410,15 +410,10 @@ private:
     bool qByAtom = schedule.getQByAtom(), k0ByAtom = schedule.getK0ByAtom();
     Copy q{qRing, tilesDone, op.getQ(), at.head, {at.row}};
     auto kAt = [&](Value j) -> Copy {
-      // kv_rows: where the block is in k and v (a KV cache's page), which
-      // only the loads see; with kv_span, where each run of keys is.
-      Value key = firstKey(j);
-      int64_t span = op.getKvSpan().value_or(blockN());
-      SmallVector<Value> rows;
-      for (int64_t run = 0; run < blockN(); run += span)
-        rows.push_back(emitKvRow(
-            b, op, at.batch, at.headKV,
-            run ? arith::AddIOp::create(b, loc, key, idx(run)) : key));
+      // kv_rows: where the block is in k and v (a KV cache's pages), which
+      // only the loads see.
+      SmallVector<Value> rows =
+          emitKvRows(b, op, at.batch, at.headKV, firstKey(j));
       return {kRing, kv(j), op.getK(), at.headKV, rows};
     };
     if (k0ByAtom) // Q's atoms, each with the first K block's
