@@ -154,6 +154,7 @@ public:
   Value exp2OnFmaPipe(Value x, bool exactZero = false);
   /// Sets exp2_on_fma for the softmaxes emitted next (a tile op's own).
   void setExp2OnFma(int64_t n) { options.exp2OnFma = n; }
+  void setScaledMaxima(bool scaled) { options.scaledMaxima = scaled; }
   Value log2(Value x);
 
 private:

@@ -79,6 +79,7 @@ public:
     return TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](MaskOp mask) { return lowerMask(mask); })
         .Case([&](ScoreModOp mod) { return lowerScoreMod(mod); })
+        .Case([&](ScaleMaxOp scale) { return lowerScaleMax(scale); })
         .Case([&](OnlineSoftmaxOp softmax) {
           return lowerOnlineSoftmax(softmax);
         })
@@ -98,7 +99,8 @@ private:
   Location loc = b.getUnknownLoc();
   /// The online softmax's scale * log2(e), set per op.
   Value scaleLog2;
-  /// Row maxima as the op defines them: of scale * log2(e) * s.
+  /// Row maxima as the op defines them: of scale * log2(e) * s (of s with
+  /// online_softmax's raw_max, set per op).
   AccumulatorMath math{b, loc, scaleLog2,
                        SoftmaxOptions{/*conditionalRescale=*/false,
                                       /*exp2OnFma=*/0, /*rowSumMma=*/false,
@@ -188,6 +190,7 @@ private:
       return failure();
     scaleLog2 = math.fmul(op.getScale(), math.f32(1.4426950408889634));
     math.setExp2OnFma(op.getExp2OnFma().value_or(0));
+    math.setScaledMaxima(!op.getRawMax());
     Value rescale[2];
     math.softmax(*scores, st, /*mask=*/nullptr, rescale, Value(),
                  /*mayBeMasked=*/!op.getFinite());
@@ -201,6 +204,18 @@ private:
     op.getNewRowMax().replaceAllUsesWith(tileOf(rowType, st.max));
     op.getNewRowSum().replaceAllUsesWith(tileOf(rowType, st.sum));
     op.getRescale().replaceAllUsesWith(tileOf(rowType, rescale));
+    return success();
+  }
+
+  /// Raw maxima times scale * log2(e): -inf stays -inf (scale > 0).
+  LogicalResult lowerScaleMax(ScaleMaxOp op) {
+    FailureOr<Regs> rows = registersOf(op, op.getRowMax(), "row_max");
+    if (failed(rows))
+      return failure();
+    Value factor = math.fmul(op.getScale(), math.f32(1.4426950408889634));
+    for (Value &v : *rows)
+      v = math.fmul(v, factor);
+    op.getResult().replaceAllUsesWith(tileOf(op.getType(), *rows));
     return success();
   }
 
@@ -681,9 +696,9 @@ private:
 
 bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
-  return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, RescaleOp, ConstantOp,
-             StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp, ResizeOp,
-             TruncateOp, MergePiecesOp>(op);
+  return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
+             ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
+             ResizeOp, TruncateOp, MergePiecesOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

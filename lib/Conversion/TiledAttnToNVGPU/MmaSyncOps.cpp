@@ -267,6 +267,10 @@ LogicalResult MmaSyncEmitter::emitOnlineSoftmax(OnlineSoftmaxOp op) {
     return op.emitOpError("has f32 probs (packed later by tiledattn.truncate), "
                           "which only a warp-specialized (producer = tma) "
                           "program lowers; expected f16 or bf16 probs here");
+  if (op.getRawMax())
+    return op.emitOpError("keeps raw_max maxima, which only a "
+                          "warp-specialized (producer = tma) program lowers; "
+                          "expected maxima of the scaled scores here");
   int64_t nSlices = t.getNumCols() / 8;
   const Regs &s = frags[op.getScores()];
   const Regs &m = frags[op.getRowMax()];

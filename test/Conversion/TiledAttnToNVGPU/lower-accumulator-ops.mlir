@@ -154,6 +154,36 @@ module attributes {gpu.container_module} {
       "test.use"(%p, %m1, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
+    // raw_max: the running maximum of the raw scores (no multiply before the
+    // max), scaled once on the way to the exponents and the rescale factor;
+    // scale_max turns such a maximum into the scaled one the stores take.
+    // CHECK-LABEL: gpu.func @online_softmax_raw_max
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %[[M:.*]]: !llvm.struct<(f32, f32)>, %[[L:.*]]: !llvm.struct<(f32, f32)>, %[[SCALE:.*]]: f32)
+    // CHECK-DAG: %[[M0:.*]] = llvm.extractvalue %[[M]][0]
+    // CHECK: %[[SL2:.*]] = arith.mulf %[[SCALE]], %{{.*}} : f32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+    // CHECK: %[[BMAX0:.*]] = arith.maxnumf
+    // CHECK-NEXT: %[[NEWM:.*]] = arith.maxnumf %[[M0]], %[[BMAX0]] : f32
+    // CHECK-NEXT: %[[SHIFT:.*]] = arith.mulf %[[NEWM]], %[[SL2]] : f32
+    // CHECK-NEXT: %[[OLD:.*]] = arith.mulf %[[M0]], %[[SL2]] : f32
+    // CHECK-NEXT: %[[D:.*]] = arith.subf %[[OLD]], %[[SHIFT]] : f32
+    // CHECK-NEXT: %[[ALPHA:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[D]])
+    // CHECK: %[[NEG:.*]] = arith.negf %[[SHIFT]] : f32
+    // CHECK: llvm.intr.fma(%{{.*}}, %[[SL2]], %[[NEG]])
+    // The new maximum stays raw; scale_max multiplies it by scale * log2(e).
+    // CHECK: %[[SL2B:.*]] = arith.mulf %[[SCALE]], %{{.*}} : f32
+    // CHECK-NEXT: arith.mulf %{{.*}}, %[[SL2B]] : f32
+    // CHECK-NEXT: arith.mulf %{{.*}}, %[[SL2B]] : f32
+    gpu.func @online_softmax_raw_max(%s: !acc, %m: !rows, %l: !rows, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %mt = builtin.unrealized_conversion_cast %m : !rows to !tiledattn.tile<64xf32>
+      %lt = builtin.unrealized_conversion_cast %l : !rows to !tiledattn.tile<64xf32>
+      %p, %m1, %l1, %alpha = tiledattn.online_softmax %st, %mt, %lt, %scale finite raw_max
+          : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x64xbf16>
+      %mx = tiledattn.scale_max %m1, %scale : !tiledattn.tile<64xf32>
+      "test.use"(%p, %mx, %l1, %alpha) : (!tiledattn.tile<64x64xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
     // f32 probs: the exponents as they are, in the accumulator's layout; a
     // tiledattn.truncate packs them into an mma's A words, here after a
     // barrier that stands for the wait the program puts between.

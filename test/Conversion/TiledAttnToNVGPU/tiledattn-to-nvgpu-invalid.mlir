@@ -376,6 +376,16 @@ func.func @softmax_f32_probs_on_mma_sync(%q: memref<?x?x?x16xf16>, %scale: f32) 
 
 // -----
 
+func.func @softmax_raw_max_on_mma_sync(%q: memref<?x?x?x16xf16>, %scale: f32) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
+  %s = tiledattn.constant 0.0 : !tiledattn.tile<16x16xf32>
+  %m = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>
+  // expected-error @+1 {{'tiledattn.online_softmax' op keeps raw_max maxima, which only a warp-specialized (producer = tma) program lowers; expected maxima of the scaled scores here}}
+  %p:4 = tiledattn.online_softmax %s, %m, %m, %scale raw_max : !tiledattn.tile<16x16xf32>, !tiledattn.tile<16xf32> -> !tiledattn.tile<16x16xf16>
+  return
+}
+
+// -----
+
 func.func @softmax_columns_not_multiple_of_16(%q: memref<?x?x?x16xf16>, %scale: f32) attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 16, block_n = 16, num_stages = 1, warps = 1, mma = mma_sync, producer = direct, swizzle = 0>} {
   %s = tiledattn.constant 0.0 : !tiledattn.tile<16x8xf32>
   %m = tiledattn.constant 0.0 : !tiledattn.tile<16xf32>

@@ -671,6 +671,14 @@ func.func @online_softmax_probs_shape_mismatch(%s: !tiledattn.tile<64x64xf32>, %
 
 // -----
 
+func.func @scale_max_of_a_score_tile(%s: !tiledattn.tile<64x64xf32>, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.scale_max' op expected row_max to be a rank-1 f32 tile (a row's value each), but got '!tiledattn.tile<64x64xf32>'}}
+  %m = tiledattn.scale_max %s, %scale : !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
 func.func @rescale_f16_acc(%acc: !tiledattn.tile<64x64xf16>, %f: !tiledattn.tile<64xf32>) {
   // expected-error @+1 {{'tiledattn.rescale' op expected a rank-2 f32 acc tile, but got '!tiledattn.tile<64x64xf16>'}}
   %0 = tiledattn.rescale %acc, %f : !tiledattn.tile<64x64xf16>, !tiledattn.tile<64xf32>

@@ -104,6 +104,11 @@ func.func @tile_program(%q: !head, %k: !head, %o: !head, %lse: !lse, %scale: f32
   // CHECK: tiledattn.online_softmax %[[SN]], %[[M]], %[[L]], %[[SCALE]] finite exp2_on_fma(16) : !tiledattn.tile<64x32xf32>
   %pe:4 = tiledattn.online_softmax %sn, %m, %l, %scale finite exp2_on_fma(16)
       : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xf16>
+  // CHECK: %{{.*}}, %[[MR:.*]], %{{.*}}, %{{.*}} = tiledattn.online_softmax %[[SN]], %[[M]], %[[L]], %[[SCALE]] finite raw_max : !tiledattn.tile<64x32xf32>
+  %pr:4 = tiledattn.online_softmax %sn, %m, %l, %scale finite raw_max
+      : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xf16>
+  // CHECK: tiledattn.scale_max %[[MR]], %[[SCALE]] : !tiledattn.tile<64xf32>
+  %mx = tiledattn.scale_max %pr#1, %scale : !tiledattn.tile<64xf32>
   // CHECK: %[[ACC1:.*]] = tiledattn.rescale %[[ACC]], %[[ALPHA]] : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
   %acc1 = tiledattn.rescale %acc, %alpha : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
   // CHECK: %[[VT:.*]] = tiledattn.load %[[K]][%[[B]], %[[H]], %[[R]]] : {{.*}} -> !tiledattn.tile<32x64xf16>

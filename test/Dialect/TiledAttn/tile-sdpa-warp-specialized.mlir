@@ -75,7 +75,7 @@
 // CHECK:       tiledattn.ring.release %[[KR]], %[[SF]]#1
 // CHECK-NOT:   tiledattn.mask
 // No mask touched these scores: `finite`, no -inf guard.
-// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] finite : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
+// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] finite raw_max : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
 // CHECK:       %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
 // CHECK:       %[[VPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
 // CHECK:       %[[OF:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
@@ -87,9 +87,11 @@
 // Then the ragged end, masked.
 // CHECK:     %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
 // CHECK:       tiledattn.mask %{{.*}}, %[[MYROW]], %{{.*}}, %[[SK]] : !tiledattn.tile<64x128xf32>
-// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] :
+// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] raw_max :
+// The raw maxima in the online softmax's units, for the lse.
+// CHECK:     %[[RMAX:.*]] = tiledattn.scale_max %[[R]]#1, %[[SCALE]] : !tiledattn.tile<64xf32>
 // CHECK:     tiledattn.ring.release %[[QR]], %[[QT]]
-// CHECK:     tiledattn.store %[[R]]#0, %[[R]]#1, %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
+// CHECK:     tiledattn.store %[[R]]#0, %[[RMAX]], %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
 // CHECK:     tiledattn.yield
 // CHECK-NOT: tiledattn.sdpa
 func.func @pingpong_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
@@ -282,8 +284,9 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK-NEXT: tiledattn.mma_async %[[D]]#3, %[[VL]] acc(%[[D]]#0)
 // CHECK:   %[[OL:.*]] = tiledattn.wait %[[OLF]]#0
 // CHECK:   tiledattn.ring.release %[[VR]], %[[OLF]]#1
+// CHECK:   %[[DMAX:.*]] = tiledattn.scale_max %[[D]]#1
 // CHECK:   tiledattn.ring.release %[[QR]], %[[QTOKEN]]
-// CHECK:   tiledattn.store %[[OL]], %[[D]]#1, %[[D]]#2
+// CHECK:   tiledattn.store %[[OL]], %[[DMAX]], %[[D]]#2
 func.func @overlapped(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
@@ -503,7 +506,8 @@ func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
 // CHECK:   scf.for
 // CHECK:   %[[LOOPS:.*]]:4 = scf.for
 // CHECK:   %[[PV:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
-// CHECK:   %[[INV:.*]] = tiledattn.finish_rows %[[LOOPS]]#1, %[[LOOPS]]#2 into %[[LSE]][
+// CHECK:   %[[LMAX:.*]] = tiledattn.scale_max %[[LOOPS]]#1, %{{.*}} : !tiledattn.tile<64xf32>
+// CHECK:   %[[INV:.*]] = tiledattn.finish_rows %[[LMAX]], %[[LOOPS]]#2 into %[[LSE]][
 // CHECK-NEXT: %[[ACC:.*]] = tiledattn.wait %[[PV]]#0
 // CHECK-NEXT: tiledattn.ring.release
 // CHECK-NEXT: %[[NORMALIZED:.*]] = tiledattn.rescale %[[ACC]], %[[INV]]
@@ -819,7 +823,7 @@ func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !ls
 // CHECK:       tiledattn.mask
 // CHECK:     } else {
 // CHECK:       scf.yield %[[S0]]
-// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] :
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] raw_max :
 // The full blocks: no score_mod, no mask, finite.
 // CHECK:     %[[FULL_END:.*]] = arith.maxui %[[F]], %c1
 // CHECK:     scf.for %{{.*}} = %c1{{.*}} to %[[FULL_END]]
@@ -835,7 +839,7 @@ func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !ls
 // CHECK:       tiledattn.turn
 // CHECK:       %[[MOD:.*]] = tiledattn.score_mod %{{.*}}[%{{.*}}, %[[COL]]]
 // CHECK:       tiledattn.mask %[[MOD]], %{{.*}}, %[[COL]]
-// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] :
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] raw_max :
 func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32,
                           %mask: memref<?x?x?x?xi8>, %map: memref<?x?x?x?xi32>) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
@@ -885,7 +889,7 @@ func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:         arith.cmpi sge
 // CHECK:         tiledattn.yield
 // CHECK:       tiledattn.mask
-// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
 // Full blocks: the score_mod only, and not finite (it may give -inf).
 // CHECK:     scf.for
 // CHECK:       tiledattn.score_mod
@@ -893,7 +897,7 @@ func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK-NOT:     arith.cmpi
 // CHECK:         tiledattn.yield
 // CHECK-NOT:   tiledattn.mask
-// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
 // Partial blocks: both in one body, then the mask.
 // CHECK:     scf.for
 // CHECK:       tiledattn.score_mod
@@ -936,11 +940,11 @@ func.func @score_mod_and_mask_mod(%q: !head, %k: !head, %v: !head, %o: !head, %l
 // CHECK:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK:     tiledattn.score_mod
 // CHECK:       arith.cmpi sge
-// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
 // CHECK:     scf.for
 // CHECK:       tiledattn.score_mod
 // CHECK:         arith.cmpi sge
-// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
 func.func @mask_mod_without_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                                 %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse

@@ -867,11 +867,11 @@ LogicalResult MaskOp::verify() {
 
 void OnlineSoftmaxOp::build(OpBuilder &b, OperationState &state, Value scores,
                             Value rowMax, Value rowSum, Value scale,
-                            Type probsElementType, bool finite) {
+                            Type probsElementType, bool finite, bool rawMax) {
   auto s = cast<TileType>(scores.getType());
   auto probs = TileType::get(b.getContext(), s.getShape(), probsElementType);
   build(b, state, probs, rowMax.getType(), rowSum.getType(), rowMax.getType(),
-        scores, rowMax, rowSum, scale, finite, /*exp2_on_fma=*/nullptr);
+        scores, rowMax, rowSum, scale, finite, /*exp2_on_fma=*/nullptr, rawMax);
 }
 
 /// Checks that `t` is an M-row f32 vector tile; `what` names it.
@@ -906,6 +906,15 @@ LogicalResult OnlineSoftmaxOp::verify() {
   if (std::optional<uint64_t> n = getExp2OnFma(); n && (!*n || *n > perThread))
     return emitOpError("expected exp2_on_fma in [1, ")
            << perThread << "] (a thread's scores per block) but got " << *n;
+  return success();
+}
+
+LogicalResult ScaleMaxOp::verify() {
+  TileType t = getRowMax().getType();
+  if (t.getRank() != 1 || !t.getElementType().isF32())
+    return emitOpError("expected row_max to be a rank-1 f32 tile (a row's "
+                       "value each), but got ")
+           << t;
   return success();
 }
 

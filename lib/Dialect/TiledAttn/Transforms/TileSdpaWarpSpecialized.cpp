@@ -570,7 +570,8 @@ private:
   }
 
   /// `unmasked`: no mask touched the scores, and with no score_mod they
-  /// are finite (`finite`: no -inf guard).
+  /// are finite (`finite`: no -inf guard). Maxima raw (`raw_max`), as the
+  /// emitter keeps them: ptxas then waits for P.V later in the loop.
   /// `probsType`: P's element type, the mma's (default) or f32 (packed
   /// later, tiledattn.truncate).
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
@@ -579,7 +580,8 @@ private:
     auto softmax = OnlineSoftmaxOp::create(
         b, loc, scores, rowMax, rowSum, c.softmaxScale,
         probsType ? probsType : elementType,
-        unmasked && !hasScoreMod() && (!hasMaskMod() || blockMap()));
+        unmasked && !hasScoreMod() && (!hasMaskMod() || blockMap()),
+        /*rawMax=*/true);
     if (int64_t n = op.getSchedule().getExp2OnFma())
       softmax.setExp2OnFma(n);
     return softmax;
@@ -685,6 +687,9 @@ private:
               schedule.getOverlapSoftmax()
                   ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
                   : writeBlocks(c, {acc0, rowMax0, rowSum0});
+          if (out[1]) // the raw maxima in the units the ops after take
+            out[1] = ScaleMaxOp::create(b, loc, out[1].getType(), out[1],
+                                        c.softmaxScale);
           if (skipsMaskedBlocks())
             skipTurns();
           if (splitTail()) { // a piece's O to the one that stores its tile
@@ -978,8 +983,10 @@ private:
       // The rows' 1 / l and lse under the last P.V; O normalized after it.
       Issued pv = issue(probs, Value(), vRing, position, state[0],
                         /*transposeB=*/false, c.accType, {}, false, rows);
+      Value rowMax = ScaleMaxOp::create(b, loc, state[1].getType(), state[1],
+                                        c.softmaxScale);
       Value inv =
-          FinishRowsOp::create(b, loc, state[1].getType(), state[1], state[2],
+          FinishRowsOp::create(b, loc, state[1].getType(), rowMax, state[2],
                                op.getLse(), at.batch, at.head, c.row);
       Value acc = WaitOp::create(b, loc, c.accType, pv.future);
       RingReleaseOp::create(b, loc, vRing, pv.token);

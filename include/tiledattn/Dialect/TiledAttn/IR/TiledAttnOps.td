@@ -331,6 +331,15 @@ def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,
     the bottleneck, as when a score_mod adds a `math.tanh` per score. Outside
     `finite` blocks a -inf score still gives exactly 0.
 
+    With `raw_max` the maxima `m` and `m'` are of the scores `s` themselves,
+    not of `x`: `m'[i] = max(m[i], max_j s[i, j])`, and `x`'s maximum is
+    `m'[i] * scale * log2(e)`, formed where the exponents need it. The same
+    probabilities for `scale > 0` (the runtime launches no other: it negates
+    Q for a negative scale); it changes the dependence chain ptxas schedules
+    the next mmas around. Such maxima go through `tiledattn.scale_max` before
+    an op that takes `x`'s units (`store`, `tma_store`, `finish_rows`,
+    `merge_pieces`).
+
     Example:
 
     ```mlir
@@ -344,25 +353,55 @@ def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,
         exp2_on_fma(16)
         : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
           -> !tiledattn.tile<64x64xf16>
+    %p4, %m4, %l4, %alpha4 = tiledattn.online_softmax %s, %m3, %l3, %scale
+        finite raw_max
+        : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+          -> !tiledattn.tile<64x64xf16>
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$scores, TiledAttn_AnyTile:$row_max,
                        TiledAttn_AnyTile:$row_sum, F32:$scale,
-                       UnitAttr:$finite, OptionalAttr<I64Attr>:$exp2_on_fma);
+                       UnitAttr:$finite, OptionalAttr<I64Attr>:$exp2_on_fma,
+                       UnitAttr:$raw_max);
   let results = (outs TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$new_row_max,
                       TiledAttn_AnyTile:$new_row_sum,
                       TiledAttn_AnyTile:$rescale);
   let assemblyFormat = [{
     $scores `,` $row_max `,` $row_sum `,` $scale (`finite` $finite^)?
-    (`exp2_on_fma` `(` $exp2_on_fma^ `)`)? attr-dict `:` qualified(type($scores)) `,` qualified(type($row_max)) `->`
+    (`exp2_on_fma` `(` $exp2_on_fma^ `)`)? (`raw_max` $raw_max^)? attr-dict `:` qualified(type($scores)) `,` qualified(type($row_max)) `->`
     qualified(type($probs))
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$scores, "::mlir::Value":$rowMax,
                    "::mlir::Value":$rowSum, "::mlir::Value":$scale,
                    "::mlir::Type":$probsElementType,
-                   CArg<"bool", "false">:$finite)>
+                   CArg<"bool", "false">:$finite,
+                   CArg<"bool", "false">:$rawMax)>
   ];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_ScaleMaxOp : TiledAttn_Op<"scale_max", [Pure,
+    AllTypesMatch<["row_max", "result"]>]> {
+  let summary = "Raw row maxima in the online softmax's units";
+  let description = [{
+    The `tiledattn.scale_max` operation turns the maxima of the raw scores
+    that `tiledattn.online_softmax ... raw_max` keeps into the maxima of
+    `x = s * scale * log2(e)` that `store`, `tma_store`, `finish_rows` and
+    `merge_pieces` take: `result[i] = row_max[i] * scale * log2(e)` (-inf
+    stays -inf; `scale > 0`). `row_max` is an `M` f32 tile.
+
+    Example:
+
+    ```mlir
+    %mx = tiledattn.scale_max %m, %scale : !tiledattn.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$row_max, F32:$scale);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $row_max `,` $scale attr-dict `:` qualified(type($row_max))
+  }];
   let hasVerifier = 1;
 }
 
