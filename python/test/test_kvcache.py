@@ -132,6 +132,57 @@ def test_the_map_lists_full_blocks_first_and_marks_ends_and_empty_splits():
     assert bounds[1, 2, :2].tolist() == [3, 4]
 
 
+def _reference_bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks):
+    """kvcache's first prologue (about thirty ops), kept as the reference."""
+    block, batch = 128, lengths.shape[0]
+    blocks = (lengths + block - 1) // block  # [B]
+    s = torch.arange(splits)
+    first = s[None, :] * blocks[:, None] // splits  # [B, S]
+    count = (s[None, :] + 1) * blocks[:, None] // splits - first
+    least = lengths - length_q if causal else lengths - 1  # row 0's last key
+    full_end = torch.div(least + 1, block, rounding_mode="floor")  # blocks before are full
+    full = torch.minimum((full_end[:, None] - first).clamp(min=0), count)
+    empty = count == 0
+    listed = torch.where(empty, 1, count)
+    full = torch.where(empty, 0, full)
+    width = -(-key_blocks // splits)
+    entry = torch.arange(width)
+    ids = torch.where(entry < count[..., None], first[..., None] + entry, 0)  # [B, S, W]
+    rows = torch.cat([full[..., None], listed[..., None], ids], dim=-1)
+    bmap = rows[:, None].expand(batch, heads_kv, splits, 2 + width)
+    bmap = bmap.reshape(batch, heads_kv * splits, 1, 2 + width).to(torch.int32)
+    position = torch.arange(128) % length_q  # i of row j * Sq + i
+    last = lengths[:, None] - (length_q - position if causal else 1)  # [B, 128]
+    bounds = torch.where(
+        empty[:, None, :, None], -1, last[:, None, None, :].expand(batch, heads_kv, splits, 128)
+    )
+    return bounds.reshape(batch, heads_kv * splits, 128).to(torch.int32), bmap
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("length_q", [1, 2, 3, 4])
+@pytest.mark.parametrize(
+    "heads_kv, splits, key_blocks",
+    [(1, 1, 1), (2, 1, 9), (8, 3, 8), (2, 16, 20), (1, 5, 37), (4, 7, 7)],
+    ids=["one-block", "one-split", "splits3", "splits-gt-blocks", "splits5", "splits-eq-blocks"],
+)
+def test_the_prologue_matches_its_thirty_op_formulation(
+    heads_kv, splits, key_blocks, length_q, causal
+):
+    # Ragged lengths around block edges, short sequences with fewer blocks
+    # than splits (empty splits), full caches and past them.
+    gen = torch.Generator().manual_seed(key_blocks * 10 + splits)
+    capacity = key_blocks * 128
+    edges = [length_q, length_q + 1, 127, 128, 129, 255, 256, 257, capacity - 1, capacity]
+    random = torch.randint(length_q, capacity + 300, (6,), generator=gen).tolist()
+    lengths = torch.tensor([n for n in edges + random if n >= length_q] + [0] * (not causal))
+    got = kvcache._bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks)
+    want = _reference_bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks)
+    for g, w in zip(got, want):
+        assert g.dtype == torch.int32 and g.is_contiguous()
+        assert torch.equal(g, w)
+
+
 def test_new_keys_are_appended_at_each_sequences_end():
     k_cache = torch.zeros(4, 256, 1, 8)
     v_cache = torch.zeros(4, 256, 1, 8)

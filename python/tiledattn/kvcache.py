@@ -23,6 +23,7 @@ lse) with three things more, all tile-IR edits of the flex schedule:
 """
 
 import functools
+import typing
 import warnings
 
 import torch
@@ -225,8 +226,7 @@ def _prologue(lengths, length_q, causal, heads_kv, splits, key_blocks):
     """_bounds_and_map's results; on CUDA outside a graph capture, from a
     CUDA graph of it kept per shape and stream and replayed on a copy of
     the lengths: two launches from the host, where the ops themselves are
-    about thirty (each a few microseconds of host time, more than a short
-    cache's kernel). Each replay overwrites the outputs of the one before on
+    six to eight (each a few microseconds of host time). Each replay overwrites the outputs of the one before on
     the same stream, after that call's kernel (same stream) has read them."""
     args = (length_q, causal, heads_kv, splits, key_blocks)
     device = lengths.device
@@ -273,35 +273,127 @@ def _bounds_and_map(lengths, length_q, causal, heads_kv, splits, key_blocks, blo
     """The mask_mod's bounds [B, Hkv * S, 128] (int32: each packed row's
     last key; -1 for a split with no block) and the block map [B, Hkv * S,
     1, 2 + W] of the splits' blocks (full first, then partial: those with a
-    key past some row's bound), from the lengths on the device."""
-    device = lengths.device
-    batch = lengths.shape[0]
-    blocks = (lengths + block - 1) // block  # [B]
-    s = torch.arange(splits, device=device)
-    first = s[None, :] * blocks[:, None] // splits  # [B, S]
-    count = (s[None, :] + 1) * blocks[:, None] // splits - first
-    least = lengths - length_q if causal else lengths - 1  # row 0's last key
-    full_end = torch.div(least + 1, block, rounding_mode="floor")  # blocks before are full
-    full = torch.minimum((full_end[:, None] - first).clamp(min=0), count)
-    empty = count == 0
-    # An empty split lists block 0 as partial, with every row's bound -1.
-    listed = torch.where(empty, 1, count)
-    full = torch.where(empty, 0, full)
-    width = -(-key_blocks // splits)
-    entry = torch.arange(width, device=device)
-    ids = torch.where(entry < count[..., None], first[..., None] + entry, 0)  # [B, S, W]
-    rows = torch.cat([full[..., None], listed[..., None], ids], dim=-1)
-    bmap = rows[:, None].expand(batch, heads_kv, splits, 2 + width)
-    bmap = bmap.reshape(batch, heads_kv * splits, 1, 2 + width).to(torch.int32)
-    position = torch.arange(_BLOCK_ROWS, device=device) % length_q  # i of row j * Sq + i
-    last = lengths[:, None] - (length_q - position if causal else 1)  # [B, 128]
-    bounds = torch.where(
-        empty[:, None, :, None],
-        -1,
-        last[:, None, None, :].expand(batch, heads_kv, splits, _BLOCK_ROWS),
+    key past some row's bound), from the lengths (>= 0) on the device.
+
+    Six to eight kernels, not thirty (each costs the GPU a few microseconds
+    even in a CUDA graph): every value is a floor of a linear function of
+    the sequence's blocks n or its full blocks fe, so one op computes all
+    of them side by side (columns of `y`, _Columns), and three more pick and
+    combine them into the map: its row for split s is [clamp(fe, first,
+    nxt) - first, max(nxt - first, 1), first + e where first + e < nxt,
+    else 0], first and nxt the split's block range."""
+    cols = _columns(length_q, causal, heads_kv, splits, key_blocks, block, lengths.device)
+    batch, k = lengths.shape[0], cols.width
+    z = lengths[:, None] if cols.shift is None else lengths[:, None] - cols.shift
+    z = torch.floor_divide(z, cols.divisor)  # [B, columns]: -n, fe, bounds' L - d + 1
+    y = torch.addcmul(cols.beta, z[:, None, None, : cols.alpha.shape[-1]], cols.alpha)
+    if cols.delta is not None:
+        y.floor_divide_(cols.delta)  # [B, Hkv, S, 3K + 5], the layout of _Columns
+    keep = torch.lt(y[..., : k + 1], y[..., k + 1 : 2 * k + 2])  # [..., K]: split not empty
+    part = torch.clamp(y[..., :k], y[..., 2 * k + 3 : 3 * k + 3], y[..., k + 3 : 2 * k + 3])
+    bmap = torch.empty(batch, heads_kv, splits, k, dtype=torch.int32, device=lengths.device)
+    torch.addcmul(y[..., 2 * k + 5 : 3 * k + 5], keep[..., :k], part, out=bmap)
+    last = lengths[:, None, None, None] if cols.shift is None else z[:, None, None, -_BLOCK_ROWS:]
+    bounds = torch.empty(
+        batch, heads_kv, splits, _BLOCK_ROWS, dtype=torch.int32, device=lengths.device
     )
-    bounds = bounds.reshape(batch, heads_kv * splits, _BLOCK_ROWS).to(torch.int32)
-    return bounds.contiguous(), bmap.contiguous()
+    torch.addcmul(cols.minus_one, keep[..., k:], last, out=bounds)  # -1, or L - d
+    return bounds.view(batch, heads_kv * splits, _BLOCK_ROWS), bmap.view(batch, -1, 1, k)
+
+
+class _Columns(typing.NamedTuple):
+    """_bounds_and_map's constants for one shape. Column j of y is
+    floor((alpha * z + beta) / delta), z = -n or fe (floor_divide(L -
+    shift, divisor)); the columns of a split's row, K = 2 + W of them:
+      [0, K]            fe, nxt - 1, first + e (W), first    (x, then `keep`'s left)
+      [K+1, 2K+1]       BIG, BIG, nxt (W), nxt               (`keep`'s right)
+      2K+2              BIG; hi = [K+3, 2K+2]: nxt (K - 1), BIG
+      2K+3, 2K+4        first, first; lo = [2K+3, 3K+2]: first, first, A's first W
+      [2K+5, 3K+4]      A: -first, 1 - first, 0 (W)
+    so that keep = x < right (keep[..., K]: the split has a block), part =
+    clamp(x, lo, hi) and the map is A + keep * part. With causal Sq > 1,
+    128 more columns of z hold each packed row's L - d + 1."""
+
+    width: int
+    shift: "torch.Tensor | None"
+    divisor: torch.Tensor
+    alpha: torch.Tensor  # [S, 3K + 5]
+    beta: torch.Tensor  # [Hkv, S, 3K + 5]: the Hkv copies of the map and bounds
+    delta: "torch.Tensor | None"  # [S, 3K + 5]; None: all 1 (one split)
+    minus_one: torch.Tensor
+
+
+_BIG = 1 << 62
+
+
+def _columns(length_q, causal, heads_kv, splits, key_blocks, block, device) -> _Columns:
+    """The shape's _Columns, built on the device (no copy from the host: a
+    CUDA graph capture may be the first call of a shape) and kept, except
+    those built in a capture (they hold values only once it replays)."""
+    key = (length_q, causal, heads_kv, splits, key_blocks, block, device)
+    cols = _columns_kept.get(key)
+    if cols is not None:
+        return cols
+    ns, width = splits, -(-key_blocks // splits)
+    # (count, z is fe, alpha = a * s + a0, beta = b * S + b1 + e * S (e: 0, 1, ...), divide by S)
+    groups = [
+        (1, True, 0, 1, 0, 0, False, False),  # fe
+        (1, False, -1, -1, -1, 0, False, True),  # nxt - 1 ((s + 1) n - S) / S
+        (width, False, -1, 0, 0, 0, True, True),  # first + e
+        (1, False, -1, 0, 0, 0, False, True),  # first
+        (2, False, 0, 0, 0, _BIG, False, False),
+        (width + 1, False, -1, -1, 0, 0, False, True),  # nxt
+        (1, False, 0, 0, 0, _BIG, False, False),
+        (2, False, -1, 0, 0, 0, False, True),  # first, first
+        (1, False, 1, 0, 1, -1, False, True),  # -first = (-s n + S - 1) // S
+        (1, False, 1, 0, 2, -1, False, True),  # 1 - first
+        (width, False, 0, 0, 0, 0, False, False),  # 0
+    ]
+
+    def column(values):
+        parts = []
+        for (count, *_), value in zip(groups, values):
+            if isinstance(value, torch.Tensor):
+                parts.append(value)
+            else:
+                parts.append(torch.full((count,), value, dtype=torch.int64, device=device))
+        return torch.cat(parts)
+
+    s = torch.arange(ns, dtype=torch.int64, device=device)[:, None]
+    alpha = s * column([g[2] for g in groups]) + column([g[3] for g in groups])
+    e = torch.arange(width, dtype=torch.int64, device=device) * ns
+    beta = column([e if g[6] else g[4] * ns + g[5] for g in groups])
+    beta = beta.expand(heads_kv, ns, beta.shape[0]).contiguous()
+    delta = None
+    if ns > 1:
+        delta = column([ns if g[7] else 1 for g in groups]).expand(ns, -1).contiguous()
+    fe = column([g[1] for g in groups]).bool()
+    shift_fe = length_q - 1 if causal else 0  # fe = (L - shift) // block: full blocks
+    shift = fe * shift_fe
+    divisor = torch.where(fe, block, -block)  # -n = L // -block
+    if causal and length_q > 1:  # d = Sq - i for row j * Sq + i; L - d + 1
+        rows = torch.arange(_BLOCK_ROWS, dtype=torch.int64, device=device)
+        shift = torch.cat([shift, length_q - 1 - rows % length_q])
+        divisor = torch.cat([divisor, torch.ones_like(rows)])
+    minus_one = torch.full((_BLOCK_ROWS,), -1, dtype=torch.int64, device=device)
+    cols = _Columns(
+        width + 2,
+        shift if causal and length_q > 1 else None,  # (no host sync: a capture may be on)
+        divisor,
+        alpha,
+        beta,
+        delta,
+        minus_one,
+    )
+    capturing = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    if not capturing and len(_columns_kept) < 256:
+        _columns_kept[key] = cols
+    return cols
+
+
+# _columns' results by shape and device, never dropped: a CUDA graph that
+# read them (the prologue's, or a caller's capture) reads them at replay.
+_columns_kept: dict = {}
 
 
 @functools.lru_cache(maxsize=16)
