@@ -120,7 +120,7 @@ def test_tuning_keeps_a_winner_that_decode_attention_uses(tmp_path, monkeypatch)
     check_out(out, ref, low, "decode with the tuned choice", dtype=torch.bfloat16)
 
 
-def test_a_repeated_decode_launches_from_its_plan():
+def test_a_repeated_decode_launches_from_its_plan(monkeypatch):
     # The second call of a layout skips the launch's checks (attention._plans)
     # and gives the same result; the block map comes with each call.
     from tiledattn import attention
@@ -133,5 +133,14 @@ def test_a_repeated_decode_launches_from_its_plan():
     assert len(attention._plans) == before + 1
     again = tiledattn.decode_attention(q, k, v, splits=3, cache=CACHE)
     assert torch.equal(first, again)
+
+    # From the third call on, the plan and the launch's plan come from
+    # decode._chosen: neither _plan nor _launch runs.
+    def refuse(*args, **kwargs):
+        raise AssertionError("planned again")
+
+    monkeypatch.setattr(tiledattn.decode, "_plan", refuse)
+    monkeypatch.setattr(tiledattn.decode, "_launch", refuse)
+    assert torch.equal(tiledattn.decode_attention(q, k, v, splits=3, cache=CACHE), first)
     ref, _, low = reference(q, k, v, False, 1 / math.sqrt(128))
     check_out(again, ref, low, "decode from its plan", dtype=torch.bfloat16)

@@ -488,6 +488,12 @@ def _planned(plan_key, query, key, value) -> "_Launch | None":
     plan = _plans.get(plan_key)
     if plan is None:
         return None
+    return _launch_from(plan, query, key, value)
+
+
+def _launch_from(plan, query, key, value) -> "_Launch | None":
+    """The launch of `plan` (_plan_of's) on these inputs, where their
+    pointers are aligned as its bundle needs (else None)."""
     bundle, alignment, scale, causal, batch_shape = plan
     if query.data_ptr() % alignment or key.data_ptr() % alignment or value.data_ptr() % alignment:
         return None
@@ -516,8 +522,18 @@ def _launch(
 
 
 def _remember(plan_key, launch, query, key, value) -> None:
-    """Keeps `launch`'s plan for calls like this one where it took the
-    inputs as they are (no view, expand or restride of its own)."""
+    """Keeps `launch`'s plan for calls like this one (_plan_of)."""
+    plan = _plan_of(launch, query, key, value)
+    if plan is None:
+        return
+    if len(_plans) >= 256:  # a few per model; start over past that
+        _plans.clear()
+    _plans[plan_key] = plan
+
+
+def _plan_of(launch, query, key, value) -> "tuple | None":
+    """`launch`'s plan (what _launch_from needs) where it took the inputs
+    as they are (no view, expand or restride of its own); else None."""
     if not (
         isinstance(launch, _Launch)
         and launch.q is query
@@ -526,16 +542,8 @@ def _remember(plan_key, launch, query, key, value) -> None:
         and launch.captures is None
         and not launch.squeeze
     ):
-        return
-    if len(_plans) >= 256:  # a few per model; start over past that
-        _plans.clear()
-    _plans[plan_key] = (
-        launch.bundle,
-        launch.alignment,
-        launch.scale,
-        launch.is_causal,
-        launch.batch_shape,
-    )
+        return None
+    return (launch.bundle, launch.alignment, launch.scale, launch.is_causal, launch.batch_shape)
 
 
 def _attention(

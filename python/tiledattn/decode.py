@@ -24,7 +24,7 @@ import typing
 import torch
 from torch._subclasses.fake_tensor import is_fake
 
-from tiledattn.attention import _launch, _layout_key
+from tiledattn.attention import _launch, _launch_from, _layout_key, _plan_of
 from tiledattn.compiler import cache_dir
 from tiledattn.errors import (
     CompileError,
@@ -164,20 +164,41 @@ def decode_attention(
     plan_key = _plan_key(query, key, value, causal, scale, splits, schedule, cache)
     chosen = _chosen.get(plan_key) if plan_key is not None else None
     if chosen is None:
-        chosen = _choose(query, key, value, causal, splits, schedule, cache)
+        chosen = _Chosen(*_choose(query, key, value, causal, splits, schedule, cache))
         if plan_key is not None:
             if len(_chosen) >= 256:  # a few per model; start over past that
                 _chosen.clear()
             _chosen[plan_key] = chosen
-    entry, schedule, splits, sms = chosen
-    plan = _plan(query, key, value, causal, splits, sms, schedule)
-    return run(plan, key, value, scale, entry, return_lse)
+    fixed = chosen.plan
+    if fixed is None:
+        plan = _plan(query, key, value, causal, chosen.splits, chosen.sms, chosen.schedule)
+        if plan_key is not None:
+            chosen.plan = plan._replace(packed=None)
+    else:
+        packed = pack_queries(query, fixed.heads_kv, fixed.splits)
+        plan = _Plan(packed, fixed.captures, fixed.shape, fixed.heads_kv, fixed.splits)
+    kept = chosen if plan_key is not None else None
+    return run(plan, key, value, scale, chosen.entry, return_lse, kept)
 
 
-# What decode_attention chose (kernel, schedule, splits, multiprocessors)
-# for calls by their inputs' layout and arguments (_plan_key): a decode
-# loop's steps skip the checks and the choice after the first. tune_decode
-# clears it (a new winner changes the choice).
+class _Chosen:
+    """What decode_attention chose for a layout (kernel, schedule, splits,
+    multiprocessors) and, after its first call, what the calls after it
+    repeat: the plan but the packed queries (its captures and shapes follow
+    from the layout) and the decode kernel's launch plan (attention._plan_of)."""
+
+    __slots__ = ("entry", "schedule", "splits", "sms", "plan", "launch")
+
+    def __init__(self, entry, schedule, splits, sms):
+        self.entry, self.schedule, self.splits, self.sms = entry, schedule, splits, sms
+        self.plan = None  # a _Plan
+        self.launch = None
+
+
+# What decode_attention chose (a _Chosen) for calls by their inputs' layout
+# and arguments (_plan_key): a decode loop's steps skip the checks, the
+# choice and the plan after the first. tune_decode clears it (a new winner
+# changes the choice).
 _chosen: dict = {}
 
 
@@ -349,11 +370,19 @@ def pack_queries(query, heads_kv: int, splits: int) -> torch.Tensor:
     return packed
 
 
-def run(plan: _Plan, key, value, scale, entry, return_lse):
+def run(plan: _Plan, key, value, scale, entry, return_lse, chosen=None):
     """`entry`'s kernel on the plan's packed queries, `key` and `value`
     (with the plan's captures), its results combined and unpacked
-    (_finish): what decode_attention and kvcache_attention launch."""
-    launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
+    (_finish): what decode_attention and kvcache_attention launch. A
+    `chosen` (_Chosen of this call's layout) keeps the launch's plan: the
+    next call skips _launch's key and lookup."""
+    launch = None
+    if chosen is not None and chosen.launch is not None:
+        launch = _launch_from(chosen.launch, plan.packed, key, value)
+    if launch is None:
+        launch = _launch(plan.packed, key, value, None, 0.0, False, scale, True, False, entry)
+        if chosen is not None:
+            chosen.launch = _plan_of(launch, plan.packed, key, value)
     launch.captures = plan.captures
     out, lse = launch.run_with_lse()
     return _finish(plan, out, lse, return_lse)
