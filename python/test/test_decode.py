@@ -175,3 +175,23 @@ def test_cpu_tensors_are_refused_by_device():
     k = torch.empty(1, 2, 100, 64, dtype=torch.bfloat16)
     with pytest.raises(UnsupportedInputError, match="CUDA tensors"):
         tiledattn.decode_attention(q, k, k)
+
+
+def test_the_host_layers_script_parses_its_arguments_without_a_gpu(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "decode_host_layers.py"
+    spec = importlib.util.spec_from_file_location("decode_host_layers", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    with pytest.raises(SystemExit) as done:
+        script.main(["--help"])
+    assert done.value.code == 0
+    assert "--calls" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        script.main(["--only", "prefill"])
+    assert done.value.code == 2
+    if not torch.cuda.is_available():
+        assert script.main(["--calls", "3"]) == 1
+        assert "needs a CUDA GPU" in capsys.readouterr().err

@@ -134,7 +134,7 @@ def test_a_repeated_decode_launches_from_its_plan(monkeypatch):
     again = tiledattn.decode_attention(q, k, v, splits=3, cache=CACHE)
     assert torch.equal(first, again)
 
-    # From the third call on, the plan and the launch's plan come from
+    # After the first call, the plan and the launch's plan come from
     # decode._chosen: neither _plan nor _launch runs.
     def refuse(*args, **kwargs):
         raise AssertionError("planned again")
