@@ -75,7 +75,7 @@
 // CHECK:       tiledattn.ring.release %[[KR]], %[[SF]]#1
 // CHECK-NOT:   tiledattn.mask
 // No mask touched these scores: `finite`, no -inf guard.
-// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] finite raw_max : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
+// CHECK:       %[[P:.*]], %[[MX:.*]], %[[SUM:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[S]], {{.*}}, %[[SCALE]] finite : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x128xbf16>
 // CHECK:       %[[ACC1:.*]] = tiledattn.rescale %{{.*}}, %[[ALPHA]]
 // CHECK:       %[[VPOS:.*]] = arith.addi %[[KV0]], %[[J]] : index
 // CHECK:       %[[OF:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
@@ -87,11 +87,9 @@
 // Then the ragged end, masked.
 // CHECK:     %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[UBLOCKS]] to %[[BLOCKS]] step %{{.*}} iter_args(%{{.*}} = %[[U]]#0, %{{.*}} = %[[U]]#1, %{{.*}} = %[[U]]#2)
 // CHECK:       tiledattn.mask %{{.*}}, %[[MYROW]], %{{.*}}, %[[SK]] : !tiledattn.tile<64x128xf32>
-// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] raw_max :
-// The raw maxima in the online softmax's units, for the lse.
-// CHECK:     %[[RMAX:.*]] = tiledattn.scale_max %[[R]]#1, %[[SCALE]] : !tiledattn.tile<64xf32>
+// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] :
 // CHECK:     tiledattn.ring.release %[[QR]], %[[QT]]
-// CHECK:     tiledattn.store %[[R]]#0, %[[RMAX]], %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
+// CHECK:     tiledattn.store %[[R]]#0, %[[R]]#1, %[[R]]#2 into %[[O]][%[[BZ]], %[[BY]], %[[MYROW]]] lse(%[[LSE]])
 // CHECK:     tiledattn.yield
 // CHECK-NOT: tiledattn.sdpa
 func.func @pingpong_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
@@ -100,6 +98,49 @@ func.func @pingpong_bf16_d128(%q: !head, %k: !head, %v: !head, %o: !head, %lse: 
                                    warps = 12, mma = wgmma, producer = tma,
                                    swizzle = 128, consumer_warpgroups = 2,
                                    pingpong = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// raw_maxima: every online_softmax keeps the raw scores' maxima (raw_max),
+// and tiledattn.scale_max turns them into the scaled ones the store's lse
+// (here) or finish_rows (overlap_epilogue, below) takes.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @raw_maxima
+// CHECK-SAME: %[[SCALE:[^:]*]]: f32)
+// CHECK: } consumers(2) regs(240) {
+// CHECK:     %[[U:.*]]:3 = scf.for
+// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] finite raw_max :
+// CHECK:     %[[R:.*]]:3 = scf.for
+// CHECK:       tiledattn.online_softmax %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}}, %[[SCALE]] raw_max :
+// CHECK:     %[[RMAX:.*]] = tiledattn.scale_max %[[R]]#1, %[[SCALE]] : !tiledattn.tile<64xf32>
+// CHECK:     tiledattn.store %[[R]]#0, %[[RMAX]], %[[R]]#2 into
+func.func @raw_maxima(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, raw_maxima = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// CHECK-LABEL: func.func @raw_maxima_overlap_epilogue
+// CHECK-SAME: %[[SCALE:[^:]*]]: f32)
+// CHECK:   %[[LMAX:.*]] = tiledattn.scale_max %[[LOOPS:[0-9]+]]#1, %[[SCALE]] : !tiledattn.tile<64xf32>
+// CHECK:   tiledattn.finish_rows %[[LMAX]], %[[LOOPS]]#2 into
+func.func @raw_maxima_overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   tma_store = true, overlap_epilogue = true,
+                                   raw_maxima = true>)
       : !head, !head, !head, !head, !lse
   return
 }
@@ -284,9 +325,8 @@ func.func @with_score_mod(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK-NEXT: tiledattn.mma_async %[[D]]#3, %[[VL]] acc(%[[D]]#0)
 // CHECK:   %[[OL:.*]] = tiledattn.wait %[[OLF]]#0
 // CHECK:   tiledattn.ring.release %[[VR]], %[[OLF]]#1
-// CHECK:   %[[DMAX:.*]] = tiledattn.scale_max %[[D]]#1
 // CHECK:   tiledattn.ring.release %[[QR]], %[[QTOKEN]]
-// CHECK:   tiledattn.store %[[OL]], %[[DMAX]], %[[D]]#2
+// CHECK:   tiledattn.store %[[OL]], %[[D]]#1, %[[D]]#2
 func.func @overlapped(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse causal
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
@@ -506,8 +546,7 @@ func.func @across_heads(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
 // CHECK:   scf.for
 // CHECK:   %[[LOOPS:.*]]:4 = scf.for
 // CHECK:   %[[PV:.*]]:2 = tiledattn.turn -> !tiledattn.future<64x128xf32>, !tiledattn.token {
-// CHECK:   %[[LMAX:.*]] = tiledattn.scale_max %[[LOOPS]]#1, %{{.*}} : !tiledattn.tile<64xf32>
-// CHECK:   %[[INV:.*]] = tiledattn.finish_rows %[[LMAX]], %[[LOOPS]]#2 into %[[LSE]][
+// CHECK:   %[[INV:.*]] = tiledattn.finish_rows %[[LOOPS]]#1, %[[LOOPS]]#2 into %[[LSE]][
 // CHECK-NEXT: %[[ACC:.*]] = tiledattn.wait %[[PV]]#0
 // CHECK-NEXT: tiledattn.ring.release
 // CHECK-NEXT: %[[NORMALIZED:.*]] = tiledattn.rescale %[[ACC]], %[[INV]]
@@ -823,7 +862,7 @@ func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !ls
 // CHECK:       tiledattn.mask
 // CHECK:     } else {
 // CHECK:       scf.yield %[[S0]]
-// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] raw_max :
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] :
 // The full blocks: no score_mod, no mask, finite.
 // CHECK:     %[[FULL_END:.*]] = arith.maxui %[[F]], %c1
 // CHECK:     scf.for %{{.*}} = %c1{{.*}} to %[[FULL_END]]
@@ -839,7 +878,7 @@ func.func @narrow_diagonal(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !ls
 // CHECK:       tiledattn.turn
 // CHECK:       %[[MOD:.*]] = tiledattn.score_mod %{{.*}}[%{{.*}}, %[[COL]]]
 // CHECK:       tiledattn.mask %[[MOD]], %{{.*}}, %[[COL]]
-// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] raw_max :
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] :
 func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32,
                           %mask: memref<?x?x?x?xi8>, %map: memref<?x?x?x?xi32>) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
@@ -889,7 +928,7 @@ func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK:         arith.cmpi sge
 // CHECK:         tiledattn.yield
 // CHECK:       tiledattn.mask
-// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
 // Full blocks: the score_mod only, and not finite (it may give -inf).
 // CHECK:     scf.for
 // CHECK:       tiledattn.score_mod
@@ -897,7 +936,7 @@ func.func @with_block_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse
 // CHECK-NOT:     arith.cmpi
 // CHECK:         tiledattn.yield
 // CHECK-NOT:   tiledattn.mask
-// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
 // Partial blocks: both in one body, then the mask.
 // CHECK:     scf.for
 // CHECK:       tiledattn.score_mod
@@ -940,11 +979,11 @@ func.func @score_mod_and_mask_mod(%q: !head, %k: !head, %v: !head, %o: !head, %l
 // CHECK:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK:     tiledattn.score_mod
 // CHECK:       arith.cmpi sge
-// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
+// CHECK:     tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
 // CHECK:     scf.for
 // CHECK:       tiledattn.score_mod
 // CHECK:         arith.cmpi sge
-// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] raw_max :
+// CHECK:       tiledattn.online_softmax %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]] :
 func.func @mask_mod_without_map(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                                 %scale: f32) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse

@@ -570,8 +570,8 @@ private:
   }
 
   /// `unmasked`: no mask touched the scores, and with no score_mod they
-  /// are finite (`finite`: no -inf guard). Maxima raw (`raw_max`), as the
-  /// emitter keeps them: ptxas then waits for P.V later in the loop.
+  /// are finite (`finite`: no -inf guard). With raw_maxima the maxima are
+  /// of the raw scores (`raw_max`), as the emitter keeps them.
   /// `probsType`: P's element type, the mma's (default) or f32 (packed
   /// later, tiledattn.truncate).
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
@@ -581,7 +581,7 @@ private:
         b, loc, scores, rowMax, rowSum, c.softmaxScale,
         probsType ? probsType : elementType,
         unmasked && !hasScoreMod() && (!hasMaskMod() || blockMap()),
-        /*rawMax=*/true);
+        schedule.getRawMaxima());
     if (int64_t n = op.getSchedule().getExp2OnFma())
       softmax.setExp2OnFma(n);
     return softmax;
@@ -687,7 +687,8 @@ private:
               schedule.getOverlapSoftmax()
                   ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
                   : writeBlocks(c, {acc0, rowMax0, rowSum0});
-          if (out[1]) // the raw maxima in the units the ops after take
+          if (out[1] &&
+              schedule.getRawMaxima()) // in the units of the ops after
             out[1] = ScaleMaxOp::create(b, loc, out[1].getType(), out[1],
                                         c.softmaxScale);
           if (skipsMaskedBlocks())
@@ -983,8 +984,10 @@ private:
       // The rows' 1 / l and lse under the last P.V; O normalized after it.
       Issued pv = issue(probs, Value(), vRing, position, state[0],
                         /*transposeB=*/false, c.accType, {}, false, rows);
-      Value rowMax = ScaleMaxOp::create(b, loc, state[1].getType(), state[1],
-                                        c.softmaxScale);
+      Value rowMax = state[1];
+      if (schedule.getRawMaxima())
+        rowMax = ScaleMaxOp::create(b, loc, rowMax.getType(), rowMax,
+                                    c.softmaxScale);
       Value inv =
           FinishRowsOp::create(b, loc, state[1].getType(), rowMax, state[2],
                                op.getLse(), at.batch, at.head, c.row);

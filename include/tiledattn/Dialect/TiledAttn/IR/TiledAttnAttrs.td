@@ -226,6 +226,14 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       the exp2 of a block then shares out over both pipes. Masked blocks
       keep MUFU (exp2(-inf) must be 0). Needs `producer = tma`; at most
       block_n / 2.
+    - `raw_maxima` (default `false`): the tile program's online softmax
+      keeps the row maxima of the raw scores (`online_softmax ... raw_max`,
+      as convert-sdpa-to-hopper's kernels always do), scaled where the
+      exponents and the lse need them (`tiledattn.scale_max`), instead of
+      the maxima of the scaled scores. The same results (scale > 0); ptxas
+      schedules the block loop's P.V wait differently (D = 128: 107
+      instructions after S's wait instead of 49). Two more live registers a
+      thread. Needs `producer = tma`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -275,7 +283,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$k0_by_atom,
                         DefaultValuedParameter<"bool", "false">:$q_in_registers,
                         DefaultValuedParameter<"bool", "false">:$uniform_ring,
-                        DefaultValuedParameter<"bool", "false">:$kv_multicast);
+                        DefaultValuedParameter<"bool", "false">:$kv_multicast,
+                        DefaultValuedParameter<"bool", "false">:$raw_maxima);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
