@@ -188,7 +188,7 @@ private:
     if (failed(rowsOf(op, op.getRowMax(), "row_max", st.max)) ||
         failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
       return failure();
-    scaleLog2 = math.fmul(op.getScale(), math.f32(1.4426950408889634));
+    scaleLog2 = timesLog2E(op.getScale());
     math.setExp2OnFma(op.getExp2OnFma().value_or(0));
     math.setScaledMaxima(!op.getRawMax());
     Value rescale[2];
@@ -207,12 +207,17 @@ private:
     return success();
   }
 
+  /// scale * log2(e): the factor from scores to exp2's arguments.
+  Value timesLog2E(Value scale) {
+    return math.fmul(scale, math.f32(1.4426950408889634));
+  }
+
   /// Raw maxima times scale * log2(e): -inf stays -inf (scale > 0).
   LogicalResult lowerScaleMax(ScaleMaxOp op) {
     FailureOr<Regs> rows = registersOf(op, op.getRowMax(), "row_max");
     if (failed(rows))
       return failure();
-    Value factor = math.fmul(op.getScale(), math.f32(1.4426950408889634));
+    Value factor = timesLog2E(op.getScale());
     for (Value &v : *rows)
       v = math.fmul(v, factor);
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), *rows));

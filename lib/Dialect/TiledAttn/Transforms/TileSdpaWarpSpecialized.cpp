@@ -235,6 +235,15 @@ OnlineSoftmaxOp WarpSpecializedWriter::softmax(const Consumer &c, Value scores,
   return softmax;
 }
 
+/// The loop's row maxima in the units the ops after it take (store,
+/// tma_store, finish_rows, merge_pieces): scaled by tiledattn.scale_max
+/// where raw_maxima keeps them raw.
+Value WarpSpecializedWriter::scaledMax(const Consumer &c, Value rowMax) {
+  if (!schedule.getRawMaxima())
+    return rowMax;
+  return ScaleMaxOp::create(b, loc, rowMax.getType(), rowMax, c.softmaxScale);
+}
+
 /// The loops over K/V blocks: those that need no mask first, then the
 /// rest (the diagonal, the ragged end), as in the mma_sync program. The
 /// first loop starts at block `first`, after any written before them.
@@ -335,9 +344,8 @@ void WarpSpecializedWriter::writeConsumer(Value consumer) {
             schedule.getOverlapSoftmax()
                 ? writeOverlappedBlocks(c, {acc0, rowMax0, rowSum0})
                 : writeBlocks(c, {acc0, rowMax0, rowSum0});
-        if (out[1] && schedule.getRawMaxima()) // in the units of the ops after
-          out[1] = ScaleMaxOp::create(b, loc, out[1].getType(), out[1],
-                                      c.softmaxScale);
+        if (out[1]) // (none with overlap_epilogue: finish_rows took them)
+          out[1] = scaledMax(c, out[1]);
         if (skipsMaskedBlocks())
           skipTurns();
         if (splitTail()) { // a piece's O to the one that stores its tile
@@ -601,13 +609,9 @@ SmallVector<Value> WarpSpecializedWriter::lastPV(const Consumer &c, Value last,
     // The rows' 1 / l and lse under the last P.V; O normalized after it.
     Issued pv = issue(probs, Value(), vRing, position, state[0],
                       /*transposeB=*/false, c.accType, {}, false, rows);
-    Value rowMax = state[1];
-    if (schedule.getRawMaxima())
-      rowMax =
-          ScaleMaxOp::create(b, loc, rowMax.getType(), rowMax, c.softmaxScale);
     Value inv =
-        FinishRowsOp::create(b, loc, state[1].getType(), rowMax, state[2],
-                             op.getLse(), at.batch, at.head, c.row);
+        FinishRowsOp::create(b, loc, state[1].getType(), scaledMax(c, state[1]),
+                             state[2], op.getLse(), at.batch, at.head, c.row);
     Value acc = WaitOp::create(b, loc, c.accType, pv.future);
     RingReleaseOp::create(b, loc, vRing, pv.token);
     return {RescaleOp::create(b, loc, c.accType, acc, inv), Value(), Value()};

@@ -252,6 +252,7 @@ private:
   Value modAndMask(const Consumer &c, Value scores, Value j, bool mask);
   OnlineSoftmaxOp softmax(const Consumer &c, Value scores, Value rowMax,
                           Value rowSum, bool unmasked, Type probsType = Type());
+  Value scaledMax(const Consumer &c, Value rowMax);
   SmallVector<Value> emitBlockLoops(
       int64_t first, ValueRange inits,
       function_ref<SmallVector<Value>(Value, ValueRange, bool)> body);
