@@ -175,8 +175,7 @@ def decode_attention(
         if plan_key is not None:
             chosen.plan = plan._replace(packed=None)
     else:
-        packed = pack_queries(query, fixed.heads_kv, fixed.splits)
-        plan = _Plan(packed, fixed.captures, fixed.shape, fixed.heads_kv, fixed.splits)
+        plan = fixed._replace(packed=pack_queries(query, fixed.heads_kv, fixed.splits))
     kept = chosen if plan_key is not None else None
     return run(plan, key, value, scale, chosen.entry, return_lse, kept)
 

@@ -225,9 +225,10 @@ def _kv_views(k_cache, v_cache, batch, page):
 def _prologue(lengths, length_q, causal, heads_kv, splits, key_blocks):
     """_bounds_and_map's results; on CUDA outside a graph capture, from a
     CUDA graph of it kept per shape and stream and replayed on a copy of
-    the lengths: two launches from the host, where the ops themselves are
-    six to eight (each a few microseconds of host time). Each replay overwrites the outputs of the one before on
-    the same stream, after that call's kernel (same stream) has read them."""
+    the lengths: two launches from the host instead of its six to eight
+    ops (each a few microseconds of host time). Each replay overwrites the
+    outputs of the one before on the same stream, after that call's kernel
+    (same stream) has read them."""
     args = (length_q, causal, heads_kv, splits, key_blocks)
     device = lengths.device
     if device.type != "cuda" or torch.cuda.is_current_stream_capturing():
