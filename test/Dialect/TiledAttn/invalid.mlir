@@ -198,6 +198,11 @@ func.func private @schedule_raw_maxima_without_tma() attributes {s = #tiledattn.
 
 // -----
 
+// expected-error @+1 {{schedule field one_thread_producer: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
+func.func private @schedule_one_thread_producer_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, one_thread_producer = true>}
+
+// -----
+
 // expected-error @+1 {{schedule field conditional_rescale: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = direct}}
 func.func private @schedule_conditional_rescale_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, conditional_rescale = true>}
 

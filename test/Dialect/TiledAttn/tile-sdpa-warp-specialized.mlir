@@ -147,6 +147,37 @@ func.func @raw_maxima_overlap_epilogue(%q: !head, %k: !head, %v: !head, %o: !hea
 
 // -----
 
+// one_thread_producer: the producer's first thread runs the whole tile loop
+// (the if around for_each_tile), so ptxas keeps its positions uniform.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @one_thread_producer
+// CHECK: tiledattn.warp_specialize producer regs(24) {
+// CHECK:   %[[TID:.*]] = gpu.thread_id x
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[TID]]
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK:     tiledattn.for_each_tile
+// CHECK-NOT: scf.if %[[FIRST]]
+// CHECK:       tiledattn.ring.put
+// CHECK:       scf.for
+// CHECK:         tiledattn.ring.put
+// CHECK:         tiledattn.ring.put
+// CHECK:       tiledattn.yield
+// CHECK: } consumers(2) regs(240) {
+func.func @one_thread_producer(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, persistent = true,
+                                   one_thread_producer = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // Causal, three consumers, no pingpong and one loop that masks every block:
 // the mmas are issued without turns; the loop ends at the block's diagonal;
 // the function records that it is causal.

@@ -130,16 +130,28 @@ SmallVector<Value> WarpSpecializedWriter::forEachTile(
 /// into the next slot of its ring once the consumers have freed it. With
 /// q_by_atom Q's first atom goes first, the rest after the first K block,
 /// so that the first Q K^T can start on 16 + 8 KiB (at D = 256). With
-/// dynamic_tiles the thread's loop takes the tiles (their ranks go with
-/// Q) and ends with the end mark.
+/// one_thread_producer or dynamic_tiles the thread runs the whole tile
+/// loop, so ptxas keeps its positions on the uniform datapath (without,
+/// the producer warpgroup walks the tiles and the thread each tile's
+/// copies); with dynamic_tiles the loop takes the tiles (their ranks go
+/// with Q) and ends with the end mark.
 void WarpSpecializedWriter::writeProducer() {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
-  if (!dynamicTiles()) {
+  if (!dynamicTiles() && !schedule.getOneThreadProducer()) {
     forEachTile(/*producer=*/true, [&](ValueRange) -> SmallVector<Value> {
       ifThen(first, [&] { writeTileCopies(); });
       return {};
+    });
+    return;
+  }
+  if (!dynamicTiles()) { // one_thread_producer: the if around the tile loop
+    ifThen(first, [&] {
+      forEachTile(/*producer=*/true, [&](ValueRange) -> SmallVector<Value> {
+        writeTileCopies();
+        return {};
+      });
     });
     return;
   }
