@@ -42,6 +42,17 @@ def test_paper_preset_is_the_fa_grid(fake_kernel_dir):  # no D=256 kernel there
         assert case.seqlen_q == case.seqlen_k
 
 
+def test_help_prints(capsys):
+    # argparse formats help with %: a literal % in a help text (the masks'
+    # "25% of the keys") made --help raise TypeError instead of printing.
+    with pytest.raises(SystemExit) as stop:
+        cli.parse_args(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: python -m tiledattn.bench" in out
+    assert "25% of the keys" in out
+
+
 def test_quick_preset():
     cases = cli.make_cases(cli.parse_args([]))
     assert {(c.seqlen_q, c.head_dim, c.dtype) for c in cases} == {

@@ -119,7 +119,7 @@ def build_parser():
         default="none",
         choices=["none", *MASKS],
         help="a mask for every case (bench/masks.py: "
-        + "; ".join(f"{m.name}: {m.doc}" for m in MASKS.values())
+        + "; ".join(f"{m.name}: {m.doc}" for m in MASKS.values()).replace("%", "%%")
         + "); TFLOP/s count kept pairs; the cases are not causal (a mask says "
         "what is kept); backends that take no mask report n/a",
     )
