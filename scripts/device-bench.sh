@@ -14,6 +14,10 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 OUTDIR=${OUT:-build/device-bench}
 mkdir -p "$OUTDIR"
+if [ -z "${TILEDATTN_GIT_COMMIT:-}" ] && [ -f build/device-commit ]; then
+  TILEDATTN_GIT_COMMIT=$(cat build/device-commit) # from device-pack.sh
+  export TILEDATTN_GIT_COMMIT
+fi
 if [ -z "${TILEDATTN_GIT_COMMIT:-}" ]; then
   echo "warning: TILEDATTN_GIT_COMMIT is not set; results.json may name the wrong commit"
 fi

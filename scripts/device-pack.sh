@@ -25,5 +25,9 @@ for p in "${paths[@]}"; do
     exit 1
   fi
 done
-tar -czf build/device-carry.tgz --exclude='.compile-*' "${paths[@]}"
+# The device's copy of the tree has no current .git: the commit these
+# outputs were built at travels with them (build/device-commit), and the
+# device scripts name it in their results (TILEDATTN_GIT_COMMIT).
+git describe --always --dirty --abbrev=12 >build/device-commit
+tar -czf build/device-carry.tgz --exclude='.compile-*' "${paths[@]}" build/device-commit
 echo "device-pack: build/device-carry.tgz $(du -h build/device-carry.tgz | cut -f1) from $(du -ch "${paths[@]}" | tail -n 1 | cut -f1)"

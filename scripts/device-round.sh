@@ -37,9 +37,14 @@ step() { printf '\n== %s\n' "$*"; }
 if [ -f build/device-carry.tgz ]; then
   tar -xzf build/device-carry.tgz || exit 2
 fi
+if [ -z "${TILEDATTN_GIT_COMMIT:-}" ] && [ -f build/device-commit ]; then
+  TILEDATTN_GIT_COMMIT=$(cat build/device-commit) # from device-pack.sh
+  export TILEDATTN_GIT_COMMIT
+fi
 
 step "machine"
 {
+  echo "commit ${TILEDATTN_GIT_COMMIT:-unknown} (build/device-commit)"
   nvidia-smi || echo "nvidia-smi failed"
   python3 -c 'import sys, torch; print("python", sys.version.split()[0], "| torch", torch.__version__, "| cuda", torch.version.cuda, "| gpu", torch.cuda.get_device_name() if torch.cuda.is_available() else None, torch.cuda.get_device_capability() if torch.cuda.is_available() else "")'
   command -v nvcc >/dev/null && nvcc --version | tail -n 2

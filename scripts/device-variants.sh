@@ -12,6 +12,10 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 OUTDIR=${OUT:-build/device-variants}
 mkdir -p "$OUTDIR"
+if [ -z "${TILEDATTN_GIT_COMMIT:-}" ] && [ -f build/device-commit ]; then
+  TILEDATTN_GIT_COMMIT=$(cat build/device-commit) # from device-pack.sh
+  export TILEDATTN_GIT_COMMIT
+fi
 export PYTHONUNBUFFERED=1 PYTHONPATH=python
 export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
 export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
