@@ -21,6 +21,7 @@
 #define TILEDATTN_CONVERSION_ACCUMULATORMATH_H
 
 #include "mlir/IR/Builders.h"
+#include <array>
 #include <limits>
 #include <optional>
 
@@ -94,6 +95,9 @@ public:
   /// P packed into 16-bit pairs of `elementType`: k-step kk takes chunks 2kk
   /// and 2kk + 1, rows (g, g + 8) each, the A-fragment order of wgmma.
   Regs pack(ArrayRef<Value> probs, Type elementType);
+  /// pack's inverse for one word: its two 16-bit elements as f32, the
+  /// low half (the lower column) first.
+  std::array<Value, 2> unpack(Value word, Type elementType);
   /// O's registers times their row's factor.
   void scaleAcc(Regs &acc, Value (&rescale)[2]);
   /// scaleAcc; with conditional_rescale skipped when no row of the warp

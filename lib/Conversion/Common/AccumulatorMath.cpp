@@ -264,6 +264,20 @@ Regs AccumulatorMath::pack(ArrayRef<Value> probs, Type elementType) {
   return packed;
 }
 
+std::array<Value, 2> AccumulatorMath::unpack(Value word, Type elementType) {
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  auto pairType = VectorType::get({2}, elementType);
+  Value pair = vector::BitCastOp::create(
+      b, loc, pairType,
+      vector::FromElementsOp::create(b, loc, wordType, ValueRange{word}));
+  std::array<Value, 2> out;
+  for (int64_t e = 0; e < 2; ++e) {
+    Value half = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e});
+    out[e] = arith::ExtFOp::create(b, loc, b.getF32Type(), half);
+  }
+  return out;
+}
+
 void AccumulatorMath::scaleAcc(Regs &acc, Value (&rescale)[2]) {
   for (int64_t i = 0, e = acc.size(); i < e; ++i)
     acc[i] = fmul(acc[i], rescale[(i % 4) / 2]);

@@ -91,7 +91,9 @@ public:
         .Case([&](ReadRowsOp read) { return lowerReadRows(read); })
         .Case([&](ResizeOp resize) { return lowerResize(resize); })
         .Case([&](TruncateOp truncate) { return lowerTruncate(truncate); })
-        .Case([&](MergePiecesOp merge) { return lowerMergePieces(merge); });
+        .Case([&](MergePiecesOp merge) { return lowerMergePieces(merge); })
+        .Case([&](RowDotOp dot) { return lowerRowDot(dot); })
+        .Case([&](StoreRowsOp store) { return lowerStoreRows(store); });
   }
 
 private:
@@ -268,12 +270,7 @@ private:
     Value zero = math.f32(0.0);
     std::array<FinishedRow, 2> rows;
     for (int r = 0; r < 2; ++r) {
-      Value sum = st.sum[r];
-      for (int64_t x : {1, 2})
-        sum = math.fadd(sum, gpu::ShuffleOp::create(b, loc, sum, math.i32(x),
-                                                    math.i32(32),
-                                                    gpu::ShuffleMode::XOR)
-                                 .getShuffleResult());
+      Value sum = quadSum(st.sum[r]);
       Value empty =
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
       FinishedRow &f = rows[r];
@@ -291,6 +288,69 @@ private:
         each(f);
     }
     return rows;
+  }
+
+  /// The sum of `part` over the quad (the four threads that share a row).
+  Value quadSum(Value part) {
+    for (int64_t x : {1, 2})
+      part = math.fadd(part, gpu::ShuffleOp::create(b, loc, part, math.i32(x),
+                                                    math.i32(32),
+                                                    gpu::ShuffleMode::XOR)
+                                 .getShuffleResult());
+    return part;
+  }
+
+  /// The rows' dot products, two a thread (rows g and g + 8 of its warp's
+  /// 16): its own products summed pairwise, then over the quad. An
+  /// accumulator's register 4i + h is in row half h / 2; an A word w (two
+  /// 16-bit elements) in row half w % 2 (the fragment order).
+  LogicalResult lowerRowDot(RowDotOp op) {
+    FailureOr<Regs> lhs = registersOf(op, op.getLhs(), "lhs");
+    FailureOr<Regs> rhs = registersOf(op, op.getRhs(), "rhs");
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    Type element = op.getLhs().getType().getElementType();
+    Regs products[2];
+    for (size_t i = 0; i < lhs->size(); ++i) {
+      if (element.isF32()) {
+        products[(i % 4) / 2].push_back(math.fmul((*lhs)[i], (*rhs)[i]));
+        continue;
+      }
+      std::array<Value, 2> a = math.unpack((*lhs)[i], element);
+      std::array<Value, 2> c = math.unpack((*rhs)[i], element);
+      for (int e = 0; e < 2; ++e)
+        products[i % 2].push_back(math.fmul(a[e], c[e]));
+    }
+    Value rows[2];
+    for (int r = 0; r < 2; ++r)
+      rows[r] = quadSum(math.treeReduce(
+          products[r], [&](Value x, Value y) { return math.fadd(x, y); }));
+    op.getResult().replaceAllUsesWith(tileOf(op.getType(), rows));
+    return success();
+  }
+
+  /// Quad lane 0 stores its two rows where they are inside dest.
+  LogicalResult lowerStoreRows(StoreRowsOp op) {
+    FailureOr<Regs> rows = registersOf(op, op.getRows(), "rows");
+    if (failed(rows))
+      return failure();
+    AccumulatorPlace p = place();
+    Value seq = memref::DimOp::create(b, loc, op.getDest(), idx(2));
+    Value rowBase = add(op.getRow(), add(p.warpRow, p.group));
+    Value lead =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, p.quad, idx(0));
+    ifThen(lead, [&] {
+      for (int r = 0; r < 2; ++r) {
+        Value row = add(rowBase, idx(8 * r));
+        Value inside =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seq);
+        ifThen(inside, [&] {
+          memref::StoreOp::create(b, loc, (*rows)[r], op.getDest(),
+                                  ValueRange{op.getBatch(), op.getHead(), row});
+        });
+      }
+    });
+    return success();
   }
 
   /// Quad 0 stores the row's lse (where the row is inside dest).
@@ -703,7 +763,7 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
              ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
-             ResizeOp, TruncateOp, MergePiecesOp>(op);
+             ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

@@ -532,5 +532,86 @@ module attributes {gpu.container_module} {
       "test.use"(%o2, %m2, %l2) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>) -> ()
       gpu.return
     }
+
+    // row_dot on accumulators: register 4i + h is in row half h / 2, so
+    // registers 0, 1, 4, 5, ... multiply into row g and 2, 3, 6, 7, ... into
+    // row g + 8; each half is summed pairwise, then over the quad (xor 1, 2).
+    // CHECK-LABEL: gpu.func @row_dot_acc
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[B:.*]]: !llvm.struct<{{.*}}>)
+    // CHECK-DAG: %[[A0:.*]] = llvm.extractvalue %[[A]][0]
+    // CHECK-DAG: %[[B0:.*]] = llvm.extractvalue %[[B]][0]
+    // CHECK-DAG: %[[A2:.*]] = llvm.extractvalue %[[A]][2]
+    // CHECK-DAG: %[[B2:.*]] = llvm.extractvalue %[[B]][2]
+    // CHECK: %[[P0:.*]] = arith.mulf %[[A0]], %[[B0]] : f32
+    // CHECK: %[[P2:.*]] = arith.mulf %[[A2]], %[[B2]] : f32
+    // CHECK-COUNT-15: arith.addf
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+    // CHECK-COUNT-15: arith.addf
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+    // CHECK: %[[R:.*]] = llvm.insertvalue %{{.*}}[1] : !llvm.struct<(f32, f32)>
+    // CHECK: builtin.unrealized_conversion_cast %[[R]] : !llvm.struct<(f32, f32)> to !tiledattn.tile<64xf32>
+    gpu.func @row_dot_acc(%a: !acc, %b: !acc) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc to !tiledattn.tile<64x64xf32>
+      %bt = builtin.unrealized_conversion_cast %b : !acc to !tiledattn.tile<64x64xf32>
+      %d = tiledattn.row_dot %at, %bt : !tiledattn.tile<64x64xf32> -> !tiledattn.tile<64xf32>
+      "test.use"(%d) : (!tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
+
+    // row_dot on an mma's A words (read_rows): word w is in row half w % 2
+    // and holds two bf16 elements, unpacked to f32 before the multiply.
+    // CHECK-LABEL: gpu.func @row_dot_words
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[B:.*]]: !llvm.struct<{{.*}}>)
+    // CHECK: %[[A0:.*]] = llvm.extractvalue %[[A]][0]
+    // CHECK: %[[B0:.*]] = llvm.extractvalue %[[B]][0]
+    // CHECK: %[[AV:.*]] = vector.from_elements %[[A0]] : vector<1xi32>
+    // CHECK: %[[AP:.*]] = vector.bitcast %[[AV]] : vector<1xi32> to vector<2xbf16>
+    // CHECK: %[[AL:.*]] = vector.extract %[[AP]][0] : bf16 from vector<2xbf16>
+    // CHECK: %[[ALF:.*]] = arith.extf %[[AL]] : bf16 to f32
+    // CHECK: %[[AH:.*]] = vector.extract %[[AP]][1] : bf16 from vector<2xbf16>
+    // CHECK: %[[AHF:.*]] = arith.extf %[[AH]] : bf16 to f32
+    // CHECK: %[[BP:.*]] = vector.bitcast %{{.*}} : vector<1xi32> to vector<2xbf16>
+    // CHECK: %[[BLF:.*]] = arith.extf %{{.*}} : bf16 to f32
+    // CHECK: %[[BHF:.*]] = arith.extf %{{.*}} : bf16 to f32
+    // CHECK: arith.mulf %[[ALF]], %[[BLF]] : f32
+    // CHECK: arith.mulf %[[AHF]], %[[BHF]] : f32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+    // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+    // CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(f32, f32)> to !tiledattn.tile<64xf32>
+    gpu.func @row_dot_words(%a: !words16, %b: !words16) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !words16 to !tiledattn.tile<64x64xbf16>
+      %bt = builtin.unrealized_conversion_cast %b : !words16 to !tiledattn.tile<64x64xbf16>
+      %d = tiledattn.row_dot %at, %bt : !tiledattn.tile<64x64xbf16> -> !tiledattn.tile<64xf32>
+      "test.use"(%d) : (!tiledattn.tile<64xf32>) -> ()
+      gpu.return
+    }
+
+    // store_rows: quad lane 0 stores its rows g and g + 8 (of its warp's 16,
+    // from %row) where they are below dest's dimension 2.
+    // CHECK-LABEL: gpu.func @store_rows
+    // CHECK-SAME: (%[[D:.*]]: !llvm.struct<(f32, f32)>, %[[DEST:.*]]: memref<{{.*}}>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index)
+    // CHECK-DAG: %[[D0:.*]] = llvm.extractvalue %[[D]][0]
+    // CHECK-DAG: %[[D1:.*]] = llvm.extractvalue %[[D]][1]
+    // CHECK: %[[S:.*]] = memref.dim %[[DEST]], %c2
+    // CHECK: %[[LEAD:.*]] = arith.cmpi eq, %{{.*}}, %c0
+    // CHECK: scf.if %[[LEAD]] {
+    // CHECK:   %[[IN0:.*]] = arith.cmpi ult, %[[R0:.*]], %[[S]]
+    // CHECK:   scf.if %[[IN0]] {
+    // CHECK:     memref.store %[[D0]], %[[DEST]][%[[BI]], %[[H]], %[[R0]]]
+    // CHECK:   %[[R1:.*]] = arith.addi %{{.*}}, %c8
+    // CHECK:   %[[IN1:.*]] = arith.cmpi ult, %[[R1]], %[[S]]
+    // CHECK:   scf.if %[[IN1]] {
+    // CHECK:     memref.store %[[D1]], %[[DEST]][%[[BI]], %[[H]], %[[R1]]]
+    gpu.func @store_rows(%d: !rows, %dest: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                         %b: index, %h: index, %row: index) kernel {
+      %dt = builtin.unrealized_conversion_cast %d : !rows to !tiledattn.tile<64xf32>
+      tiledattn.store_rows %dt into %dest[%b, %h, %row]
+          : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      gpu.return
+    }
   }
 }

@@ -1348,3 +1348,27 @@ func.func @truncate_columns(%p: !tiledattn.tile<64x40xf32>) {
   %p16 = tiledattn.truncate %p : !tiledattn.tile<64x40xf32> to !tiledattn.tile<64x40xbf16>
   return
 }
+
+// -----
+
+func.func @row_dot_of_row_tiles(%a: !tiledattn.tile<64xf32>) {
+  // expected-error @+1 {{'tiledattn.row_dot' op expected two M x N tiles of f32, f16 or bf16, but got '!tiledattn.tile<64xf32>'}}
+  %d = tiledattn.row_dot %a, %a : !tiledattn.tile<64xf32> -> !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+func.func @row_dot_into_other_rows(%a: !tiledattn.tile<64x64xf32>) {
+  // expected-error @+1 {{'tiledattn.row_dot' op expected the result to be a rank-1 f32 tile of the operands' 64 rows, but got '!tiledattn.tile<32xf32>'}}
+  %d = tiledattn.row_dot %a, %a : !tiledattn.tile<64x64xf32> -> !tiledattn.tile<32xf32>
+  return
+}
+
+// -----
+
+func.func @store_rows_of_a_matrix(%a: !tiledattn.tile<64x64xf32>, %dest: memref<?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store_rows' op expected rows to be a rank-1 f32 tile (a row's value each), but got '!tiledattn.tile<64x64xf32>'}}
+  tiledattn.store_rows %a into %dest[%i, %i, %i] : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+  return
+}

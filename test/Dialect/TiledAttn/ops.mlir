@@ -163,3 +163,17 @@ func.func @truncate(%s: !tiledattn.tile<64x64xf32>, %m: !tiledattn.tile<64xf32>,
   %p16 = tiledattn.truncate %p : !tiledattn.tile<64x64xf32> to !tiledattn.tile<64x64xbf16>
   return %p16 : !tiledattn.tile<64x64xbf16>
 }
+
+// The backward's preprocess: D = rowsum(dO * O), a row's value each, stored
+// per query row.
+// CHECK-LABEL: func.func @row_dot_and_store_rows
+// CHECK: %[[D:.*]] = tiledattn.row_dot %{{.*}}, %{{.*}} : !tiledattn.tile<64x128xbf16> -> !tiledattn.tile<64xf32>
+// CHECK: tiledattn.store_rows %[[D]] into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @row_dot_and_store_rows(%do: !tiledattn.tile<64x128xbf16>, %o: !tiledattn.tile<64x128xbf16>,
+                                  %delta: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                                  %b: index, %h: index, %row: index) {
+  %d = tiledattn.row_dot %do, %o : !tiledattn.tile<64x128xbf16> -> !tiledattn.tile<64xf32>
+  tiledattn.store_rows %d into %delta[%b, %h, %row]
+      : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}

@@ -497,6 +497,30 @@ LogicalResult ScaleMaxOp::verify() {
   return success();
 }
 
+LogicalResult RowDotOp::verify() {
+  TileType t = getLhs().getType(), r = getResult().getType();
+  if (t.getRank() != 2 ||
+      !(t.getElementType().isF32() || isHalfType(t.getElementType())))
+    return emitOpError("expected two M x N tiles of f32, f16 or bf16, but "
+                       "got ")
+           << t;
+  if (r.getRank() != 1 || r.getNumRows() != t.getNumRows() ||
+      !r.getElementType().isF32())
+    return emitOpError("expected the result to be a rank-1 f32 tile of the "
+                       "operands' ")
+           << t.getNumRows() << " rows, but got " << r;
+  return success();
+}
+
+LogicalResult StoreRowsOp::verify() {
+  TileType t = getRows().getType();
+  if (t.getRank() != 1 || !t.getElementType().isF32())
+    return emitOpError("expected rows to be a rank-1 f32 tile (a row's value "
+                       "each), but got ")
+           << t;
+  return success();
+}
+
 LogicalResult TruncateOp::verify() {
   auto from = cast<TileType>(getTile().getType());
   auto to = cast<TileType>(getResult().getType());

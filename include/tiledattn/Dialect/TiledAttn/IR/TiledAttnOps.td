@@ -405,6 +405,58 @@ def TiledAttn_ScaleMaxOp : TiledAttn_Op<"scale_max", [Pure,
   let hasVerifier = 1;
 }
 
+def TiledAttn_RowDotOp : TiledAttn_Op<"row_dot", [Pure,
+    AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "Dot product of two tiles' rows, in f32";
+  let description = [{
+    The `tiledattn.row_dot` operation computes `result[i] = sum_j lhs[i, j]
+    * rhs[i, j]` in f32 for two `M x N` tiles of one type: a warpgroup's
+    f32 accumulators, or f16 / bf16 tiles as `tiledattn.read_rows` reads
+    them (an mma's A words). `result` is an `M` f32 tile, a row's value
+    each, as `online_softmax`'s statistics are. The backward's first step,
+    `D = rowsum(dO * O)` per query row, is one `row_dot`.
+
+    Example:
+
+    ```mlir
+    %d = tiledattn.row_dot %do, %o
+        : !tiledattn.tile<64x128xbf16> -> !tiledattn.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$lhs, TiledAttn_AnyTile:$rhs);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_StoreRowsOp : TiledAttn_Op<"store_rows", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Store a row's value each into a [B, H, S] f32 memref";
+  let description = [{
+    The `tiledattn.store_rows` operation writes `dest[b, h, row + i] =
+    rows[i]` for each row `i` of an `M` f32 tile with `row + i < S`
+    (dimension 2 of `dest`), as `tiledattn.store` writes the lse. Rows at
+    or past `S` are not written.
+
+    Example:
+
+    ```mlir
+    tiledattn.store_rows %d into %delta[%b, %h, %row]
+        : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$rows, TiledAttn_LseMemRef:$dest,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $rows `into` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    qualified(type($rows)) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "Multiply each row of an accumulator tile by a per-row factor";
