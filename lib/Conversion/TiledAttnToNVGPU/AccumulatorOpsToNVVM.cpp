@@ -7,7 +7,8 @@
 // The tile ops on a warpgroup's wgmma accumulator registers, for
 // tiledattn-lower-mma: tiledattn.constant, mask, score_mod, online_softmax (P
 // packed into an mma's A words), rescale, store and tma_store (its rows
-// into the stage; tiledattn-lower-rings issued the copy), with
+// into the stage; tiledattn-lower-rings issued the copy), the backward's
+// row_dot and store_rows, with
 // convert-sdpa-to-hopper's code (AccumulatorMath). Register tiles arrive and
 // leave as casts of their structs.
 //
