@@ -13,6 +13,7 @@ flex schedule. The kernel texts differ only in the schedule, so the cache
 finds each by its text as flex_attention would."""
 
 import argparse
+import json
 import statistics
 import sys
 from pathlib import Path
@@ -75,7 +76,12 @@ def compile_all(cache: Path) -> int:
             text = flex.flex_kernel(q, q, q, score_mod, block_mask).text
             try:
                 path = tiledattn.compile(text, cache=cache).path
-                print(f"{refinement:28s} {variant:12s} {path}", flush=True)
+                # A candidate that spills is a different kernel from the
+                # one the A/B means to time: say so next to its path.
+                resources = json.loads((path / "manifest.json").read_text())["resources"]
+                spills = resources["spill_stores"]
+                note = f"  SPILLS {spills} bytes" if spills else ""
+                print(f"{refinement:28s} {variant:12s} {path}{note}", flush=True)
             except tiledattn.CompileError as error:
                 print(f"{refinement:28s} {variant:12s} refused: {str(error)[:300]}", flush=True)
     return 0
