@@ -95,7 +95,8 @@ fi
 # rest of the round with them.
 NEW_KERNEL_TESTS=(python/test/test_gpu_tile_ir.py python/test/test_gpu_flex.py python/test/test_gpu_masks.py
   python/test/test_gpu_varlen.py python/test/test_gpu_head_dims.py python/test/test_gpu_variants.py
-  python/test/test_gpu_decode.py python/test/test_gpu_kvcache.py)
+  python/test/test_gpu_decode.py python/test/test_gpu_kvcache.py
+  python/test/test_gpu_backward_programs.py)
 python3 -m pytest python/test -q -rs --junitxml="$LOGS/pytest.xml" \
   "${NEW_KERNEL_TESTS[@]/#/--ignore=}" >"$LOGS/pytest.log" 2>&1
 pytest_rc=$?
