@@ -13,7 +13,6 @@ flex schedule. The kernel texts differ only in the schedule, so the cache
 finds each by its text as flex_attention would."""
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -75,13 +74,12 @@ def compile_all(cache: Path) -> int:
             score_mod, block_mask, _ = arguments(variant, 2, 256, "cpu")
             text = flex.flex_kernel(q, q, q, score_mod, block_mask).text
             try:
-                path = tiledattn.compile(text, cache=cache).path
+                kernel = tiledattn.compile(text, cache=cache)
                 # A candidate that spills is a different kernel from the
                 # one the A/B means to time: say so next to its path.
-                resources = json.loads((path / "manifest.json").read_text())["resources"]
-                spills = resources["spill_stores"]
+                spills = kernel.manifest["resources"]["spill_stores"]
                 note = f"  SPILLS {spills} bytes" if spills else ""
-                print(f"{refinement:28s} {variant:12s} {path}{note}", flush=True)
+                print(f"{refinement:28s} {variant:12s} {kernel.path}{note}", flush=True)
             except tiledattn.CompileError as error:
                 print(f"{refinement:28s} {variant:12s} refused: {str(error)[:300]}", flush=True)
     return 0

@@ -266,8 +266,7 @@ private:
         failed(rowsOf(op, op.getRowSum(), "row_sum", st.sum)))
       return failure();
     Value seqQ = memref::DimOp::create(b, loc, rowsIn, idx(2));
-    Value rowBase = arith::AddIOp::create(
-        b, loc, op.getRow(), arith::AddIOp::create(b, loc, p.warpRow, p.group));
+    Value rowBase = threadRowBase(p, op.getRow());
     Value zero = math.f32(0.0);
     std::array<FinishedRow, 2> rows;
     for (int r = 0; r < 2; ++r) {
@@ -282,13 +281,24 @@ private:
       f.inv = arith::SelectOp::create(
           b, loc, empty, zero,
           arith::DivFOp::create(b, loc, math.f32(1.0), sum));
-      f.row = arith::AddIOp::create(b, loc, rowBase, idx(8 * r));
-      f.inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, f.row, seqQ);
+      std::tie(f.row, f.inside) = threadRow(rowBase, seqQ, r);
       if (each)
         each(f);
     }
     return rows;
+  }
+
+  /// The thread's first row (g of its warp's 16) in a tile from `firstRow`.
+  Value threadRowBase(const AccumulatorPlace &p, Value firstRow) {
+    return add(firstRow, add(p.warpRow, p.group));
+  }
+
+  /// The thread's row half `r` (row g + 8r, from threadRowBase) and whether
+  /// it is below `seq` (the rows there are).
+  std::pair<Value, Value> threadRow(Value rowBase, Value seq, int r) {
+    Value row = add(rowBase, idx(8 * r));
+    return {row,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seq)};
   }
 
   /// The sum of `part` over the quad (the four threads that share a row).
@@ -337,17 +347,17 @@ private:
       return failure();
     AccumulatorPlace p = place();
     Value seq = memref::DimOp::create(b, loc, op.getDest(), idx(2));
-    Value rowBase = add(op.getRow(), add(p.warpRow, p.group));
+    Value rowBase = threadRowBase(p, op.getRow());
     Value lead =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, p.quad, idx(0));
     ifThen(lead, [&] {
       for (int r = 0; r < 2; ++r) {
-        Value row = add(rowBase, idx(8 * r));
-        Value inside =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seq);
-        ifThen(inside, [&] {
-          memref::StoreOp::create(b, loc, (*rows)[r], op.getDest(),
-                                  ValueRange{op.getBatch(), op.getHead(), row});
+        // (a pair, not a structured binding: C++17 lambdas cannot capture one)
+        std::pair<Value, Value> at = threadRow(rowBase, seq, r);
+        ifThen(at.second, [&] {
+          memref::StoreOp::create(
+              b, loc, (*rows)[r], op.getDest(),
+              ValueRange{op.getBatch(), op.getHead(), at.first});
         });
       }
     });

@@ -488,13 +488,17 @@ LogicalResult OnlineSoftmaxOp::verify() {
   return success();
 }
 
-LogicalResult ScaleMaxOp::verify() {
-  TileType t = getRowMax().getType();
+/// `name` (an operand of `op`) is a row's value each: a rank-1 f32 tile.
+static LogicalResult verifyRowsTile(Operation *op, StringRef name, TileType t) {
   if (t.getRank() != 1 || !t.getElementType().isF32())
-    return emitOpError("expected row_max to be a rank-1 f32 tile (a row's "
-                       "value each), but got ")
+    return op->emitOpError("expected ")
+           << name << " to be a rank-1 f32 tile (a row's value each), but got "
            << t;
   return success();
+}
+
+LogicalResult ScaleMaxOp::verify() {
+  return verifyRowsTile(*this, "row_max", getRowMax().getType());
 }
 
 LogicalResult RowDotOp::verify() {
@@ -513,12 +517,7 @@ LogicalResult RowDotOp::verify() {
 }
 
 LogicalResult StoreRowsOp::verify() {
-  TileType t = getRows().getType();
-  if (t.getRank() != 1 || !t.getElementType().isF32())
-    return emitOpError("expected rows to be a rank-1 f32 tile (a row's value "
-                       "each), but got ")
-           << t;
-  return success();
+  return verifyRowsTile(*this, "rows", getRows().getType());
 }
 
 LogicalResult TruncateOp::verify() {

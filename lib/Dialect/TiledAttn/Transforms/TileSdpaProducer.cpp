@@ -146,16 +146,14 @@ void WarpSpecializedWriter::writeProducer() {
     });
     return;
   }
-  if (!dynamicTiles()) { // one_thread_producer: the if around the tile loop
-    ifThen(first, [&] {
+  ifThen(first, [&] {
+    if (!dynamicTiles()) { // one_thread_producer
       forEachTile(/*producer=*/true, [&](ValueRange) -> SmallVector<Value> {
         writeTileCopies();
         return {};
       });
-    });
-    return;
-  }
-  ifThen(first, [&] {
+      return;
+    }
     Value puts = forEachTile(
         /*producer=*/true,
         [&](ValueRange count) -> SmallVector<Value> {
