@@ -100,21 +100,28 @@ def main() -> int:
     text = block_mask_kernel(None, document_mask_mod("cpu", 2, 4, 1000), DOCUMENT_BLOCK_MASK_SHAPE)
     print(f"block_mask document_mask_mod: {tiledattn.compile(text, cache=cache).path}")
     # The harness's --mask cases (tiledattn.bench.masks), both dtypes: key
-    # padding as an attn_mask, the others as BlockMasks.
+    # padding as an attn_mask, the others as BlockMasks, on both flex
+    # schedules (which one runs depends on the lengths: short tiles or not).
     for mask in BENCH_MASKS.values():
         for dtype in (torch.bfloat16, torch.float16):
             for d in (64, 128, 256):
                 q = torch.empty(2, 2, 256, d, dtype=dtype)
                 if mask.as_attn_mask:
                     keep = mask.dense(2, 256, "cpu")
-                    text, _ = mask_kernel_text(keep, (2, 2, 256, 256), False, dtype, d, d)
+                    texts = [mask_kernel_text(keep, (2, 2, 256, 256), False, dtype, d, d)[0]]
                 else:
                     block_mask = create_block_mask(
                         mask.mask_mod(2, 256, "cpu"), 2, None, 256, 256, device="cpu"
                     )
-                    text = flex_kernel(q, q, q, None, block_mask).text
-                path = tiledattn.compile(text, cache=cache).path
-                print(f"bench mask {mask.name} {dtype} d{d}: {path}")
+                    texts = sorted(
+                        {
+                            flex_kernel(q, q, q, None, block_mask, short_tiles=short).text
+                            for short in (False, True)
+                        }
+                    )
+                for text in texts:
+                    path = tiledattn.compile(text, cache=cache).path
+                    print(f"bench mask {mask.name} {dtype} d{d}: {path}")
     # varlen_attention's kernels (python/test/test_gpu_varlen.py): one per
     # (dtype, head dim), causal or not.
     for dtype in (torch.bfloat16, torch.float16):

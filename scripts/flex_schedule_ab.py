@@ -33,9 +33,13 @@ BASE = flex._SCHEDULES[128]
 # in results/2026-12-06-variants (flex-schedule-ab-*.txt).
 REFINEMENTS = {
     "flex": "",
-    # The score_mod's division as torch's CUDA kernels divide (div.rn.f32),
-    # not as flex_attention traces it (fastmath<arcp,afn>).
-    "ieee_division": "",
+    # Persistent forms that overlap a short tile's end with the next one's
+    # start (windows and short documents have 9 K/V blocks a tile or fewer).
+    # flex_attention's short-tile schedule (producer 32 registers, consumers
+    # 232), and the same at 24 / 240, where its producer spills 16 bytes.
+    "short_tiles": "",
+    "short_tiles_24_240": "persistent = true, dynamic_tiles = true, q_buffers = 2, "
+    "defer_store = true",
 }
 DIVISION = flex._DIVISION
 VARIANTS = ("key_padding", "window1024", "documents4", "softcap30")
@@ -44,7 +48,12 @@ SHAPES = ((4, 4096), (1, 16384))  # (B, S); H = 16, D = 128
 
 def use(refinement: str) -> None:
     extra = REFINEMENTS[refinement]
-    flex._SCHEDULES[128] = BASE + (f", {extra}" if extra else "")
+    # Every case on the short-tile schedule, or none (whatever its tiles).
+    flex._SHORT_TILE_BLOCKS = float("inf") if refinement == "short_tiles" else -1
+    base = BASE
+    if "defer_store" in extra:  # the program writes one of the two epilogues
+        base = base.replace(", overlap_epilogue = true", "")
+    flex._SCHEDULES[128] = base + (f", {extra}" if extra else "")
     division = "" if refinement == "ieee_division" else DIVISION
     if flex._DIVISION != division:
         flex._DIVISION = division

@@ -253,6 +253,43 @@ def test_a_block_masks_mask_mod_becomes_the_kernels_mask_mod_with_its_block_map(
     assert "score_mod {" not in plan.text and "mask_mod {" in plan.text
 
 
+def test_short_tiles_run_the_persistent_schedule():
+    # A map that keeps few K/V blocks a query tile (a causal window of 1024
+    # keys: at most 9 of 128) runs the persistent short-tile schedule at
+    # D = 128; one that keeps many (a prefix of 3000 keys: 24) the default.
+    from tiledattn.flex import _SCHEDULES, _SHORT_TILE_SCHEDULES, schedule_blocks
+
+    def window_mask(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < 1024)
+
+    def prefix_mask(b, h, q_idx, kv_idx):
+        return kv_idx < 3000
+
+    short = _flex_kernel(None, window_mask, length=4096, head_dim=128)
+    assert f"schedule(#tiledattn.schedule<{_SHORT_TILE_SCHEDULES[128]}>)" in short.text
+    assert "dynamic_tiles = true" in short.text and "block_map(" in short.text
+    long = _flex_kernel(None, prefix_mask, length=4096, head_dim=128)
+    assert f"schedule(#tiledattn.schedule<{_SCHEDULES[128]}>)" in long.text
+    # Both schedules have the tiles the block map is made for.
+    assert schedule_blocks(128, schedule=_SHORT_TILE_SCHEDULES[128]) == schedule_blocks(128)
+    # Head dims without a measured short-tile schedule keep theirs.
+    assert "dynamic_tiles" not in _flex_kernel(None, window_mask, length=4096).text
+
+
+def test_short_tiles_can_be_chosen_by_the_caller():
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    from tiledattn.flex import flex_kernel
+
+    def window_mask(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)
+
+    q = torch.empty(1, 2, 300, 128, dtype=torch.bfloat16)
+    mask = create_block_mask(window_mask, None, None, 300, 300, device="cpu")
+    assert "dynamic_tiles" in flex_kernel(q, q, q, None, mask).text
+    assert "dynamic_tiles" not in flex_kernel(q, q, q, None, mask, short_tiles=False).text
+
+
 def test_block_masks_of_other_blocks_apply_the_mask_mod_on_every_block():
     def window_mask(b, h, q_idx, kv_idx):
         return (q_idx >= kv_idx) & (q_idx - kv_idx < 100)

@@ -52,6 +52,25 @@ _SCHEDULES = {
     "overlap_softmax = true",
 }
 
+# BlockMask kernels whose query tiles keep few K/V blocks (sliding windows,
+# short packed documents) spend much of each tile on its prologue and
+# epilogue: a persistent block that takes its tiles one at a time, loads the
+# next tile's Q into a second buffer and stores O under the next tile's
+# first Q.K^T overlaps them. Same-run A/B (H100, bf16, D = 128,
+# results/2026-12-06-session31): causal window 1024 (9 blocks a tile)
+# +11-12%, 4 documents at 4k (5) +8%; with more blocks a tile it gains
+# little or loses (key padding 24 blocks +4%, 96 -2%; documents at 16k,
+# 18.5 blocks, -2%), so only at most _SHORT_TILE_BLOCKS on average. The
+# persistent producer, which reads the block map, spilled 16 bytes at 24
+# registers: 32, and 232 for the consumers (the block's 168 a thread).
+_SHORT_TILE_SCHEDULES = {
+    128: "block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, "
+    "producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, "
+    "consumer_regs = 232, pingpong = true, overlap_softmax = true, tma_store = true, "
+    "persistent = true, dynamic_tiles = true, q_buffers = 2, defer_store = true",
+}
+_SHORT_TILE_BLOCKS = 12
+
 _FLOAT_FUNCTIONS = {  # one f32 operand -> math/arith op
     "tanh": "math.tanh",
     "exp": "math.exp",
@@ -477,12 +496,16 @@ def capture_arguments(captures) -> str:
     return "".join(f", %cap{i}: {_capture_memref(t)}" for i, t in enumerate(captures))
 
 
-def _schedule(head_dim: int, head_dim_v: int) -> str:
+def _schedule(head_dim: int, head_dim_v: int, short_tiles: bool = False) -> str:
     """The schedule of the wider head's tiles (they fit both), of whole
     64-column atoms: head dims 32, 80 and 96 run on the tiles of 64, 128
     and 128 (the sdpa op's verifier: TMA reads the columns past the last
-    as zeros)."""
-    return _SCHEDULES[(max(head_dim, head_dim_v) + 63) // 64 * 64]
+    as zeros). With `short_tiles` (a block map that keeps few K/V blocks a
+    query tile) the persistent form where one is measured."""
+    width = (max(head_dim, head_dim_v) + 63) // 64 * 64
+    if short_tiles and width in _SHORT_TILE_SCHEDULES:
+        return _SHORT_TILE_SCHEDULES[width]
+    return _SCHEDULES[width]
 
 
 def schedule_blocks(
@@ -577,7 +600,7 @@ def trust_block_mask(block_mask):
 def _remember_checked(block_mask) -> None:
     if len(_checked_block_masks) >= 64:  # a few per model; drop the oldest
         del _checked_block_masks[next(iter(_checked_block_masks))]
-    _checked_block_masks[id(block_mask)] = (block_mask, None)
+    _checked_block_masks[id(block_mask)] = (block_mask, None, None)
 
 
 def _check_block_mask(block_mask, query, key):
@@ -646,8 +669,22 @@ def _block_mask_map(block_mask, query, key, blocks) -> torch.Tensor:
     result = map_from_blocks(state[..., :listed], query.shape[-2], key.shape[-2], *blocks).to(
         query.device
     )
-    _checked_block_masks[id(block_mask)] = (block_mask, result)
+    _checked_block_masks[id(block_mask)] = (block_mask, result, held[2])
     return result
+
+
+def _mean_blocks(block_mask) -> float:
+    """The K/V blocks a query tile of a checked BlockMask keeps, on average
+    (partial and full), kept with it: one read of its counts per BlockMask."""
+    held = _checked_block_masks[id(block_mask)]
+    if held[2] is not None:
+        return held[2]
+    kept = block_mask.kv_num_blocks.sum()
+    if block_mask.full_kv_num_blocks is not None:
+        kept = kept + block_mask.full_kv_num_blocks.sum()
+    mean = kept.item() / block_mask.kv_num_blocks.numel()
+    _checked_block_masks[id(block_mask)] = (block_mask, held[1], mean)
+    return mean
 
 
 def _traced(fn, what, trace):
@@ -744,12 +781,17 @@ class FlexKernel(typing.NamedTuple):
     causal: bool
 
 
-def flex_kernel(query, key, value, score_mod=None, block_mask=None) -> FlexKernel:
+def flex_kernel(
+    query, key, value, score_mod=None, block_mask=None, short_tiles: "bool | None" = None
+) -> FlexKernel:
     """The kernel flex_attention runs for these arguments. The causal
     mask_mod runs as a causal kernel (skipping the blocks above the
     diagonal); another becomes the sdpa's mask_mod, run on the partial
     blocks of the BlockMask's map when its blocks are the kernel's tiles,
-    else on every block."""
+    else on every block. A map that keeps at most _SHORT_TILE_BLOCKS blocks
+    a query tile on average runs the persistent short-tile schedule;
+    `short_tiles` decides that instead (scripts/flex_cache.py compiles
+    both)."""
     causal, mask_fn, blocks = False, None, None
     if block_mask is not None:
         from torch.nn.attention.flex_attention import noop_mask
@@ -779,6 +821,11 @@ def flex_kernel(query, key, value, score_mod=None, block_mask=None) -> FlexKerne
         both.captures = region.captures + mask_region.captures
         region = both
     captures = _kernel_captures(region.captures, query)
+    schedule = None
+    if blocks is not None:
+        if short_tiles is None:
+            short_tiles = _mean_blocks(block_mask) <= _SHORT_TILE_BLOCKS
+        schedule = _schedule(query.shape[-1], value.shape[-1], short_tiles)
     text = schedule_text(
         region,
         query.dtype,
@@ -787,6 +834,7 @@ def flex_kernel(query, key, value, score_mod=None, block_mask=None) -> FlexKerne
         head_dim_v=value.shape[-1],
         causal=causal,
         block_map=blocks is not None,
+        schedule=schedule,
     )
     if blocks is not None:
         captures.append(blocks)

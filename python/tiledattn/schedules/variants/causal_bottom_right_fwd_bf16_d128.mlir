@@ -16,7 +16,7 @@
 func.func @flex_score_mod(%q: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %k: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %v: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, %o: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
     %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %scale: f32, %cap0: memref<?xi32>, %blocks: memref<?x?x?x?xi32>) {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, tma_store = true, overlap_epilogue = true>)
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, pingpong = true, overlap_softmax = true, tma_store = true, persistent = true, dynamic_tiles = true, q_buffers = 2, defer_store = true>)
       block_map(%blocks : memref<?x?x?x?xi32>)
       mask_mod {
   ^bb0(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index):
