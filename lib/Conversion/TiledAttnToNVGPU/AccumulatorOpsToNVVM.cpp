@@ -94,7 +94,9 @@ public:
         .Case([&](TruncateOp truncate) { return lowerTruncate(truncate); })
         .Case([&](MergePiecesOp merge) { return lowerMergePieces(merge); })
         .Case([&](RowDotOp dot) { return lowerRowDot(dot); })
-        .Case([&](StoreRowsOp store) { return lowerStoreRows(store); });
+        .Case([&](StoreRowsOp store) { return lowerStoreRows(store); })
+        .Case([&](ExpFromLseOp exp) { return lowerExpFromLse(exp); })
+        .Case([&](SoftmaxGradOp grad) { return lowerSoftmaxGrad(grad); });
   }
 
 private:
@@ -337,6 +339,71 @@ private:
       rows[r] = quadSum(math.treeReduce(
           products[r], [&](Value x, Value y) { return math.fadd(x, y); }));
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), rows));
+    return success();
+  }
+
+  /// The entries of `vector` ([B, H, S] f32) at the columns this thread
+  /// holds in a 64 x `cols` accumulator tile, in register order: register
+  /// r is in column col + 8 (r / 4) + 2 quad + r % 2, so it takes value
+  /// 2 (r / 4) + r % 2. A column at or past S gets `outside`; the load
+  /// reads index 0 there, so the lowering has no branch.
+  Regs columnValues(Value vector, Value batch, Value head, Value col,
+                    int64_t cols, Value outside) {
+    AccumulatorPlace p = place();
+    Value seq = memref::DimOp::create(b, loc, vector, idx(2));
+    Value first = add(col, arith::MulIOp::create(b, loc, p.quad, idx(2)));
+    Regs values;
+    for (int64_t k = 0; k < cols / 8; ++k)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value at = add(first, idx(8 * k + e));
+        Value inside =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at, seq);
+        Value safe = arith::SelectOp::create(b, loc, inside, at, idx(0));
+        Value v = memref::LoadOp::create(b, loc, vector,
+                                         ValueRange{batch, head, safe});
+        values.push_back(arith::SelectOp::create(b, loc, inside, v, outside));
+      }
+    return values;
+  }
+
+  /// P = exp2(scale log2(e) s - lse log2(e)). An lse of -inf (a row that
+  /// saw no key) and a column past S give -lse log2(e) = -inf, so P = 0.
+  LogicalResult lowerExpFromLse(ExpFromLseOp op) {
+    FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
+    if (failed(scores))
+      return failure();
+    Value minusInf = math.f32(-std::numeric_limits<float>::infinity());
+    Regs lse =
+        columnValues(op.getLse(), op.getBatch(), op.getHead(), op.getCol(),
+                     op.getScores().getType().getNumCols(), minusInf);
+    Value minusLog2e = math.f32(-1.4426950408889634074);
+    for (Value &v : lse) {
+      Value empty =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v, minusInf);
+      v = arith::SelectOp::create(b, loc, empty, minusInf,
+                                  math.fmul(v, minusLog2e));
+    }
+    Value factor = timesLog2E(op.getScale());
+    for (auto [r, s] : llvm::enumerate(*scores))
+      s = math.exp2(math.fma(s, factor, lse[2 * (r / 4) + r % 2]));
+    op.getResult().replaceAllUsesWith(tileOf(op.getType(), *scores));
+    return success();
+  }
+
+  /// dS = P (dP - D), D per column (0 past S, where P is 0).
+  LogicalResult lowerSoftmaxGrad(SoftmaxGradOp op) {
+    FailureOr<Regs> probs = registersOf(op, op.getProbs(), "probs");
+    FailureOr<Regs> grad = registersOf(op, op.getGrad(), "grad");
+    if (failed(probs) || failed(grad))
+      return failure();
+    Regs delta =
+        columnValues(op.getDelta(), op.getBatch(), op.getHead(), op.getCol(),
+                     op.getProbs().getType().getNumCols(), math.f32(0.0));
+    Regs result;
+    for (size_t r = 0; r < probs->size(); ++r)
+      result.push_back(math.fmul(
+          (*probs)[r], math.fsub((*grad)[r], delta[2 * (r / 4) + r % 2])));
+    op.getResult().replaceAllUsesWith(tileOf(op.getType(), result));
     return success();
   }
 
@@ -774,7 +841,8 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
              ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
-             ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp>(op);
+             ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp,
+             ExpFromLseOp, SoftmaxGradOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

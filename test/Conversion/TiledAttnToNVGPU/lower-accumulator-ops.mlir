@@ -7,6 +7,7 @@
 
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !rows = !llvm.struct<(f32, f32)>
+!acc16 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !words16 = !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
 !acc128 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 module attributes {gpu.container_module} {
@@ -611,6 +612,82 @@ module attributes {gpu.container_module} {
       %dt = builtin.unrealized_conversion_cast %d : !rows to !tiledattn.tile<64xf32>
       tiledattn.store_rows %dt into %dest[%b, %h, %row]
           : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      gpu.return
+    }
+
+    // exp_from_lse on a 64 x 32 tile: the thread's columns are col + 2 quad
+    // + {0, 1, 8, 9, 16, 17, 24, 25}, each read once (index 0 past S) and
+    // taken to -lse log2(e) (-inf past S or for an lse of -inf); register r
+    // takes column value 2 (r / 4) + r % 2: exp2(s * scale log2(e) + that).
+    // CHECK-LABEL: gpu.func @exp_from_lse
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %[[LSE:.*]]: memref<{{.*}}>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[COL:.*]]: index, %[[SCALE:.*]]: f32)
+    // CHECK-DAG: %[[S0:.*]] = llvm.extractvalue %[[S]][0]
+    // CHECK-DAG: %[[S1:.*]] = llvm.extractvalue %[[S]][1]
+    // CHECK-DAG: %[[S2:.*]] = llvm.extractvalue %[[S]][2]
+    // CHECK-DAG: %[[S4:.*]] = llvm.extractvalue %[[S]][4]
+    // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+    // CHECK: %[[SEQ:.*]] = memref.dim %[[LSE]], %c2
+    // CHECK: %[[Q2:.*]] = arith.muli %{{.*}}, %c2
+    // CHECK: %[[FIRST:.*]] = arith.addi %[[COL]], %[[Q2]]
+    // CHECK: %[[C0:.*]] = arith.addi %[[FIRST]], %c0
+    // CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[C0]], %[[SEQ]]
+    // CHECK: %[[AT0:.*]] = arith.select %[[IN0]], %[[C0]], %c0
+    // CHECK: %[[L0:.*]] = memref.load %[[LSE]][%[[BI]], %[[H]], %[[AT0]]]
+    // CHECK: %[[V0:.*]] = arith.select %[[IN0]], %[[L0]], %[[NEGINF]]
+    // CHECK: arith.addi %[[FIRST]], %c1
+    // CHECK: %[[C2:.*]] = arith.addi %[[FIRST]], %c8
+    // CHECK: %[[V2:.*]] = arith.select %{{.*}}, %{{.*}}, %[[NEGINF]]
+    // CHECK-COUNT-5: memref.load %[[LSE]]
+    // CHECK: %[[E0:.*]] = arith.cmpf oeq, %[[V0]], %[[NEGINF]]
+    // CHECK: %[[M0:.*]] = arith.mulf %[[V0]], %[[NLOG2E:.*]] : f32
+    // CHECK: %[[X0:.*]] = arith.select %[[E0]], %[[NEGINF]], %[[M0]]
+    // CHECK: %[[X1:.*]] = arith.select
+    // CHECK: %[[X2:.*]] = arith.select
+    // CHECK: %[[FACTOR:.*]] = arith.mulf %[[SCALE]], %{{.*}} : f32
+    // CHECK: %[[F0:.*]] = llvm.intr.fma(%[[S0]], %[[FACTOR]], %[[X0]])
+    // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[F0]])
+    // CHECK: llvm.intr.fma(%[[S1]], %[[FACTOR]], %[[X1]])
+    // CHECK: llvm.intr.fma(%[[S2]], %[[FACTOR]], %[[X0]])
+    // CHECK: llvm.intr.fma(%{{.*}}, %[[FACTOR]], %[[X1]])
+    // CHECK: llvm.intr.fma(%[[S4]], %[[FACTOR]], %[[X2]])
+    // CHECK-COUNT-11: llvm.intr.fma
+    // CHECK-NOT: llvm.intr.fma
+    // CHECK: builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to !tiledattn.tile<64x32xf32>
+    gpu.func @exp_from_lse(%s: !acc16, %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                           %b: index, %h: index, %col: index, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc16 to !tiledattn.tile<64x32xf32>
+      %p = tiledattn.exp_from_lse %st, %lse[%b, %h, %col], %scale
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      "test.use"(%p) : (!tiledattn.tile<64x32xf32>) -> ()
+      gpu.return
+    }
+
+    // softmax_grad: dS = P (dP - D), D read per column as exp_from_lse reads
+    // the lse (0 past S), register r taking column value 2 (r / 4) + r % 2.
+    // CHECK-LABEL: gpu.func @softmax_grad
+    // CHECK-SAME: (%[[P:.*]]: !llvm.struct<{{.*}}>, %[[DP:.*]]: !llvm.struct<{{.*}}>, %[[D:.*]]: memref<{{.*}}>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[COL:.*]]: index)
+    // CHECK-DAG: %[[P0:.*]] = llvm.extractvalue %[[P]][0]
+    // CHECK-DAG: %[[DP0:.*]] = llvm.extractvalue %[[DP]][0]
+    // CHECK-DAG: %[[P4:.*]] = llvm.extractvalue %[[P]][4]
+    // CHECK-DAG: %[[DP4:.*]] = llvm.extractvalue %[[DP]][4]
+    // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+    // CHECK: %[[L0:.*]] = memref.load %[[D]][%[[BI]], %[[H]], %{{.*}}]
+    // CHECK: %[[V0:.*]] = arith.select %{{.*}}, %[[L0]], %[[ZERO]]
+    // CHECK: arith.select %{{.*}}, %{{.*}}, %[[ZERO]]
+    // CHECK: %[[L2:.*]] = memref.load %[[D]]
+    // CHECK: %[[V2:.*]] = arith.select %{{.*}}, %[[L2]], %[[ZERO]]
+    // CHECK: %[[G0:.*]] = arith.subf %[[DP0]], %[[V0]] : f32
+    // CHECK: arith.mulf %[[P0]], %[[G0]] : f32
+    // CHECK-COUNT-3: arith.subf
+    // CHECK: %[[G4:.*]] = arith.subf %[[DP4]], %[[V2]] : f32
+    // CHECK: arith.mulf %[[P4]], %[[G4]] : f32
+    gpu.func @softmax_grad(%p: !acc16, %dp: !acc16, %d: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                           %b: index, %h: index, %col: index) kernel {
+      %pt = builtin.unrealized_conversion_cast %p : !acc16 to !tiledattn.tile<64x32xf32>
+      %dpt = builtin.unrealized_conversion_cast %dp : !acc16 to !tiledattn.tile<64x32xf32>
+      %ds = tiledattn.softmax_grad %pt, %dpt, %d[%b, %h, %col]
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      "test.use"(%ds) : (!tiledattn.tile<64x32xf32>) -> ()
       gpu.return
     }
   }

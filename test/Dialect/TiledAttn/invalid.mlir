@@ -1372,3 +1372,35 @@ func.func @store_rows_of_a_matrix(%a: !tiledattn.tile<64x64xf32>, %dest: memref<
   tiledattn.store_rows %a into %dest[%i, %i, %i] : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
   return
 }
+
+// -----
+
+func.func @exp_from_lse_of_rows(%a: !tiledattn.tile<64xf32>, %lse: memref<?x?x?xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'tiledattn.exp_from_lse' op expected scores to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64xf32>'}}
+  %p = tiledattn.exp_from_lse %a, %lse[%i, %i, %i], %s : !tiledattn.tile<64xf32>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @exp_from_lse_of_128_rows(%a: !tiledattn.tile<128x64xf32>, %lse: memref<?x?x?xf32>, %i: index, %s: f32) {
+  // expected-error @+1 {{'tiledattn.exp_from_lse' op expected scores to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<128x64xf32>'}}
+  %p = tiledattn.exp_from_lse %a, %lse[%i, %i, %i], %s : !tiledattn.tile<128x64xf32>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_of_bf16(%a: !tiledattn.tile<64x64xbf16>, %delta: memref<?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.softmax_grad' op expected probs to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64x64xbf16>'}}
+  %ds = tiledattn.softmax_grad %a, %a, %delta[%i, %i, %i] : !tiledattn.tile<64x64xbf16>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_of_other_shapes(%p: !tiledattn.tile<64x64xf32>, %dp: !tiledattn.tile<64x32xf32>, %delta: memref<?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.softmax_grad' op failed to verify that all of {probs, grad, result} have same type}}
+  %ds = "tiledattn.softmax_grad"(%p, %dp, %delta, %i, %i, %i) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x32xf32>, memref<?x?x?xf32>, index, index, index) -> !tiledattn.tile<64x64xf32>
+  return
+}

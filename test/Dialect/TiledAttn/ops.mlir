@@ -177,3 +177,19 @@ func.func @row_dot_and_store_rows(%do: !tiledattn.tile<64x128xbf16>, %o: !tileda
       : !tiledattn.tile<64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
   return
 }
+
+// The backward's main loop, transposed (a key per row, a query per column):
+// P^T from the saved lse, then dS^T from dP^T and D, both read per column.
+// CHECK-LABEL: func.func @exp_from_lse_and_softmax_grad
+// CHECK: %[[P:.*]] = tiledattn.exp_from_lse %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: tiledattn.softmax_grad %[[P]], %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+func.func @exp_from_lse_and_softmax_grad(%st: !tiledattn.tile<64x64xf32>, %dpt: !tiledattn.tile<64x64xf32>,
+                                         %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                                         %delta: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                                         %b: index, %h: index, %col: index, %scale: f32) {
+  %p = tiledattn.exp_from_lse %st, %lse[%b, %h, %col], %scale
+      : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  %ds = tiledattn.softmax_grad %p, %dpt, %delta[%b, %h, %col]
+      : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}

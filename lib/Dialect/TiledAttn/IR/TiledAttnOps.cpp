@@ -520,6 +520,28 @@ LogicalResult StoreRowsOp::verify() {
   return verifyRowsTile(*this, "rows", getRows().getType());
 }
 
+/// The backward's transposed score tiles (exp_from_lse, softmax_grad): a
+/// warpgroup's f32 accumulators, whose columns read a [B, H, S] vector.
+static LogicalResult verifyColumnsTile(Operation *op, StringRef name,
+                                       TileType t) {
+  if (t.getRank() != 2 || t.getNumRows() != kWarpgroupRows ||
+      !t.getElementType().isF32() || t.getNumCols() % 8)
+    return op->emitOpError("expected ")
+           << name
+           << " to be a warpgroup's f32 accumulator tile (64 x N, N a "
+              "multiple of 8), but got "
+           << t;
+  return success();
+}
+
+LogicalResult ExpFromLseOp::verify() {
+  return verifyColumnsTile(*this, "scores", getScores().getType());
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  return verifyColumnsTile(*this, "probs", getProbs().getType());
+}
+
 LogicalResult TruncateOp::verify() {
   auto from = cast<TileType>(getTile().getType());
   auto to = cast<TileType>(getResult().getType());

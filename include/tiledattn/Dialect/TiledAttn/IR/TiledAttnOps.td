@@ -457,6 +457,70 @@ def TiledAttn_StoreRowsOp : TiledAttn_Op<"store_rows", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
+    AllTypesMatch<["scores", "result"]>]> {
+  let summary = "The softmax's probabilities from a saved log-sum-exp, per column";
+  let description = [{
+    The `tiledattn.exp_from_lse` operation recomputes the probabilities of
+    a forward softmax whose log-sum-exp was saved: `result[i, j] =
+    exp(scale * scores[i, j] - lse[b, h, col + j])`, in f32, taken as
+    `exp2(scale * log2(e) * s - lse * log2(e))`. `scores` is a warpgroup's
+    f32 accumulator tile of `S^T = K Q^T` (a key per row, a query per
+    column), so the saved value broadcasts along columns: `lse` is the
+    forward's `[B, H, S]` f32 lse, natural log, and column `j` reads its
+    entry `col + j`. Columns at or past `S` (dimension 2 of `lse`) and
+    columns whose lse is -inf (a query row that saw no key, whose output
+    is zero) give 0.
+
+    Example:
+
+    ```mlir
+    %p = tiledattn.exp_from_lse %st, %lse[%b, %h, %col], %scale
+        : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$scores, TiledAttn_LseMemRef:$lse,
+                       Index:$batch, Index:$head, Index:$col, F32:$scale);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $scores `,` $lse `[` $batch `,` $head `,` $col `]` `,` $scale attr-dict
+    `:` qualified(type($scores)) `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
+    AllTypesMatch<["probs", "grad", "result"]>]> {
+  let summary = "The gradient through the softmax, with a per-column row sum";
+  let description = [{
+    The `tiledattn.softmax_grad` operation takes the gradient of the
+    scores from that of the probabilities: `result[i, j] = probs[i, j] *
+    (grad[i, j] - delta[b, h, col + j])`, in f32, where `delta` is the
+    backward's `D = rowsum(dO * O)` per query (`tiledattn.row_dot`,
+    stored by `tiledattn.store_rows`). As for `tiledattn.exp_from_lse`,
+    the tiles are transposed (a key per row, a query per column: `P^T` and
+    `dP^T = V dO^T`), so column `j` reads `delta[b, h, col + j]`; columns
+    at or past `S` (dimension 2 of `delta`) read 0. The softmax's scale
+    is left to the caller (it multiplies dK and dQ once, at the end).
+
+    Example:
+
+    ```mlir
+    %ds = tiledattn.softmax_grad %p, %dp, %delta[%b, %h, %col]
+        : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$grad,
+                       TiledAttn_LseMemRef:$delta, Index:$batch, Index:$head,
+                       Index:$col);
+  let results = (outs TiledAttn_AnyTile:$result);
+  let assemblyFormat = [{
+    $probs `,` $grad `,` $delta `[` $batch `,` $head `,` $col `]` attr-dict
+    `:` qualified(type($probs)) `,` type($delta)
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "Multiply each row of an accumulator tile by a per-row factor";
