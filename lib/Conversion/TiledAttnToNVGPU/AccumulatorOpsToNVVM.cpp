@@ -96,7 +96,8 @@ public:
         .Case([&](RowDotOp dot) { return lowerRowDot(dot); })
         .Case([&](StoreRowsOp store) { return lowerStoreRows(store); })
         .Case([&](ExpFromLseOp exp) { return lowerExpFromLse(exp); })
-        .Case([&](SoftmaxGradOp grad) { return lowerSoftmaxGrad(grad); });
+        .Case([&](SoftmaxGradOp grad) { return lowerSoftmaxGrad(grad); })
+        .Case([&](ReduceAddOp add) { return lowerReduceAdd(add); });
   }
 
 private:
@@ -428,6 +429,33 @@ private:
         });
       }
     });
+    return success();
+  }
+
+  /// Each register added atomically where its row is inside dest: register
+  /// 4i + h is in row g + 8 (h / 2) of the thread's warp and column 8i + 2
+  /// quad + h % 2.
+  LogicalResult lowerReduceAdd(ReduceAddOp op) {
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    AccumulatorPlace p = place();
+    Value seq = memref::DimOp::create(b, loc, op.getDest(), idx(2));
+    Value rowBase = threadRowBase(p, op.getRow());
+    Value col = arith::MulIOp::create(b, loc, p.quad, idx(2));
+    for (int r = 0; r < 2; ++r) {
+      std::pair<Value, Value> at = threadRow(rowBase, seq, r);
+      ifThen(at.second, [&] {
+        for (size_t i = 0; i < acc->size(); ++i) {
+          if ((i % 4) / 2 != static_cast<size_t>(r))
+            continue;
+          Value c = add(col, idx(8 * (i / 4) + i % 2));
+          memref::AtomicRMWOp::create(
+              b, loc, arith::AtomicRMWKind::addf, (*acc)[i], op.getDest(),
+              ValueRange{op.getBatch(), op.getHead(), at.first, c});
+        }
+      });
+    }
     return success();
   }
 
@@ -842,7 +870,7 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
              ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
              ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp,
-             ExpFromLseOp, SoftmaxGradOp>(op);
+             ExpFromLseOp, SoftmaxGradOp, ReduceAddOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

@@ -690,5 +690,43 @@ module attributes {gpu.container_module} {
       "test.use"(%ds) : (!tiledattn.tile<64x32xf32>) -> ()
       gpu.return
     }
+
+    // reduce_add: per row half (g, then g + 8, each where it is below S)
+    // the thread's registers 4i + 2h' + e at columns 8i + 2 quad + e, added
+    // atomically.
+    // CHECK-LABEL: gpu.func @reduce_add
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[DQ:.*]]: memref<{{.*}}>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index)
+    // CHECK-DAG: %[[A0:.*]] = llvm.extractvalue %[[A]][0]
+    // CHECK-DAG: %[[A1:.*]] = llvm.extractvalue %[[A]][1]
+    // CHECK-DAG: %[[A2:.*]] = llvm.extractvalue %[[A]][2]
+    // CHECK-DAG: %[[A4:.*]] = llvm.extractvalue %[[A]][4]
+    // CHECK: %[[SEQ:.*]] = memref.dim %[[DQ]], %c2
+    // CHECK: %[[Q2:.*]] = arith.muli %{{.*}}, %c2
+    // CHECK: %[[R0:.*]] = arith.addi %{{.*}}, %c0
+    // CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[R0]], %[[SEQ]]
+    // CHECK: scf.if %[[IN0]] {
+    // CHECK:   %[[C0:.*]] = arith.addi %[[Q2]], %c0
+    // CHECK:   memref.atomic_rmw addf %[[A0]], %[[DQ]][%[[BI]], %[[H]], %[[R0]], %[[C0]]]
+    // CHECK:   %[[C1:.*]] = arith.addi %[[Q2]], %c1
+    // CHECK:   memref.atomic_rmw addf %[[A1]], %[[DQ]][%[[BI]], %[[H]], %[[R0]], %[[C1]]]
+    // CHECK:   %[[C8:.*]] = arith.addi %[[Q2]], %c8
+    // CHECK:   memref.atomic_rmw addf %[[A4]], %[[DQ]][%[[BI]], %[[H]], %[[R0]], %[[C8]]]
+    // CHECK-COUNT-5: memref.atomic_rmw addf
+    // CHECK: }
+    // CHECK: %[[R1:.*]] = arith.addi %{{.*}}, %c8
+    // CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[R1]], %[[SEQ]]
+    // CHECK: scf.if %[[IN1]] {
+    // CHECK:   memref.atomic_rmw addf %[[A2]], %[[DQ]][%[[BI]], %[[H]], %[[R1]], %{{.*}}]
+    // CHECK-COUNT-7: memref.atomic_rmw addf
+    // CHECK: }
+    // CHECK-NOT: memref.atomic_rmw
+    // CHECK: gpu.return
+    gpu.func @reduce_add(%a: !acc16, %dq: memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>,
+                         %b: index, %h: index, %row: index) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc16 to !tiledattn.tile<64x32xf32>
+      tiledattn.reduce_add %at into %dq[%b, %h, %row]
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+      gpu.return
+    }
   }
 }

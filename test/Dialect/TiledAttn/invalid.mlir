@@ -1404,3 +1404,19 @@ func.func @softmax_grad_of_other_shapes(%p: !tiledattn.tile<64x64xf32>, %dp: !ti
   %ds = "tiledattn.softmax_grad"(%p, %dp, %delta, %i, %i, %i) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x32xf32>, memref<?x?x?xf32>, index, index, index) -> !tiledattn.tile<64x64xf32>
   return
 }
+
+// -----
+
+func.func @reduce_add_of_bf16(%a: !tiledattn.tile<64x128xbf16>, %dq: memref<?x?x?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.reduce_add' op expected acc to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64x128xbf16>'}}
+  tiledattn.reduce_add %a into %dq[%i, %i, %i] : !tiledattn.tile<64x128xbf16>, memref<?x?x?x128xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_add_into_other_width(%a: !tiledattn.tile<64x128xf32>, %dq: memref<?x?x?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.reduce_add' op expected dest's dimension 3 to be the tile's 128 columns, but got 64}}
+  tiledattn.reduce_add %a into %dq[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x64xf32>
+  return
+}

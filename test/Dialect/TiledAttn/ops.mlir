@@ -193,3 +193,14 @@ func.func @exp_from_lse_and_softmax_grad(%st: !tiledattn.tile<64x64xf32>, %dpt: 
       : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
   return
 }
+
+// dQ's partial sums, added atomically into an f32 accumulator.
+// CHECK-LABEL: func.func @reduce_add
+// CHECK: tiledattn.reduce_add %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+func.func @reduce_add(%dq: !tiledattn.tile<64x128xf32>,
+                      %accum: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>,
+                      %b: index, %h: index, %row: index) {
+  tiledattn.reduce_add %dq into %accum[%b, %h, %row]
+      : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+  return
+}

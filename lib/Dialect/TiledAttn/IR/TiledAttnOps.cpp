@@ -520,10 +520,11 @@ LogicalResult StoreRowsOp::verify() {
   return verifyRowsTile(*this, "rows", getRows().getType());
 }
 
-/// The backward's transposed score tiles (exp_from_lse, softmax_grad): a
-/// warpgroup's f32 accumulators, whose columns read a [B, H, S] vector.
-static LogicalResult verifyColumnsTile(Operation *op, StringRef name,
-                                       TileType t) {
+/// A warpgroup's f32 accumulators: the backward's transposed score tiles
+/// (exp_from_lse, softmax_grad), whose columns read a [B, H, S] vector, and
+/// reduce_add's partial sums.
+static LogicalResult verifyAccumulatorTile(Operation *op, StringRef name,
+                                           TileType t) {
   if (t.getRank() != 2 || t.getNumRows() != kWarpgroupRows ||
       !t.getElementType().isF32() || t.getNumCols() % 8)
     return op->emitOpError("expected ")
@@ -535,11 +536,22 @@ static LogicalResult verifyColumnsTile(Operation *op, StringRef name,
 }
 
 LogicalResult ExpFromLseOp::verify() {
-  return verifyColumnsTile(*this, "scores", getScores().getType());
+  return verifyAccumulatorTile(*this, "scores", getScores().getType());
 }
 
 LogicalResult SoftmaxGradOp::verify() {
-  return verifyColumnsTile(*this, "probs", getProbs().getType());
+  return verifyAccumulatorTile(*this, "probs", getProbs().getType());
+}
+
+LogicalResult ReduceAddOp::verify() {
+  TileType t = getAcc().getType();
+  if (failed(verifyAccumulatorTile(*this, "acc", t)))
+    return failure();
+  int64_t d = getDest().getType().getDimSize(3);
+  if (!ShapedType::isDynamic(d) && d != t.getNumCols())
+    return emitOpError("expected dest's dimension 3 to be the tile's ")
+           << t.getNumCols() << " columns, but got " << d;
+  return success();
 }
 
 LogicalResult TruncateOp::verify() {

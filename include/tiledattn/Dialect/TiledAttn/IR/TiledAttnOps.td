@@ -521,6 +521,37 @@ def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def TiledAttn_ReduceAddOp : TiledAttn_Op<"reduce_add", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Add an accumulator tile atomically into a [B, H, S, D] f32 memref";
+  let description = [{
+    The `tiledattn.reduce_add` operation adds a warpgroup's f32
+    accumulator tile into global memory: `dest[b, h, row + i, j] +=
+    acc[i, j]` for each row `i` with `row + i < S` (dimension 2 of `dest`)
+    and each of the tile's `N` columns (dimension 3 of `dest` must be `N`).
+    The adds are atomic, so blocks that own the same rows may add in any
+    order: the backward's dQ, to which every K/V tile adds `dS K`, is
+    accumulated this way in f32 and then scaled and cast by a second
+    kernel. Rows at or past `S` are not written. The order of the adds is
+    not fixed, so the sums may differ in their last bits run to run.
+
+    Example:
+
+    ```mlir
+    tiledattn.reduce_add %dq into %dq_accum[%b, %h, %row]
+        : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc,
+                       MemRefRankOf<[F32], [4]>:$dest, Index:$batch,
+                       Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $acc `into` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    qualified(type($acc)) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "Multiply each row of an accumulator tile by a per-row factor";
