@@ -71,7 +71,7 @@ inline Value advanceDescriptor(OpBuilder &b, Location loc, Value desc,
 /// of the previous k-step (undef for the first).
 inline Value wgmmaSmem(OpBuilder &b, Location loc, Value acc, Value descA,
                        Value descB, int64_t n, Type elementType,
-                       bool accumulate, bool bKMajor) {
+                       bool accumulate, bool bKMajor, bool aKMajor = true) {
   MLIRContext *ctx = b.getContext();
   auto type =
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
@@ -85,7 +85,8 @@ inline Value wgmmaSmem(OpBuilder &b, Location loc, Value acc, Value descA,
                                                    : NVVM::WGMMAScaleOut::zero),
       NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
       NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+      NVVM::MMALayoutAttr::get(ctx, aKMajor ? NVVM::MMALayout::row
+                                            : NVVM::MMALayout::col),
       NVVM::MMALayoutAttr::get(ctx, bKMajor ? NVVM::MMALayout::col
                                             : NVVM::MMALayout::row),
       NVVM::MMAIntOverflowAttr());

@@ -34,7 +34,7 @@ Value loweredRegisters(Value tile);
 /// Whether lowerAccumulatorOp takes `op`: a tiledattn.constant, mask,
 /// score_mod, online_softmax, scale_max, rescale, store, tma_store,
 /// finish_rows, read_rows, resize, truncate, merge_pieces, row_dot,
-/// store_rows, exp_from_lse, softmax_grad or reduce_add.
+/// store_rows, exp_from_lse, softmax_grad, reduce_add or stage.
 bool isAccumulatorOp(Operation *op);
 /// Lowers and erases such an op on a warpgroup's tiles; a diagnostic when
 /// its tiles are not lowered ones (casts of their registers' structs).

@@ -97,7 +97,8 @@ public:
         .Case([&](StoreRowsOp store) { return lowerStoreRows(store); })
         .Case([&](ExpFromLseOp exp) { return lowerExpFromLse(exp); })
         .Case([&](SoftmaxGradOp grad) { return lowerSoftmaxGrad(grad); })
-        .Case([&](ReduceAddOp add) { return lowerReduceAdd(add); });
+        .Case([&](ReduceAddOp add) { return lowerReduceAdd(add); })
+        .Case([&](StageOp stage) { return lowerStage(stage); });
   }
 
 private:
@@ -592,6 +593,50 @@ private:
     return success();
   }
 
+  /// A warpgroup's f32 accumulator registers `acc` (`cols` columns) packed
+  /// to `stage`'s element type into its rows from `firstRow`, by stmatrix.x4:
+  /// two 8-column chunks of the warp's 16 rows each (the accumulator's
+  /// register order is stmatrix's fragment order), addressed as
+  /// matrixX4Rows says. `each` (if given) maps register j's value first.
+  void storeMatrices(const AccumulatorPlace &p, ArrayRef<Value> acc,
+                     TypedValue<SmemType> stage, Value address, Value firstRow,
+                     int64_t cols,
+                     function_ref<Value(size_t, Value)> each = nullptr) {
+    Type elementType = stage.getType().getElementType();
+    int64_t atomBytes = stage.getType().getRows() * 128;
+    MatrixX4Rows m = matrixX4Rows(p, address, firstRow);
+    MLIRContext *ctx = b.getContext();
+    for (int64_t i = 0; i < cols / 8; i += 2) {
+      SmallVector<Value> values;
+      for (size_t j = 4 * i; j < 4 * i + 8; ++j)
+        values.push_back(each ? each(j, acc[j]) : acc[j]);
+      Value pointer = matrixX4Pointer(m, i, atomBytes);
+      NVVM::StMatrixOp::create(
+          b, loc, pointer, math.pack(values, elementType),
+          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
+    }
+  }
+
+  /// The rows by storeMatrices, then fenced for the async proxy (the
+  /// tensor cores read them) and the warpgroup synced (each thread's mma
+  /// reads every thread's rows).
+  LogicalResult lowerStage(StageOp op) {
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
+    if (failed(address))
+      return failure();
+    AccumulatorPlace p = place();
+    storeMatrices(p, *acc, op.getStage(), *address, op.getStageRow(),
+                  op.getAcc().getType().getNumCols());
+    fenceProxyAsyncShared(b, loc);
+    syncWarpgroup(b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    return success();
+  }
+
   /// O into the stage by stmatrix.x4, two 8-column chunks of the warp's 16
   /// rows each (the accumulator's register order is stmatrix's fragment
   /// order), addressed as matrixX4Rows says.
@@ -613,22 +658,10 @@ private:
         return failure();
       rows = *finished;
     }
-    Type elementType = op.getStage().getType().getElementType();
-    int64_t atomBytes = op.getStage().getType().getRows() * 128;
-    MatrixX4Rows m = matrixX4Rows(p, *address, op.getStageRow());
-    MLIRContext *ctx = b.getContext();
-    for (int64_t i = 0; i < type.getNumCols() / 8; i += 2) {
-      SmallVector<Value> values;
-      for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
-        values.push_back(rows ? math.fmul((*acc)[j], (*rows)[(j % 4) / 2].inv)
-                              : (*acc)[j]);
-      Value pointer = matrixX4Pointer(m, i, atomBytes);
-      NVVM::StMatrixOp::create(
-          b, loc, pointer, math.pack(values, elementType),
-          NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-          NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));
-    }
+    storeMatrices(p, *acc, op.getStage(), *address, op.getStageRow(),
+                  type.getNumCols(), [&](size_t j, Value v) {
+                    return rows ? math.fmul(v, (*rows)[(j % 4) / 2].inv) : v;
+                  });
     if (rows)
       for (const FinishedRow &f : *rows)
         ifThen(f.inside, [&] { storeLse(op, p, f); });
@@ -870,7 +903,7 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
              ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
              ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp,
-             ExpFromLseOp, SoftmaxGradOp, ReduceAddOp>(op);
+             ExpFromLseOp, SoftmaxGradOp, ReduceAddOp, StageOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

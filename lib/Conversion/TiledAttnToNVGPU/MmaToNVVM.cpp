@@ -220,17 +220,24 @@ private:
       Value rows = arith::AddIOp::create(b, loc, *aAddress, rowOffset);
       if (mma.getUniformA()) // recomputed per issue, on the uniform datapath
         rows = warpUniformIndex(b, loc, rows);
-      Value descA = buildWgmmaDescriptor(b, loc, rows, 16, kSwizzleStrideBytes);
+      // K-major A (64 x K): as K-major B. transpose_a (K x 64 stored, M-
+      // major): as an MN-major B, 16 more rows a k-step.
+      bool aKMajor = !mma.getTransposeA();
+      Value descA = buildWgmmaDescriptor(
+          b, loc, rows, aKMajor ? 16 : aType.getRows() * kAtomRowBytes,
+          kSwizzleStrideBytes);
       if (!acc)
         acc = LLVM::UndefOp::create(b, loc, f32Struct(b.getContext(), n / 2));
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
       for (int64_t kk = 0; kk < kSteps; ++kk) {
         waitForParts(kk);
         int64_t aStep =
-            (kk / 4) * aType.getRows() * kAtomRowBytes + 32 * (kk % 4);
-        acc = wgmmaSmem(b, loc, acc, advanceDescriptor(b, loc, descA, aStep),
-                        advanceDescriptor(b, loc, descB, bStep(kk)), n, element,
-                        /*accumulate=*/kk > 0 || mma.getAcc(), bKMajor);
+            aKMajor ? (kk / 4) * aType.getRows() * kAtomRowBytes + 32 * (kk % 4)
+                    : kk * 16 * kAtomRowBytes;
+        acc =
+            wgmmaSmem(b, loc, acc, advanceDescriptor(b, loc, descA, aStep),
+                      advanceDescriptor(b, loc, descB, bStep(kk)), n, element,
+                      /*accumulate=*/kk > 0 || mma.getAcc(), bKMajor, aKMajor);
       }
     } else {
       FailureOr<Value> a = registersOf(mma, mma.getA(), "A");

@@ -728,5 +728,39 @@ module attributes {gpu.container_module} {
           : !tiledattn.tile<64x32xf32>, memref<?x?x?x32xf32, strided<[?, ?, ?, 1], offset: ?>>
       gpu.return
     }
+
+    // stage: a 64 x 32 accumulator tile packed to bf16 and written by two
+    // stmatrix.x4 (chunk pairs 0-1 and 2-3 of the row, swizzled as
+    // tma_store writes them), then fenced for the tensor cores and the
+    // warpgroup synced on its own named barrier (4 + tid / 128).
+    // CHECK-LABEL: gpu.func @stage
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[BUF:.*]]: index, %[[SROW:.*]]: index)
+    // CHECK: %[[A0:.*]] = llvm.extractvalue %[[A]][0]
+    // CHECK: %[[A1:.*]] = llvm.extractvalue %[[A]][1]
+    // CHECK: %[[R:.*]] = arith.addi %[[SROW]], %{{.*}}
+    // CHECK: %[[RSTART:.*]] = arith.addi %[[BUF]], %{{.*}}
+    // CHECK: %[[C0:.*]] = arith.addi %{{.*}}, %c0
+    // CHECK: %[[CHUNK0:.*]] = arith.xori %[[C0]], %{{.*}}
+    // CHECK: %[[L0:.*]] = arith.truncf %[[A0]] : f32 to bf16
+    // CHECK: %[[H0:.*]] = arith.truncf %[[A1]] : f32 to bf16
+    // CHECK: vector.from_elements %[[L0]], %[[H0]] : vector<2xbf16>
+    // CHECK: nvvm.stmatrix %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {{.*}}shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
+    // CHECK: %[[C2:.*]] = arith.addi %{{.*}}, %c2
+    // CHECK: arith.xori %[[C2]], %{{.*}}
+    // CHECK: nvvm.stmatrix
+    // CHECK-NOT: nvvm.stmatrix
+    // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    // CHECK: %[[TID:.*]] = gpu.thread_id x
+    // CHECK: %[[WG:.*]] = arith.divui %[[TID]], %c128
+    // CHECK: %[[ID:.*]] = arith.addi %[[WG]], %c4
+    // CHECK: %[[ID32:.*]] = arith.index_castui %[[ID]] : index to i32
+    // CHECK: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
+    // CHECK-NEXT: gpu.return
+    gpu.func @stage(%a: !acc16, %buf: index, %srow: index) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc16 to !tiledattn.tile<64x32xf32>
+      %st = builtin.unrealized_conversion_cast %buf : index to !tiledattn.smem<64x64xbf16>
+      tiledattn.stage %at into %st[%srow] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
+      gpu.return
+    }
   }
 }

@@ -243,5 +243,35 @@ module attributes {gpu.container_module} {
       "test.use"(%out) : (!tiledattn.tile<64x128xf32>) -> ()
       gpu.return
     }
+
+    // transpose_a (dQ = dS K): A's descriptor as an MN-major B's (leading
+    // byte offset one atom of A's 64 rows: 8192 bytes, 512 << 16), k-steps
+    // 16 rows (2048 bytes, 128 in the descriptor) apart, and A's layout
+    // col (imm-trans-a); B (the K slot's first 64 rows, MN-major) the same
+    // for its 128 rows (1024 << 16).
+    // CHECK-LABEL: gpu.func @transposed_a
+    // CHECK: %[[BDESC:.*]] = arith.ori %{{.*}}, %{{.*}}4611686293372403712{{.*}} : i64
+    // CHECK: %[[ADESC:.*]] = arith.ori %{{.*}}, %{{.*}}4611686293338849280{{.*}} : i64
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK-NEXT: %[[D0:.*]] = nvvm.wgmma.mma_async %[[ADESC]], %[[BDESC]], %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+    // CHECK: %[[B1:.*]] = arith.addi %[[BDESC]], %c128_i64
+    // CHECK: %[[A1:.*]] = arith.addi %[[ADESC]], %c128_i64
+    // CHECK-NEXT: nvvm.wgmma.mma_async %[[A1]], %[[B1]], %[[D0]], <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>]
+    // CHECK: arith.addi %[[ADESC]], %c256_i64
+    // CHECK: arith.addi %[[ADESC]], %c384_i64
+    // CHECK-NEXT: nvvm.wgmma.mma_async
+    // CHECK-NOT: nvvm.wgmma.mma_async
+    // CHECK: nvvm.wgmma.commit.group.sync.aligned
+    gpu.func @transposed_a(%q: !head128, %k: !head128, %v: !head128, %o: !head128) kernel {
+      %c0 = arith.constant 0 : index
+      %kr = tiledattn.ring releases(8) : !qring128
+      %buf = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+      %ks, %kt = tiledattn.ring.get %kr[%c0] : !qring128
+      %f = tiledattn.mma_async %buf[%c0] transpose_a, %ks b_rows(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+      %dq = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+      tiledattn.ring.release %kr, %kt : !qring128
+      "test.use"(%dq) : (!tiledattn.tile<64x128xf32>) -> ()
+      gpu.return
+    }
   }
 }

@@ -1420,3 +1420,28 @@ func.func @reduce_add_into_other_width(%a: !tiledattn.tile<64x128xf32>, %dq: mem
   tiledattn.reduce_add %a into %dq[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x64xf32>
   return
 }
+
+// -----
+
+func.func @stage_of_8_columns(%a: !tiledattn.tile<64x8xf32>, %buf: !tiledattn.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.stage' op expected a warpgroup's f32 accumulator tile (64 x N, N a multiple of 16), but got '!tiledattn.tile<64x8xf32>'}}
+  tiledattn.stage %a into %buf[%i] : !tiledattn.tile<64x8xf32>, !tiledattn.smem<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @stage_into_a_narrow_buffer(%a: !tiledattn.tile<64x128xf32>, %buf: !tiledattn.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.stage' op expected a stage of at least the acc tile's 64 x 128, but got '!tiledattn.smem<64x64xbf16>'}}
+  tiledattn.stage %a into %buf[%i] : !tiledattn.tile<64x128xf32>, !tiledattn.smem<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @stage_at_an_odd_row(%a: !tiledattn.tile<64x64xf32>, %buf: !tiledattn.smem<128x64xbf16>) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{'tiledattn.stage' op expected stage_row to be a multiple of 8 (the swizzle's period) with the acc tile's 64 rows inside the stage's 128, but got 4}}
+  tiledattn.stage %a into %buf[%c4] : !tiledattn.tile<64x64xf32>, !tiledattn.smem<128x64xbf16>
+  return
+}

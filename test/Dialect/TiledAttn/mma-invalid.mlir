@@ -292,3 +292,35 @@ func.func @b_rows_and_k(%p: !tiledattn.tile<64x128xbf16>, %v: !tiledattn.smem<12
   %of = tiledattn.mma_async %p, %v b_rows(64) : !tiledattn.tile<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
   return
 }
+
+// -----
+
+func.func @transpose_a_in_registers(%a: !tiledattn.tile<64x64xbf16>, %k: !tiledattn.smem<64x128xbf16>) {
+  // expected-error @+1 {{'tiledattn.mma_async' op expected a shared-memory A with transpose_a (a register A is read as it is)}}
+  %f = tiledattn.mma_async %a transpose_a, %k : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x128xf32>
+  %o = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_a_past_its_rows(%a: !tiledattn.smem<128x64xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{'tiledattn.mma_async' op expected `a_row` to be a multiple of 8 with rows a_row .. a_row + 127 (K = B's 128) inside A's 128 with transpose_a, but got 64}}
+  %f = tiledattn.mma_async %a[%c64] transpose_a, %k : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %o = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+!aring = !tiledattn.ring<1, 64x128xbf16>
+func.func @transpose_a_after_parts(%i: index, %k: !tiledattn.smem<64x128xbf16>) {
+  %ar = tiledattn.ring releases(8) parts(2) : !aring
+  %a, %at = tiledattn.ring.get %ar[%i] partial : !aring
+  // expected-error @+1 {{'tiledattn.mma_async' op expected no after_parts with transpose_a (A's parts would split M, not K)}}
+  %f = tiledattn.mma_async %a[%i] transpose_a, %k after_parts(%at) : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x128xf32>
+  %o = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  tiledattn.ring.release %ar, %at : !aring
+  return
+}

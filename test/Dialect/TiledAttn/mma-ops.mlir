@@ -79,3 +79,14 @@ func.func @first_rows_of_b(%q: !tiledattn.smem<128x128xbf16>, %k: !tiledattn.sme
   %o = tiledattn.wait %of : !tiledattn.future<64x128xf32>
   return
 }
+
+// transpose_a: dQ = dS K, A read transposed from the K x 64 tile that
+// tiledattn.stage wrote dS^T into (K = B's 64 rows).
+// CHECK-LABEL: func.func @transposed_a
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}] transpose_a, %{{.*}} b_rows(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+func.func @transposed_a(%dst: !tiledattn.smem<64x64xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %f = tiledattn.mma_async %dst[%c0] transpose_a, %k b_rows(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x128xf32>
+  return
+}

@@ -204,3 +204,11 @@ func.func @reduce_add(%dq: !tiledattn.tile<64x128xf32>,
       : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>
   return
 }
+
+// dS^T staged into shared memory for dQ's mma.
+// CHECK-LABEL: func.func @stage
+// CHECK: tiledattn.stage %{{.*}} into %{{.*}}[%{{.*}}] : !tiledattn.tile<64x64xf32>, !tiledattn.smem<64x64xbf16>
+func.func @stage(%ds: !tiledattn.tile<64x64xf32>, %buf: !tiledattn.smem<64x64xbf16>, %row: index) {
+  tiledattn.stage %ds into %buf[%row] : !tiledattn.tile<64x64xf32>, !tiledattn.smem<64x64xbf16>
+  return
+}

@@ -56,6 +56,10 @@ LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 int64_t MmaAsyncOp::getK() {
+  if (getTransposeA()) { // B's K
+    SmemType b = getB().getType();
+    return getTransposeB() ? b.getCols() : getBRows().value_or(b.getRows());
+  }
   if (auto smem = dyn_cast<SmemType>(getA().getType()))
     return smem.getCols();
   return cast<TileType>(getA().getType()).getNumCols();
@@ -125,12 +129,29 @@ LogicalResult MmaAsyncOp::verify() {
     if (!getARow())
       return emitOpError("expected `a_row`, the first of the 64 rows of the "
                          "shared-memory A to multiply");
-    if (smem.getRows() < kWarpgroupRows)
-      return emitOpError("expected a shared-memory A of at least ")
-             << kWarpgroupRows << " rows, but got " << smem;
-    if (failed(verifyFirstRow(*this, getARow(), smem, "a_row", "A's")))
-      return failure();
+    if (getTransposeA()) { // (a tile has 64-column atoms: M = 64 fits)
+      APInt row;
+      if (matchPattern(getARow(), m_ConstantInt(&row)) &&
+          (row.getSExtValue() % kSwizzleRows ||
+           row.getSExtValue() + k > smem.getRows()))
+        return emitOpError("expected `a_row` to be a multiple of ")
+               << kSwizzleRows << " with rows a_row .. a_row + " << k - 1
+               << " (K = B's " << k << ") inside A's " << smem.getRows()
+               << " with transpose_a, but got " << row.getSExtValue();
+      if (!getAfterParts().empty())
+        return emitOpError("expected no after_parts with transpose_a (A's "
+                           "parts would split M, not K)");
+    } else {
+      if (smem.getRows() < kWarpgroupRows)
+        return emitOpError("expected a shared-memory A of at least ")
+               << kWarpgroupRows << " rows, but got " << smem;
+      if (failed(verifyFirstRow(*this, getARow(), smem, "a_row", "A's")))
+        return failure();
+    }
   } else {
+    if (getTransposeA())
+      return emitOpError("expected a shared-memory A with transpose_a (a "
+                         "register A is read as it is)");
     auto tile = cast<TileType>(getA().getType());
     aElement = tile.getElementType();
     if (getARow())

@@ -192,6 +192,29 @@ LogicalResult TmaStoreOp::verify() {
   return success();
 }
 
+LogicalResult StageOp::verify() {
+  TileType acc = getAcc().getType();
+  if (acc.getRank() != 2 || acc.getNumRows() != kWarpgroupRows ||
+      !acc.getElementType().isF32() || acc.getNumCols() % 16)
+    return emitOpError("expected a warpgroup's f32 accumulator tile (64 x N, "
+                       "N a multiple of 16), but got ")
+           << acc;
+  SmemType stage = getStage().getType();
+  if (stage.getCols() < acc.getNumCols() || stage.getRows() < acc.getNumRows())
+    return emitOpError("expected a stage of at least the acc tile's ")
+           << acc.getNumRows() << " x " << acc.getNumCols() << ", but got "
+           << stage;
+  APInt row;
+  if (matchPattern(getStageRow(), m_ConstantInt(&row)) &&
+      (row.getZExtValue() % 8 ||
+       row.getZExtValue() + acc.getNumRows() > uint64_t(stage.getRows())))
+    return emitOpError("expected stage_row to be a multiple of 8 (the "
+                       "swizzle's period) with the acc tile's ")
+           << acc.getNumRows() << " rows inside the stage's " << stage.getRows()
+           << ", but got " << row.getZExtValue();
+  return success();
+}
+
 LogicalResult RingPutOp::verify() {
   Block &body = getBody().front();
   SmallVector<Type> slots{getRingType().getSlotType()};

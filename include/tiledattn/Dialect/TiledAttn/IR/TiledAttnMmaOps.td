@@ -53,6 +53,13 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     those keys only), the slot's layout (its atoms of B's full rows)
     unchanged.
 
+    With `transpose_a` the mma reads a shared-memory A transposed: A is
+    the transpose of rows `a_row .. a_row + K - 1` and columns `0 .. 63` of
+    the tile (K x 64 stored, M = 64), K being B's (its rows, or `b_rows`, or
+    its columns with `transpose_b`). The backward's `dQ = dS K` reads `dS^T`
+    this way, as `tiledattn.stage` wrote it from the registers of `S^T`'s
+    layout.
+
     A shared-memory `A` starts on a row that is a multiple of 8 (the
     swizzle's period). `K` is a multiple of 16 and `N` at most 256 (one
     wgmma); `A` and `B` hold the same element type, f16 or bf16.
@@ -78,17 +85,22 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %o4 = tiledattn.mma_async %p64, %v b_rows(64) acc(%acc)
         : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<128x128xbf16>
           -> !tiledattn.future<64x128xf32>
+    %dq = tiledattn.mma_async %dst[%c0] transpose_a, %k b_rows(64)
+        : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x128xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
                        Optional<Index>:$a_row, TiledAttn_SmemType:$b,
                        Optional<TiledAttn_AnyTile>:$acc,
                        Variadic<TiledAttn_TokenType>:$after_parts,
-                       UnitAttr:$transpose_b, UnitAttr:$uniform_a,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       UnitAttr:$uniform_a,
                        OptionalAttr<I64Attr>:$b_rows);
   let results = (outs TiledAttn_FutureType:$result);
   let assemblyFormat = [{
-    $a (`[` $a_row^ `]`)? (`uniform_a` $uniform_a^)? `,` $b
+    $a (`[` $a_row^ `]`)? (`transpose_a` $transpose_a^)?
+    (`uniform_a` $uniform_a^)? `,` $b
     (`b_rows` `(` $b_rows^ `)`)? (`transpose_b` $transpose_b^)?
     (`acc` `(` $acc^ `)`)? (`after_parts` `(` $after_parts^ `)`)? attr-dict
     `:` qualified(type($a)) `,` qualified(type($b)) `->`
@@ -97,7 +109,7 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     FutureType getFutureType() { return ::llvm::cast<FutureType>(getResult().getType()); }
-    /// The reduction length: A's columns.
+    /// The reduction length: A's columns (with transpose_a, B's K).
     int64_t getK();
     /// The result's columns.
     int64_t getN() { return getFutureType().getTileType().getNumCols(); }

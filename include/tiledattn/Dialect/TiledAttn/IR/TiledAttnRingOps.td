@@ -474,6 +474,42 @@ def TiledAttn_MergePiecesOp : TiledAttn_Op<"merge_pieces", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_StageOp : TiledAttn_Op<"stage", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Write a warpgroup's accumulator tile into shared memory for an mma";
+  let description = [{
+    The `tiledattn.stage` operation writes a warpgroup's `64 x N` f32
+    accumulator tile, converted to `stage`'s element type (f16 or bf16),
+    into rows `stage_row .. stage_row + 63` (and the first `N` columns) of
+    `stage`, in the layout every slot and `tiledattn.alloc` tile has (128-
+    byte swizzle in 64-column atoms), so that a `tiledattn.mma_async` reads
+    it as its `A` (also with `transpose_a`) or `B`. When it returns, the
+    warpgroup's threads have all written their rows and the writes are
+    visible to the tensor cores, so the warpgroup's next mma may read them.
+    The backward stages `dS^T` this way for `dQ = dS K`.
+
+    The warpgroup must not stage into the rows again before the mmas that
+    read them have been waited for. `stage` is a slot the warpgroup holds
+    or a `tiledattn.alloc` tile; `stage_row` is a multiple of 8 (the
+    swizzle's period); `N` is a multiple of 16 (the stores go two 8-column
+    groups at a time). It runs in a consumer warpgroup of a
+    `tiledattn.warp_specialize`, all of whose threads reach it.
+
+    Example:
+
+    ```mlir
+    tiledattn.stage %ds into %buf[%c0]
+        : !tiledattn.tile<64x64xf32>, !tiledattn.smem<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_SmemType:$stage,
+                       Index:$stage_row);
+  let assemblyFormat = [{
+    $acc `into` $stage `[` $stage_row `]` attr-dict `:` qualified(type($acc))
+    `,` qualified(type($stage))
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_TmaStoreWaitOp : TiledAttn_Op<"tma_store_wait", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Wait until a warpgroup's TMA stores have read shared memory";
