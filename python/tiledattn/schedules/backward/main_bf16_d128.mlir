@@ -14,20 +14,21 @@
 //                 added into dq_accum             (reduce_add)
 // and at the tile's end adds dK and dV into dk_accum and dv_accum (one
 // block writes each row: sums into zeroed f32). The softmax's scale is
-// left out of dS: dQ and dK are dq_accum * scale and dk_accum * scale
-// (tiledattn.backward_kernels, which runs this).
+// left out of dS: dQ and dK are dq_accum * scale and dk_accum * scale.
 //
 // One consumer warpgroup, so that ptxas has 255 registers a thread: dK and
 // dV hold 128, dQ's accumulator 64 while they live (with two warpgroups,
 // 168 a thread, it spilled 1.3 KB). It still spills 160 bytes.
 //
-// It takes tiledattn.sdpa's operands, launched on given o and lse by
-// torch.ops.tiledattn.run_bundle: q = Q, k = K, v = V, o = dO (the fourth
-// TMA operand), lse = the forward's lse; then the captures (contiguous):
+// It takes tiledattn.sdpa's operands, to be launched on given o and lse:
+// q = Q, k = K, v = V, o = dO (the fourth TMA operand), lse = the
+// forward's lse; then the captures (contiguous):
 // delta = D (the preprocess program's), dq_accum, dk_accum and dv_accum
 // ([B, H, S, 128] f32, zeroed). The grid is the forward's over 64-row
 // tiles of q, so q and k have one length (self-attention) and one number
-// of heads (no GQA yet).
+// of heads (no GQA yet). Its launch (torch.ops.tiledattn.run_bundle) and
+// Python entry (tiledattn.backward_kernels) are in commit 22b5053, held back
+// from main until their first GPU run (docs/Design.md).
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !rows = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 !captured_rows = memref<?x?x?xf32>
