@@ -637,9 +637,9 @@ private:
     return success();
   }
 
-  /// O into the stage by stmatrix.x4, two 8-column chunks of the warp's 16
-  /// rows each (the accumulator's register order is stmatrix's fragment
-  /// order), addressed as matrixX4Rows says.
+  /// O (times each row's 1 / l where row statistics are given) into the
+  /// stage by storeMatrices, then the lse; tiledattn-lower-rings emitted
+  /// the copy after it.
   LogicalResult lowerTmaStore(TmaStoreOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
     FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
