@@ -305,6 +305,17 @@ private:
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, seq)};
   }
 
+  /// `body(r, row)` for each of the thread's row halves r (row g + 8r, from
+  /// threadRowBase) that is below `seq`, under its own scf.if.
+  void forEachRowInside(Value rowBase, Value seq,
+                        function_ref<void(int, Value)> body) {
+    for (int r = 0; r < 2; ++r) {
+      // (a pair, not a structured binding: C++17 lambdas cannot capture one)
+      std::pair<Value, Value> at = threadRow(rowBase, seq, r);
+      ifThen(at.second, [&] { body(r, at.first); });
+    }
+  }
+
   /// The sum of `part` over the quad (the four threads that share a row).
   Value quadSum(Value part) {
     for (int64_t x : {1, 2})
@@ -344,11 +355,14 @@ private:
     return success();
   }
 
+  /// Which of columnValues' entries register r of an accumulator tile
+  /// takes: r is in column col + 8 (r / 4) + 2 quad + r % 2.
+  static size_t columnValueOf(size_t r) { return 2 * (r / 4) + r % 2; }
+
   /// The entries of `vector` ([B, H, S] f32) at the columns this thread
-  /// holds in a 64 x `cols` accumulator tile, in register order: register
-  /// r is in column col + 8 (r / 4) + 2 quad + r % 2, so it takes value
-  /// 2 (r / 4) + r % 2. A column at or past S gets `outside`; the load
-  /// reads index 0 there, so the lowering has no branch.
+  /// holds in a 64 x `cols` accumulator tile, each once (columnValueOf
+  /// says which a register takes). A column at or past S gets `outside`;
+  /// the load reads index 0 there, so the lowering has no branch.
   Regs columnValues(Value vector, Value batch, Value head, Value col,
                     int64_t cols, Value outside) {
     AccumulatorPlace p = place();
@@ -387,7 +401,7 @@ private:
     }
     Value factor = timesLog2E(op.getScale());
     for (auto [r, s] : llvm::enumerate(*scores))
-      s = math.exp2(math.fma(s, factor, lse[2 * (r / 4) + r % 2]));
+      s = math.exp2(math.fma(s, factor, lse[columnValueOf(r)]));
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), *scores));
     return success();
   }
@@ -404,7 +418,7 @@ private:
     Regs result;
     for (size_t r = 0; r < probs->size(); ++r)
       result.push_back(math.fmul(
-          (*probs)[r], math.fsub((*grad)[r], delta[2 * (r / 4) + r % 2])));
+          (*probs)[r], math.fsub((*grad)[r], delta[columnValueOf(r)])));
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), result));
     return success();
   }
@@ -420,15 +434,10 @@ private:
     Value lead =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, p.quad, idx(0));
     ifThen(lead, [&] {
-      for (int r = 0; r < 2; ++r) {
-        // (a pair, not a structured binding: C++17 lambdas cannot capture one)
-        std::pair<Value, Value> at = threadRow(rowBase, seq, r);
-        ifThen(at.second, [&] {
-          memref::StoreOp::create(
-              b, loc, (*rows)[r], op.getDest(),
-              ValueRange{op.getBatch(), op.getHead(), at.first});
-        });
-      }
+      forEachRowInside(rowBase, seq, [&](int r, Value row) {
+        memref::StoreOp::create(b, loc, (*rows)[r], op.getDest(),
+                                ValueRange{op.getBatch(), op.getHead(), row});
+      });
     });
     return success();
   }
@@ -444,19 +453,16 @@ private:
     Value seq = memref::DimOp::create(b, loc, op.getDest(), idx(2));
     Value rowBase = threadRowBase(p, op.getRow());
     Value col = arith::MulIOp::create(b, loc, p.quad, idx(2));
-    for (int r = 0; r < 2; ++r) {
-      std::pair<Value, Value> at = threadRow(rowBase, seq, r);
-      ifThen(at.second, [&] {
-        for (size_t i = 0; i < acc->size(); ++i) {
-          if ((i % 4) / 2 != static_cast<size_t>(r))
-            continue;
-          Value c = add(col, idx(8 * (i / 4) + i % 2));
-          memref::AtomicRMWOp::create(
-              b, loc, arith::AtomicRMWKind::addf, (*acc)[i], op.getDest(),
-              ValueRange{op.getBatch(), op.getHead(), at.first, c});
-        }
-      });
-    }
+    forEachRowInside(rowBase, seq, [&](int r, Value row) {
+      for (size_t i = 0; i < acc->size(); ++i) {
+        if ((i % 4) / 2 != static_cast<size_t>(r))
+          continue;
+        Value c = add(col, idx(8 * (i / 4) + i % 2));
+        memref::AtomicRMWOp::create(
+            b, loc, arith::AtomicRMWKind::addf, (*acc)[i], op.getDest(),
+            ValueRange{op.getBatch(), op.getHead(), row, c});
+      }
+    });
     return success();
   }
 

@@ -151,6 +151,21 @@ LogicalResult AllocOp::verify() {
                                    "the whole kernel)");
 }
 
+/// A constant stage_row (tma_store's, stage's) is a multiple of the
+/// swizzle's period and leaves the acc tile's rows inside the stage.
+static LogicalResult verifyStageRow(Operation *op, Value stageRow, TileType acc,
+                                    SmemType stage) {
+  APInt row;
+  if (matchPattern(stageRow, m_ConstantInt(&row)) &&
+      (row.getZExtValue() % 8 ||
+       row.getZExtValue() + acc.getNumRows() > uint64_t(stage.getRows())))
+    return op->emitOpError("expected stage_row to be a multiple of 8 (the "
+                           "swizzle's period) with the acc tile's ")
+           << acc.getNumRows() << " rows inside the stage's " << stage.getRows()
+           << ", but got " << row.getZExtValue();
+  return success();
+}
+
 LogicalResult TmaStoreOp::verify() {
   TileType acc = getAcc().getType();
   if (!getRowMax() != !getRowSum())
@@ -181,15 +196,7 @@ LogicalResult TmaStoreOp::verify() {
   if (stage.getRows() < acc.getNumRows())
     return emitOpError("expected a stage of at least the acc tile's ")
            << acc.getNumRows() << " rows, but got " << stage;
-  APInt row;
-  if (matchPattern(getStageRow(), m_ConstantInt(&row)) &&
-      (row.getZExtValue() % 8 ||
-       row.getZExtValue() + acc.getNumRows() > uint64_t(stage.getRows())))
-    return emitOpError("expected stage_row to be a multiple of 8 (the "
-                       "swizzle's period) with the acc tile's ")
-           << acc.getNumRows() << " rows inside the stage's " << stage.getRows()
-           << ", but got " << row.getZExtValue();
-  return success();
+  return verifyStageRow(*this, getStageRow(), acc, stage);
 }
 
 LogicalResult StageOp::verify() {
@@ -204,15 +211,7 @@ LogicalResult StageOp::verify() {
     return emitOpError("expected a stage of at least the acc tile's ")
            << acc.getNumRows() << " x " << acc.getNumCols() << ", but got "
            << stage;
-  APInt row;
-  if (matchPattern(getStageRow(), m_ConstantInt(&row)) &&
-      (row.getZExtValue() % 8 ||
-       row.getZExtValue() + acc.getNumRows() > uint64_t(stage.getRows())))
-    return emitOpError("expected stage_row to be a multiple of 8 (the "
-                       "swizzle's period) with the acc tile's ")
-           << acc.getNumRows() << " rows inside the stage's " << stage.getRows()
-           << ", but got " << row.getZExtValue();
-  return success();
+  return verifyStageRow(*this, getStageRow(), acc, stage);
 }
 
 LogicalResult RingPutOp::verify() {
