@@ -299,6 +299,76 @@ at::Tensor zeroedPerStream(const at::Tensor &q, Scratch kind,
   return buffer;
 }
 
+/// Launches the bundle on q, k, v, with `out` and `lse` its o and lse
+/// arguments (written by a forward kernel; a backward program may read
+/// them), on the current stream of q's device. The caller checked the
+/// tensors against the bundle and made q's device current.
+void launchBundle(const std::string &dir, const Bundle &bundle,
+                  const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                  const at::Tensor &out, const at::Tensor &lse, double scale,
+                  at::TensorList captures) {
+  const KernelSpec &spec = bundle.spec;
+  int64_t batch = q.size(0), headsQ = q.size(1), seqlenQ = q.size(2);
+  // Checked before the driver is touched, like everything above.
+  std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v, out);
+
+  const LoadedKernel &kernel = getKernel(dir, q.device().index());
+  // The guard made the device's primary context current; a caller that
+  // pushed another context gets the primary one back, as cudaSetDevice does.
+  CUcontext current = nullptr;
+  TILEDATTN_CU_CHECK(cuCtxGetCurrent(&current), spec.kernel);
+  if (current != kernel.context)
+    TILEDATTN_CU_CHECK(cuCtxSetCurrent(kernel.context), spec.kernel);
+
+  GridVars vars{batch,   headsQ,    k.size(1),
+                seqlenQ, k.size(2), kernel.multiprocessors};
+  int64_t grid[3];
+  const int64_t limits[3] = {std::numeric_limits<int32_t>::max(), 65535, 65535};
+  const char *axes[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    grid[i] = bundle.grid[i].evaluate(spec, vars);
+    TORCH_CHECK(grid[i] >= 1 && grid[i] <= limits[i], kOp, ": grid ", axes[i],
+                " = ", bundle.grid[i].text(), " = ", grid[i],
+                " is outside the CUDA limit [1, ", limits[i], "] for shape q ",
+                shapeOf(q), ", k ", shapeOf(k));
+  }
+
+  KernelArgs args;
+  for (const at::Tensor *t :
+       std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
+    args.addMemref(*t);
+  args.addFloat(static_cast<float>(scale));
+  for (const at::Tensor &t : captures)
+    args.addMemref(t);
+  at::Tensor tileCounter, workspace;
+  if (spec.tileCounter) {
+    tileCounter = zeroedPerStream(q, Scratch::TileCounter, at::kInt, 1,
+                                  /*layout=*/0);
+    args.addPointer(tileCounter.data_ptr());
+  }
+  if (spec.workspaceBytesPerBlock) {
+    // Bytes per block and grid fix where the flags are (a slot per block
+    // and consumer warpgroup, the flags after all of them).
+    workspace = zeroedPerStream(q, Scratch::Workspace, at::kByte,
+                                spec.workspaceBytesPerBlock * grid[0],
+                                /*layout=*/spec.workspaceBytesPerBlock);
+    args.addPointer(workspace.data_ptr());
+  }
+  // Encoding needs the current context, made current above.
+  for (const TensorMapParams &map : maps)
+    args.addTensorMap(map, spec);
+  CUstream stream =
+      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  TILEDATTN_CU_CHECK(
+      cuLaunchKernel(kernel.function, static_cast<unsigned>(grid[0]),
+                     static_cast<unsigned>(grid[1]),
+                     static_cast<unsigned>(grid[2]),
+                     static_cast<unsigned>(spec.threads), 1, 1,
+                     static_cast<unsigned>(spec.dynamicSmemBytes), stream,
+                     args.data(), nullptr),
+      spec.kernel);
+}
+
 /// Registered for CPU too, where it fails at the device check with a message
 /// in our voice rather than the dispatcher's "could not run".
 std::tuple<at::Tensor, at::Tensor>
@@ -341,65 +411,48 @@ sdpaFwdCUDA(const at::Tensor &query, const at::Tensor &k, const at::Tensor &v,
     scale = 1.0;
     checkInputs(*bundle, q, k, v, isCausal, scale);
   }
-  // Checked before the driver is touched, like everything above.
-  std::vector<TensorMapParams> maps = tensorMapParams(spec, q, k, v, out);
-
-  const LoadedKernel &kernel = getKernel(dir, q.device().index());
-  // The guard made the device's primary context current; a caller that
-  // pushed another context gets the primary one back, as cudaSetDevice does.
-  CUcontext current = nullptr;
-  TILEDATTN_CU_CHECK(cuCtxGetCurrent(&current), spec.kernel);
-  if (current != kernel.context)
-    TILEDATTN_CU_CHECK(cuCtxSetCurrent(kernel.context), spec.kernel);
-
-  GridVars vars{batch,   headsQ,    k.size(1),
-                seqlenQ, k.size(2), kernel.multiprocessors};
-  int64_t grid[3];
-  const int64_t limits[3] = {std::numeric_limits<int32_t>::max(), 65535, 65535};
-  const char *axes[3] = {"x", "y", "z"};
-  for (int i = 0; i < 3; ++i) {
-    grid[i] = bundle->grid[i].evaluate(spec, vars);
-    TORCH_CHECK(grid[i] >= 1 && grid[i] <= limits[i], kOp, ": grid ", axes[i],
-                " = ", bundle->grid[i].text(), " = ", grid[i],
-                " is outside the CUDA limit [1, ", limits[i], "] for shape q ",
-                shapeOf(q), ", k ", shapeOf(k));
-  }
-
-  KernelArgs args;
-  for (const at::Tensor *t :
-       std::initializer_list<const at::Tensor *>{&q, &k, &v, &out, &lse})
-    args.addMemref(*t);
-  args.addFloat(static_cast<float>(scale));
-  for (const at::Tensor &t : captures)
-    args.addMemref(t);
-  at::Tensor tileCounter, workspace;
-  if (spec.tileCounter) {
-    tileCounter = zeroedPerStream(q, Scratch::TileCounter, at::kInt, 1,
-                                  /*layout=*/0);
-    args.addPointer(tileCounter.data_ptr());
-  }
-  if (spec.workspaceBytesPerBlock) {
-    // Bytes per block and grid fix where the flags are (a slot per block
-    // and consumer warpgroup, the flags after all of them).
-    workspace = zeroedPerStream(q, Scratch::Workspace, at::kByte,
-                                spec.workspaceBytesPerBlock * grid[0],
-                                /*layout=*/spec.workspaceBytesPerBlock);
-    args.addPointer(workspace.data_ptr());
-  }
-  // Encoding needs the current context, made current above.
-  for (const TensorMapParams &map : maps)
-    args.addTensorMap(map, spec);
-  CUstream stream =
-      c10::cuda::getCurrentCUDAStream(q.device().index()).stream();
-  TILEDATTN_CU_CHECK(
-      cuLaunchKernel(kernel.function, static_cast<unsigned>(grid[0]),
-                     static_cast<unsigned>(grid[1]),
-                     static_cast<unsigned>(grid[2]),
-                     static_cast<unsigned>(spec.threads), 1, 1,
-                     static_cast<unsigned>(spec.dynamicSmemBytes), stream,
-                     args.data(), nullptr),
-      spec.kernel);
+  launchBundle(dir, *bundle, q, k, v, out, lse, scale, captures);
   return {out, lse};
+}
+
+/// run_bundle: the bundle on given o and lse, which it may read as well as
+/// write (a backward program reads dO as o and the forward's lse), and on
+/// captures it may write (the backward's gradients). No scale rewriting:
+/// the kernel takes `scale` as it is, which must be positive.
+void runBundleCUDA(const at::Tensor &q, const at::Tensor &k,
+                   const at::Tensor &v, const at::Tensor &o,
+                   const at::Tensor &lse, double scale,
+                   c10::string_view bundleDir,
+                   std::optional<at::TensorList> maybeCaptures) {
+  constexpr const char *op = "tiledattn.run_bundle";
+  at::TensorList captures = maybeCaptures.value_or(at::TensorList());
+  for (const NamedTensor &t : {NamedTensor{"q", q}, NamedTensor{"k", k},
+                               NamedTensor{"v", v}, NamedTensor{"o", o}}) {
+    checkRank(t);
+    checkDevice(t, q);
+  }
+  checkDevice({"lse", lse}, q);
+  c10::cuda::CUDAGuard guard(q.device());
+  std::string dir(bundleDir);
+  std::shared_ptr<const Bundle> bundle = getBundle(dir);
+  const KernelSpec &spec = bundle->spec;
+  TORCH_CHECK(scale > 0 && std::isfinite(scale), op,
+              ": expected 'scale' to be positive and finite, but got ", scale);
+  checkInputs(*bundle, q, k, v, spec.causal, scale);
+  checkCaptures(spec, captures, q);
+  std::vector<int64_t> oShape{q.size(0), q.size(1), q.size(2), spec.headDimV};
+  TORCH_CHECK(o.sizes() == at::IntArrayRef(oShape) &&
+                  o.scalar_type() == q.scalar_type(),
+              op, ": expected 'o' of shape ", at::IntArrayRef(oShape),
+              " and dtype ", q.scalar_type(), ", but got ", shapeOf(o), " ",
+              o.scalar_type());
+  std::vector<int64_t> lseShape{q.size(0), q.size(1), q.size(2)};
+  TORCH_CHECK(lse.sizes() == at::IntArrayRef(lseShape) &&
+                  lse.scalar_type() == at::kFloat,
+              op, ": expected 'lse' of shape ", at::IntArrayRef(lseShape),
+              " and dtype float32, but got ", shapeOf(lse), " ",
+              lse.scalar_type());
+  launchBundle(dir, *bundle, q, k, v, o, lse, scale, captures);
 }
 
 /// Shapes only, with symbolic sizes, for fake tensors and torch.compile. The
@@ -459,6 +512,9 @@ TORCH_LIBRARY(tiledattn, m) {
   m.def(TILEDATTN_SDPA_SCHEMA("sdpa_fwd_no_grad"),
         {at::Tag::pt2_compliant_tag});
 #undef TILEDATTN_SDPA_SCHEMA
+  m.def("run_bundle(Tensor q, Tensor k, Tensor v, Tensor(a!) o, "
+        "Tensor(b!) lse, float scale, str bundle, Tensor(c!)[]? captures=None) "
+        "-> ()");
   m.def("bundle_info(str bundle) -> str", &bundleInfo);
   m.def("tensor_map_info(Tensor q, Tensor k, Tensor v, str bundle) -> str",
         &tensorMapInfo);
@@ -467,11 +523,13 @@ TORCH_LIBRARY(tiledattn, m) {
 TORCH_LIBRARY_IMPL(tiledattn, CUDA, m) {
   m.impl("sdpa_fwd", &sdpaFwdCUDA);
   m.impl("sdpa_fwd_no_grad", &sdpaFwdCUDA);
+  m.impl("run_bundle", &runBundleCUDA);
 }
 
 TORCH_LIBRARY_IMPL(tiledattn, CPU, m) {
   m.impl("sdpa_fwd", &sdpaFwdCUDA);
   m.impl("sdpa_fwd_no_grad", &sdpaFwdCUDA);
+  m.impl("run_bundle", &runBundleCUDA);
 }
 
 TORCH_LIBRARY_IMPL(tiledattn, Meta, m) {

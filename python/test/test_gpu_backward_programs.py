@@ -11,6 +11,7 @@ from test_gpu_flex import CACHE
 
 import tiledattn
 from tiledattn.attention import _prepare
+from tiledattn.backward_kernels import attention_backward
 
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
@@ -35,3 +36,53 @@ def test_preprocess_gives_the_rows_dot_products(shape):
     scale = (do.double().abs() * o.double().abs()).sum(-1)
     err = (delta.double() - ref).abs()
     assert (err <= 1e-6 * scale + 1e-6).all(), f"max error {err.max().item()}"
+
+
+def _softmax_attention(q, k, v, scale):
+    scores = scale * q @ k.transpose(-1, -2)
+    lse = torch.logsumexp(scores, -1)
+    return torch.softmax(scores, -1) @ v, lse
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (2, 3, 100), (1, 2, 300), (1, 1, 1000)], ids=str)
+def test_main_program_gradients_match_float64(shape):
+    # dQ, dK, dV of the preprocess and main programs against float64
+    # autograd, with FlashAttention's criterion: each at most twice torch's
+    # bf16 error (its SDPA backward) plus a noise floor. The forward's O and
+    # lse come from float64 (O rounded to bf16), so only the backward is
+    # under test; odd lengths leave partial key and query tiles.
+    b, h, s = shape
+    torch.manual_seed(s)
+    q, k, v, grad = (make(b, h, s, 128, torch.bfloat16) for _ in range(4))
+    scale = 128**-0.5
+    leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
+    out64, lse64 = _softmax_attention(*leaves64, scale)
+    out64.backward(grad.double())
+    want = [t.grad for t in leaves64]
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    torch.nn.functional.scaled_dot_product_attention(*leaves).backward(grad)
+    low = [t.grad for t in leaves]
+    got = attention_backward(
+        q,
+        k,
+        v,
+        out64.detach().to(torch.bfloat16),
+        lse64.detach().float(),
+        grad,
+        scale,
+        cache=CACHE,
+    )
+    for name, g, lo, ref in zip("qkv", got, low, want):
+        assert g.dtype == torch.bfloat16 and g.shape == ref.shape, name
+        assert torch.isfinite(g).all(), f"d{name} has NaN/Inf"
+        error = (g.double() - ref).abs().max().item()
+        floor = (lo.double() - ref).abs().max().item()
+        assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"
+
+
+def test_main_program_refuses_what_it_does_not_cover():
+    q = torch.zeros(1, 2, 64, 128, dtype=torch.bfloat16, device="cuda")
+    k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16, device="cuda")
+    lse = torch.zeros(1, 2, 64, device="cuda")
+    with pytest.raises(tiledattn.UnsupportedInputError, match="no GQA"):
+        attention_backward(q, k, k, q, lse, q, 0.1, cache=CACHE)

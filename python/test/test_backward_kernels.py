@@ -1,0 +1,51 @@
+"""Input checks of tiledattn.backward_kernels (no GPU needed: each error is
+raised before the runtime or a kernel is touched)."""
+
+import pytest
+import torch
+
+import tiledattn
+from tiledattn.backward_kernels import attention_backward
+
+
+def _inputs(b=1, h=2, s=64, d=128, dtype=torch.bfloat16):
+    q = torch.zeros(b, h, s, d, dtype=dtype)
+    return q, q, q, q, torch.zeros(b, h, s), q
+
+
+def test_refuses_other_dtypes():
+    q, k, v, out, lse, grad = _inputs(dtype=torch.float16)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="'q' to be a .* bfloat16"):
+        attention_backward(q, k, v, out, lse, grad, 0.1)
+
+
+def test_refuses_other_head_dims():
+    q, k, v, out, lse, grad = _inputs(d=64)
+    with pytest.raises(tiledattn.UnsupportedInputError, match=r"\[B, H, S, 128\]"):
+        attention_backward(q, k, v, out, lse, grad, 0.1)
+
+
+def test_refuses_gqa_and_cross_attention():
+    q, _, _, out, lse, grad = _inputs()
+    k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="no GQA or cross-attention"):
+        attention_backward(q, k, k, out, lse, grad, 0.1)
+    k = torch.zeros(1, 2, 65, 128, dtype=torch.bfloat16)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="one length"):
+        attention_backward(q, k, k, out, lse, grad, 0.1)
+
+
+def test_refuses_a_wrong_lse_and_grad_out():
+    q, k, v, out, lse, grad = _inputs()
+    with pytest.raises(tiledattn.UnsupportedInputError, match="'lse' to be a float32"):
+        attention_backward(q, k, v, out, lse.double(), grad, 0.1)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="'lse' to be a float32"):
+        attention_backward(q, k, v, out, lse[..., :-1], grad, 0.1)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="'grad_out'"):
+        attention_backward(q, k, v, out, lse, grad[:, :, :-1], 0.1)
+
+
+def test_refuses_a_scale_that_is_not_positive():
+    q, k, v, out, lse, grad = _inputs()
+    with pytest.raises(tiledattn.UnsupportedInputError, match="positive 'scale'"):
+        attention_backward(q, k, v, out, lse, grad, 0.0)
