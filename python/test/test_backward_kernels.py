@@ -49,3 +49,30 @@ def test_refuses_a_scale_that_is_not_positive():
     q, k, v, out, lse, grad = _inputs()
     with pytest.raises(tiledattn.UnsupportedInputError, match="positive 'scale'"):
         attention_backward(q, k, v, out, lse, grad, 0.0)
+
+
+def test_autograd_sends_only_what_the_programs_cover():
+    # tiledattn.backward sends a forward's backward to the programs only for
+    # CUDA bf16, head dim 128, not causal, one shape for q, k and v.
+    from tiledattn.backward_kernels import covers
+
+    meta = dict(device="meta", dtype=torch.bfloat16)
+    q = torch.empty(1, 2, 64, 128, **meta)
+    assert not covers(q, q, q, False)  # not CUDA
+
+    class Cuda:
+        def __init__(self, shape, dtype=torch.bfloat16):
+            self.shape, self.dtype, self.is_cuda = torch.Size(shape), dtype, True
+
+        def dim(self):
+            return len(self.shape)
+
+    q = Cuda((1, 2, 64, 128))
+    assert covers(q, q, q, False)
+    assert not covers(q, q, q, True)  # causal
+    assert not covers(*(Cuda((1, 2, 64, 128), torch.float16),) * 3, False)
+    assert not covers(*(Cuda((1, 2, 64, 64)),) * 3, False)
+    gqa = Cuda((1, 1, 64, 128))
+    assert not covers(q, gqa, gqa, False)
+    cross = Cuda((1, 2, 32, 128))
+    assert not covers(q, cross, cross, False)

@@ -28,8 +28,9 @@ def _grads(fn, q, k, v, grad_out):
         ((2, 8, 8, 300, 300, 128), True),
         ((1, 8, 2, 257, 1000, 64), False),  # GQA 4, Sq != Sk
         ((2, 4, 1, 128, 128, 128), True),  # MQA
+        ((2, 4, 4, 333, 333, 128), False),  # bf16: the tile programs
     ],
-    ids=["mha-causal", "gqa-long-k", "mqa-causal"],
+    ids=["mha-causal", "gqa-long-k", "mqa-causal", "mha"],
 )
 def test_gradients_match_float64(shape, causal, dtype):
     # FlashAttention's criterion: each gradient's error at most twice torch's
@@ -136,3 +137,79 @@ def test_gradients_are_bitwise_identical_run_to_run():
 
     first, second = _grads(ours, q, k, v, grad_out), _grads(ours, q, k, v, grad_out)
     assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_the_tile_programs_take_the_backward_they_cover(monkeypatch):
+    # bf16, head dim 128, not causal, no GQA: autograd runs the backward's
+    # tile programs (tiledattn.backward_kernels), not the torch-ops backward,
+    # here with the lse's gradient too (the loss reads both outputs), and
+    # matches float64 with FlashAttention's criterion.
+    from tiledattn import backward
+    from tiledattn.attention import _prepare
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the torch-ops backward ran")
+
+    monkeypatch.setattr(backward, "sdpa_backward", refuse)
+    torch.manual_seed(3)
+    q, k, v = (torch.randn(1, 2, 200, 128, device="cuda", dtype=torch.bfloat16) for _ in "qkv")
+    grad_out = torch.randn(1, 2, 200, 128, device="cuda")
+    grad_lse = torch.randn(1, 2, 200, device="cuda")
+
+    def ours(q, k, v):
+        out, lse = _prepare(q, k, v, None, 0.0, False, None, False, False, None).run_with_lse()
+        return out, lse
+
+    def reference(q, k, v):
+        scores = q @ k.transpose(-1, -2) * 128**-0.5
+        return torch.softmax(scores, -1) @ v, torch.logsumexp(scores, -1)
+
+    def grads(fn, dtype):
+        leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
+        out, lse = fn(*leaves)
+        torch.autograd.backward((out, lse), (grad_out.to(out.dtype), grad_lse.to(lse.dtype)))
+        return [t.grad for t in leaves]
+
+    want, low, got = (
+        grads(reference, torch.float64),
+        grads(reference, torch.bfloat16),
+        grads(ours, torch.bfloat16),
+    )
+    for name, g, lo, ref in zip("qkv", got, low, want):
+        error = (g.double() - ref).abs().max().item()
+        floor = (lo.double() - ref).abs().max().item()
+        assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"
+
+
+def test_deterministic_mode_gives_bitwise_identical_gradients_where_programs_run(monkeypatch):
+    # The programs add dQ atomically; torch.use_deterministic_algorithms
+    # sends their inputs to the torch-ops backward, which has no atomics
+    # (its matmuls need cuBLAS's fixed workspace in that mode).
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.manual_seed(6)
+    q, k, v = (torch.randn(2, 4, 700, 128, device="cuda", dtype=torch.bfloat16) for _ in "qkv")
+    grad_out = torch.randn(2, 4, 700, 128, device="cuda")
+    before = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        first, second = (
+            _grads(tiledattn.scaled_dot_product_attention, q, k, v, grad_out) for _ in "12"
+        )
+    finally:
+        torch.use_deterministic_algorithms(before)
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_the_tile_programs_backward_under_torch_compile_fullgraph():
+    torch.manual_seed(4)
+    q, k, v = (torch.randn(1, 4, 256, 128, device="cuda", dtype=torch.bfloat16) for _ in "qkv")
+
+    def loss(q, k, v):
+        return tiledattn.scaled_dot_product_attention(q, k, v).float().square().sum()
+
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    want = torch.autograd.grad(loss(*leaves), leaves)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    got = torch.autograd.grad(torch.compile(loss, fullgraph=True)(*leaves), leaves)
+    for a, b in zip(want, got):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2)

@@ -1,5 +1,7 @@
-"""The backward of tiledattn::sdpa_fwd for autograd, until the tile-IR
-backward kernel (issue 23) takes its place behind the same registration.
+"""The backward of tiledattn::sdpa_fwd for autograd: the tile-IR backward
+programs (tiledattn.backward_kernels) where they cover the forward's
+inputs and deterministic algorithms are off, else the torch-ops backward
+below, until the programs cover what the forward does (issue 23).
 
 FlashAttention-2's algorithm in torch ops, in float32: the forward saves
 O and the log-sum-exp, the backward recomputes P = exp(scale Q K^T - lse)
@@ -20,6 +22,8 @@ refuse grad at the forward call instead (attention._prepare for an
 attn_mask, _Launch.run_with_lse for the rest)."""
 
 import torch
+
+from . import backward_kernels
 
 # The float32 scores of one chunk: 256 MiB (four such tensors live at once).
 CHUNK_BYTES = 256 << 20
@@ -115,7 +119,14 @@ def _backward(ctx, grad_out, grad_lse):
     q, k, v, out, lse = ctx.saved_tensors
     if grad_out is None:
         grad_out = torch.zeros_like(out)
-    dq, dk, dv = sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, ctx.causal, ctx.scale)
+    if backward_kernels.covers(q, k, v, ctx.causal) and not (
+        torch.are_deterministic_algorithms_enabled()
+    ):
+        dq, dk, dv = torch.ops.tiledattn.backward_programs(
+            q, k, v, out, lse, grad_out.to(out.dtype), grad_lse, ctx.scale
+        )
+    else:
+        dq, dk, dv = sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, ctx.causal, ctx.scale)
     # None for is_causal, scale, bundle, and captures where the call passed
     # them: as many as the call's arguments (needs_input_grad has one each)
     return (dq, dk, dv) + (None,) * (len(ctx.needs_input_grad) - 3)

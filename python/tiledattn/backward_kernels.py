@@ -4,10 +4,16 @@ by torch.ops.tiledattn.run_bundle.
 
     dq, dk, dv = backward_kernels.attention_backward(q, k, v, out, lse, grad_out, scale)
 
-What they cover today: bf16, head dim 128, no mask, one length for q and k
-and one number of heads (self-attention without GQA). Anything else raises
-UnsupportedInputError naming what it got; `tiledattn.backward` (torch ops)
-stays the autograd path until these cover what the forward does.
+What they cover today: bf16, head dim 128, no mask, not causal, one
+length for q and k and one number of heads (self-attention without GQA).
+Anything else raises UnsupportedInputError naming what it got.
+
+Autograd (tiledattn.backward) sends the backward of a forward these cover
+here, through the functional op `tiledattn::backward_programs` (opaque to
+torch.compile), unless deterministic algorithms are on
+(torch.use_deterministic_algorithms): dQ's atomic adds make the programs'
+gradients differ run to run in the last bits, so that mode, and every
+input they do not cover, keeps the torch-ops backward.
 """
 
 from pathlib import Path
@@ -57,10 +63,24 @@ def _check(q, k, v, out, lse, grad_out):
         )
 
 
-def attention_backward(q, k, v, out, lse, grad_out, scale, *, cache=None):
+def covers(q, k, v, causal) -> bool:
+    """Whether the programs take the backward of this forward (on CUDA)."""
+    return (
+        q.is_cuda
+        and not causal
+        and all(t.dtype == torch.bfloat16 and t.dim() == 4 for t in (q, k, v))
+        and q.shape[-1] == 128
+        and k.shape == q.shape
+        and v.shape == q.shape
+    )
+
+
+def attention_backward(q, k, v, out, lse, grad_out, scale, *, grad_lse=None, cache=None):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
-    output and log-sum-exp (natural log, float32) and the output's gradient.
-    `cache`: where the programs' bundles are (default: the compile cache)."""
+    output and log-sum-exp (natural log, float32) and the output's gradient
+    (and the lse's, `grad_lse`, when the lse was used).
+    `cache`: where the programs' bundles are (default: the compile cache,
+    then the ones the package carries)."""
     _check(q, k, v, out, lse, grad_out)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
@@ -73,6 +93,29 @@ def attention_backward(q, k, v, out, lse, grad_out, scale, *, cache=None):
     # as its lse (its o is not written).
     delta = torch.empty_like(lse)
     run(out, grad_out, grad_out, out, delta, 1.0, str(preprocess.path))
+    if grad_lse is not None:  # d lse / d s = P: dS = P (dP - D + dlse)
+        delta -= grad_lse.float()
     dq, dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "qkv")
     run(q, k, v, grad_out, lse, float(scale), str(main.path), [delta, dq, dk, dv])
     return (dq * scale).to(q.dtype), (dk * scale).to(q.dtype), dv.to(q.dtype)
+
+
+@torch.library.custom_op("tiledattn::backward_programs", mutates_args=())
+def backward_programs(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    grad_out: torch.Tensor,
+    grad_lse: "torch.Tensor | None",
+    scale: float,
+) -> "tuple[torch.Tensor, torch.Tensor, torch.Tensor]":
+    """attention_backward as one functional op: what autograd calls, so that
+    torch.compile sees one node with no mutation."""
+    return attention_backward(q, k, v, out, lse, grad_out, scale, grad_lse=grad_lse)
+
+
+@backward_programs.register_fake
+def _(q, k, v, out, lse, grad_out, grad_lse, scale):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
