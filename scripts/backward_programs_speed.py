@@ -4,12 +4,16 @@ torch's SDPA backward (cuDNN and FlashAttention-2 backends), same run, on
 the paper preset's shapes (bf16, D = 128, 16 heads, B x S = 16k, not
 causal). TFLOP/s = 2.5 x the forward's 4 B H S^2 D / time, FA's convention.
 
-    GPU machine: PYTHONPATH=python python3 scripts/backward_programs_speed.py [CACHE]
+    GPU machine: PYTHONPATH=python python3 scripts/backward_programs_speed.py \\
+        [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096]
 
-CACHE: where the programs' bundles are (default build/kernels-tile-ir/flex-cache).
+--cache: where the programs' bundles are (default build/kernels-tile-ir/flex-cache).
+--main: candidate main-program bundles, timed in the same run in their own
+columns after a check that their gradients equal the shipped program's
+within bf16 rounding (a candidate that disagrees prints its error instead).
 """
 
-import sys
+import argparse
 from pathlib import Path
 
 import torch
@@ -37,15 +41,30 @@ def timed(fn, runs=20):
     return sorted(times)[len(times) // 2]
 
 
-def case(s, cache):
-    """One row: the programs, cuDNN's and FA2's backward at length s."""
+def case(s, cache, candidates):
+    """One row: the programs, the candidates, cuDNN's and FA2's backward at length s."""
     b, h, d = 16384 // s, 16, 128
     q, k, v, grad = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
     scale = d**-0.5
     launch = tiledattn.attention._prepare(q, k, v, None, 0.0, False, None, False, False, None)
     out, lse = launch.run_with_lse()
     flops = 2.5 * 4 * b * h * s * s * d
-    ours = timed(lambda: attention_backward(q, k, v, out, lse, grad, scale, cache=cache))
+
+    def ours(main=None):
+        return attention_backward(q, k, v, out, lse, grad, scale, cache=cache, main_bundle=main)
+
+    times = [timed(ours)]
+    shipped = ours()
+    notes = []
+    for main in candidates:
+        got = ours(main)
+        error = max((a.float() - b.float()).abs().max().item() for a, b in zip(got, shipped))
+        bound = 2e-2 * max(b.float().abs().max().item() for b in shipped)
+        if not error <= bound:
+            notes.append(f"{Path(main).name} differs by {error:.3g}")
+            times.append(float("nan"))
+        else:
+            times.append(timed(lambda main=main: ours(main)))
 
     def torch_backward(backend):
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
@@ -53,19 +72,25 @@ def case(s, cache):
             o = F.scaled_dot_product_attention(*leaves)
         return lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True)
 
-    cudnn = timed(torch_backward(SDPBackend.CUDNN_ATTENTION))
-    fa2 = timed(torch_backward(SDPBackend.FLASH_ATTENTION))
-    tf = [flops / t / 1e9 for t in (ours, cudnn, fa2)]
-    return f"| {s} | {b} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | {tf[0] / tf[1]:.2f} |"
+    times += [timed(torch_backward(SDPBackend.CUDNN_ATTENTION))]
+    times += [timed(torch_backward(SDPBackend.FLASH_ATTENTION))]
+    tf = [flops / t / 1e9 for t in times]
+    cells = " | ".join(f"{x:.0f}" for x in tf)
+    return f"| {s} | {b} | {cells} | {tf[0] / tf[-2]:.2f} |" + "".join(f" {n}" for n in notes)
 
 
 def main():
-    cache = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build/kernels-tile-ir/flex-cache"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=ROOT / "build/kernels-tile-ir/flex-cache")
+    parser.add_argument("--main", action="append", default=[], help="a candidate main bundle")
+    parser.add_argument("--lengths", default="1024,4096")
+    args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
-    print("| S | B | tile programs | cuDNN | FA2 | programs / cuDNN |")
-    print("|---|---|---|---|---|---|")
-    for s in (1024, 4096):
-        print(case(s, cache), flush=True)
+    names = ["tile programs"] + [Path(m).name for m in args.main] + ["cuDNN", "FA2"]
+    print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
+    print("|---" * (len(names) + 3) + "|")
+    for s in (int(x) for x in args.lengths.split(",")):
+        print(case(s, args.cache, args.main), flush=True)
 
 
 if __name__ == "__main__":

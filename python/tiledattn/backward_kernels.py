@@ -75,12 +75,17 @@ def covers(q, k, v, causal) -> bool:
     )
 
 
-def attention_backward(q, k, v, out, lse, grad_out, scale, *, grad_lse=None, cache=None):
+def attention_backward(
+    q, k, v, out, lse, grad_out, scale, *, grad_lse=None, cache=None, main_bundle=None
+):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
     (and the lse's, `grad_lse`, when the lse was used).
     `cache`: where the programs' bundles are (default: the compile cache,
-    then the ones the package carries)."""
+    then the ones the package carries). `main_bundle`: a bundle directory
+    to run instead of the main program's (an A/B candidate, e.g. from
+    scripts/backward_programs_speed.py); its grid must cover the keys as
+    the main program's does."""
     _check(q, k, v, out, lse, grad_out)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
@@ -96,7 +101,8 @@ def attention_backward(q, k, v, out, lse, grad_out, scale, *, grad_lse=None, cac
     if grad_lse is not None:  # d lse / d s = P: dS = P (dP - D + dlse)
         delta -= grad_lse.float()
     dq, dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "qkv")
-    run(q, k, v, grad_out, lse, float(scale), str(main.path), [delta, dq, dk, dv])
+    main = str(main_bundle or main.path)
+    run(q, k, v, grad_out, lse, float(scale), main, [delta, dq, dk, dv])
     return (dq * scale).to(q.dtype), (dk * scale).to(q.dtype), dv.to(q.dtype)
 
 
