@@ -76,3 +76,21 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert not covers(q, gqa, gqa, False)
     cross = Cuda((1, 2, 32, 128))
     assert not covers(q, cross, cross, False)
+
+
+def test_rows_of_fragments_inverts_the_register_order():
+    # tiledattn.bulk_reduce_add's block order, built here from its
+    # definition (thread t's register pair j at 2 (128 j + t)), against
+    # the postprocess that puts the rows back.
+    from tiledattn.backward_kernels import rows_of_fragments
+
+    cols = 128
+    tile = torch.arange(2 * 64 * cols, dtype=torch.float32).view(2, 64, cols)
+    frags = torch.empty(1, 1, 2, 64 * cols)
+    for t in range(128):
+        for j in range(cols // 4):
+            for e in range(2):
+                row = 16 * (t // 32) + 8 * (j % 2) + (t % 32) // 4
+                col = 8 * (j // 2) + 2 * (t % 4) + e
+                frags[0, 0, :, 2 * (128 * j + t) + e] = tile[:, row, col]
+    assert torch.equal(rows_of_fragments(frags, cols), tile.view(1, 1, 128, cols))

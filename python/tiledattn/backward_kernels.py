@@ -76,7 +76,18 @@ def covers(q, k, v, causal) -> bool:
 
 
 def attention_backward(
-    q, k, v, out, lse, grad_out, scale, *, grad_lse=None, cache=None, main_bundle=None
+    q,
+    k,
+    v,
+    out,
+    lse,
+    grad_out,
+    scale,
+    *,
+    grad_lse=None,
+    cache=None,
+    main_bundle=None,
+    dq_in_row_order=False,
 ):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
@@ -85,7 +96,9 @@ def attention_backward(
     then the ones the package carries). `main_bundle`: a bundle directory
     to run instead of the main program's (an A/B candidate, e.g. from
     scripts/backward_programs_speed.py); its grid must cover the keys as
-    the main program's does."""
+    the main program's does; `dq_in_row_order`: it adds dQ into a
+    [B, H, S, 128] f32 accumulator in row order (tiledattn.reduce_add), not
+    into fragment-ordered blocks."""
     _check(q, k, v, out, lse, grad_out)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
@@ -100,10 +113,28 @@ def attention_backward(
     run(out, grad_out, grad_out, out, delta, 1.0, str(preprocess.path))
     if grad_lse is not None:  # d lse / d s = P: dS = P (dP - D + dlse)
         delta -= grad_lse.float()
-    dq, dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "qkv")
+    batch, heads, length, _ = q.shape
+    blocks = -(-length // 64)
+    dq_shape = q.shape if dq_in_row_order else (batch, heads, blocks, 64 * 128)
+    dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
+    dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
     main = str(main_bundle or main.path)
     run(q, k, v, grad_out, lse, float(scale), main, [delta, dq, dk, dv])
+    if not dq_in_row_order:
+        dq = rows_of_fragments(dq, 128)[:, :, :length]
     return (dq * scale).to(q.dtype), (dk * scale).to(q.dtype), dv.to(q.dtype)
+
+
+def rows_of_fragments(frags, cols):
+    """[B, H, blocks, 64 * cols] f32 blocks in a warpgroup's register order
+    (tiledattn.bulk_reduce_add's dest) as [B, H, 64 * blocks, cols] rows:
+    value 2 (128 j + t) + e of a block is row 16 (t / 32) + 8 (j % 2) +
+    (t % 32) / 4 and column 8 (j / 2) + 2 (t % 4) + e of its 64 rows."""
+    batch, heads, blocks, _ = frags.shape
+    # j = 2 c8 + h, t = 32 w + 4 g + q: row 16 w + 8 h + g, column 8 c8 + 2 q + e.
+    view = frags.view(batch, heads, blocks, cols // 8, 2, 4, 8, 4, 2)
+    rows = view.permute(0, 1, 2, 5, 4, 6, 3, 7, 8)  # blocks, w, h, g, c8, q, e
+    return rows.reshape(batch, heads, blocks * 64, cols)
 
 
 @torch.library.custom_op("tiledattn::backward_programs", mutates_args=())

@@ -16,7 +16,8 @@
 // The consumer, per query block: S^T and dP^T (8 k-steps each, both
 // operands in shared memory), P^T from the lse (a 2^x per register), dS^T
 // staged (stmatrix, fence, the warpgroup's barrier), dV and dK (A from
-// registers, inline PTX), dQ (A transposed), its atomic adds.
+// registers, inline PTX), dQ (A transposed), its 32 pairs written to the
+// stage and one bulk reduction.
 // CHECK: scf.for
 // CHECK-COUNT-16: nvvm.wgmma.mma_async {{.*}}A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-32: ex2.approx
@@ -25,9 +26,15 @@
 // CHECK: nvvm.barrier id
 // CHECK-COUNT-8: llvm.inline_asm {{.*}}wgmma.mma_async
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
-// CHECK-COUNT-64: memref.atomic_rmw addf
-// dK and dV added once a tile.
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-COUNT-32: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy
+// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// dK and dV added once a tile, atomically (a block owns their rows).
 // CHECK-COUNT-128: memref.atomic_rmw addf
 // CHECK-NOT: memref.atomic_rmw
+// The last reduction has read its stage before the block exits.
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // It spills (docs/Design.md says where from); the summary names it.
 // SUMMARY: bwd_main_bf16_d128: registers=255 spill_stores={{[0-9]+}}

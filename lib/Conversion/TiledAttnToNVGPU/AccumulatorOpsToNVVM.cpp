@@ -98,6 +98,7 @@ public:
         .Case([&](ExpFromLseOp exp) { return lowerExpFromLse(exp); })
         .Case([&](SoftmaxGradOp grad) { return lowerSoftmaxGrad(grad); })
         .Case([&](ReduceAddOp add) { return lowerReduceAdd(add); })
+        .Case([&](BulkReduceAddOp add) { return lowerBulkReduceAdd(add); })
         .Case([&](StageOp stage) { return lowerStage(stage); });
   }
 
@@ -462,6 +463,70 @@ private:
             b, loc, arith::AtomicRMWKind::addf, (*acc)[i], op.getDest(),
             ValueRange{op.getBatch(), op.getHead(), row, c});
       }
+    });
+    return success();
+  }
+
+  /// The registers into the stage in their own order (pair j of thread t
+  /// at byte 8 (128 j + t)), then one thread's bulk reduction of the block
+  /// into dest; first that thread's previous bulk copies must have read
+  /// the stage.
+  LogicalResult lowerBulkReduceAdd(BulkReduceAddOp op) {
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
+    if (failed(address))
+      return failure();
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    AccumulatorPlace p = place();
+    Value lead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       p.localTid, idx(0));
+    ifThen(lead, [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                           b.getUnitAttr());
+    });
+    syncWarpgroup(b, loc, tid);
+    auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    auto pair = VectorType::get({2}, b.getF32Type());
+    for (size_t j = 0; 2 * j < acc->size(); ++j) {
+      Value at = add(
+          *address,
+          arith::MulIOp::create(b, loc, add(p.localTid, idx(128 * j)), idx(8)));
+      Value pointer = LLVM::IntToPtrOp::create(
+          b, loc, shared,
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), at).getResult());
+      Value values = vector::FromElementsOp::create(
+          b, loc, pair, ValueRange{(*acc)[2 * j], (*acc)[2 * j + 1]});
+      LLVM::StoreOp::create(b, loc, values, pointer, /*alignment=*/8);
+    }
+    fenceProxyAsyncShared(b, loc); // the stores before the TMA unit reads
+    syncWarpgroup(b, loc, tid);
+    int64_t bytes = 4 * int64_t(acc->size()) * 128;
+    ifThen(lead, [&] {
+      auto meta =
+          memref::ExtractStridedMetadataOp::create(b, loc, op.getDest());
+      Value element = meta.getOffset();
+      Value coords[] = {op.getBatch(), op.getHead(), op.getBlock()};
+      for (auto [i, c] : llvm::enumerate(coords))
+        element = add(element,
+                      arith::MulIOp::create(b, loc, c, meta.getStrides()[i]));
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, op.getDest());
+      Value global = add(base, arith::MulIOp::create(b, loc, element, idx(4)));
+      Value operands[] = {
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), global),
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), *address),
+          arith::ConstantIntOp::create(b, loc, bytes, 32)};
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange(), operands,
+          "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 "
+          "[$0], [$1], $2;",
+          "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr());
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     });
     return success();
   }
@@ -909,7 +974,8 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
              ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
              ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp,
-             ExpFromLseOp, SoftmaxGradOp, ReduceAddOp, StageOp>(op);
+             ExpFromLseOp, SoftmaxGradOp, ReduceAddOp, BulkReduceAddOp,
+             StageOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

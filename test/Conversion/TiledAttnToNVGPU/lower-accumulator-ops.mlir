@@ -729,6 +729,55 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // bulk_reduce_add: the thread that issues the bulk copies waits until
+    // its previous ones have read the stage, the warpgroup syncs, each
+    // thread writes register pair j at byte 8 (128 j + tid % 128) of the
+    // stage (f32, 8 pairs for 64 x 32), a fence for the TMA unit and a
+    // sync, then that thread adds the 8 KB into block (b, h, blk) of dest.
+    // CHECK-LABEL: gpu.func @bulk_reduce_add
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[DEST:.*]]: memref<?x?x?x?xf32>, %[[BUF:.*]]: index, %[[BI:.*]]: index, %[[H:.*]]: index, %[[BLK:.*]]: index)
+    // CHECK-DAG: %[[A0:.*]] = llvm.extractvalue %[[A]][0]
+    // CHECK-DAG: %[[A1:.*]] = llvm.extractvalue %[[A]][1]
+    // CHECK-DAG: %[[A2:.*]] = llvm.extractvalue %[[A]][2]
+    // CHECK-DAG: %[[A3:.*]] = llvm.extractvalue %[[A]][3]
+    // CHECK: %[[LT:.*]] = arith.remui %{{.*}}, %c128
+    // CHECK: %[[LEAD:.*]] = arith.cmpi eq, %[[LT]], %c0
+    // CHECK: scf.if %[[LEAD]] {
+    // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+    // CHECK: nvvm.barrier
+    // CHECK: %[[T0:.*]] = arith.addi %[[LT]], %c0
+    // CHECK: %[[B0:.*]] = arith.muli %[[T0]], %c8
+    // CHECK: arith.addi %[[BUF]], %[[B0]]
+    // CHECK: %[[V0:.*]] = vector.from_elements %[[A0]], %[[A1]] : vector<2xf32>
+    // CHECK: llvm.store %[[V0]], %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+    // CHECK: %[[T1:.*]] = arith.addi %[[LT]], %c128
+    // CHECK: %[[B1:.*]] = arith.muli %[[T1]], %c8
+    // CHECK: arith.addi %[[BUF]], %[[B1]]
+    // CHECK: %[[V1:.*]] = vector.from_elements %[[A2]], %[[A3]] : vector<2xf32>
+    // CHECK: llvm.store %[[V1]]
+    // CHECK-COUNT-6: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+    // CHECK-NOT: llvm.store
+    // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+    // CHECK: nvvm.barrier
+    // CHECK: scf.if %[[LEAD]] {
+    // CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:4, %[[STR:.*]]:4 = memref.extract_strided_metadata %[[DEST]]
+    // CHECK: arith.muli %[[BI]], %[[STR]]#0
+    // CHECK: arith.muli %[[H]], %[[STR]]#1
+    // CHECK: arith.muli %[[BLK]], %[[STR]]#2
+    // CHECK: memref.extract_aligned_pointer_as_index %[[DEST]]
+    // CHECK: %[[BYTES:.*]] = arith.constant 8192 : i32
+    // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;", "l,r,r" %{{.*}}, %{{.*}}, %[[BYTES]]
+    // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+    // CHECK: gpu.return
+    gpu.func @bulk_reduce_add(%a: !acc16, %frags: memref<?x?x?x?xf32>, %buf: index,
+                              %b: index, %h: index, %blk: index) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc16 to !tiledattn.tile<64x32xf32>
+      %st = builtin.unrealized_conversion_cast %buf : index to !tiledattn.smem<64x64xbf16>
+      tiledattn.bulk_reduce_add %at into %frags[%b, %h, %blk] via %st
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?x?xf32>, !tiledattn.smem<64x64xbf16>
+      gpu.return
+    }
+
     // stage: a 64 x 32 accumulator tile packed to bf16 and written by two
     // stmatrix.x4 (chunk pairs 0-1 and 2-3 of the row, swizzled as
     // tma_store writes them), then fenced for the tensor cores and the

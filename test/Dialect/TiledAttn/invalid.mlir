@@ -1407,6 +1407,38 @@ func.func @softmax_grad_of_other_shapes(%p: !tiledattn.tile<64x64xf32>, %dp: !ti
 
 // -----
 
+func.func @bulk_reduce_add_of_bf16(%a: !tiledattn.tile<64x128xbf16>, %f: memref<?x?x?x?xf32>, %s: !tiledattn.smem<128x128xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.bulk_reduce_add' op expected acc to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64x128xbf16>'}}
+  tiledattn.bulk_reduce_add %a into %f[%i, %i, %i] via %s : !tiledattn.tile<64x128xbf16>, memref<?x?x?x?xf32>, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @bulk_reduce_add_into_row_major(%a: !tiledattn.tile<64x128xf32>, %f: memref<?x?x?x128xf32>, %s: !tiledattn.smem<128x128xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.bulk_reduce_add' op expected dest's dimension 3 to be the tile's 8192 values (64 x 128, a fragment-ordered block), but got 128}}
+  tiledattn.bulk_reduce_add %a into %f[%i, %i, %i] via %s : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xf32>, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @bulk_reduce_add_into_strided(%a: !tiledattn.tile<64x128xf32>, %f: memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>, %s: !tiledattn.smem<128x128xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.bulk_reduce_add' op expected a contiguous dest (identity layout: the bulk reduction adds one run of bytes), but got 'memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>'}}
+  tiledattn.bulk_reduce_add %a into %f[%i, %i, %i] via %s : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @bulk_reduce_add_via_small_stage(%a: !tiledattn.tile<64x128xf32>, %f: memref<?x?x?x?xf32>, %s: !tiledattn.smem<64x128xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.bulk_reduce_add' op expected a stage of at least 32768 bytes (the tile's f32 values), but got '!tiledattn.smem<64x128xbf16>' (16384 bytes)}}
+  tiledattn.bulk_reduce_add %a into %f[%i, %i, %i] via %s : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xf32>, !tiledattn.smem<64x128xbf16>
+  return
+}
+
+// -----
+
 func.func @reduce_add_of_bf16(%a: !tiledattn.tile<64x128xbf16>, %dq: memref<?x?x?x128xf32>, %i: index) {
   // expected-error @+1 {{'tiledattn.reduce_add' op expected acc to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64x128xbf16>'}}
   tiledattn.reduce_add %a into %dq[%i, %i, %i] : !tiledattn.tile<64x128xbf16>, memref<?x?x?x128xf32>

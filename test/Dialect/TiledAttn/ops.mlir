@@ -194,6 +194,16 @@ func.func @exp_from_lse_and_softmax_grad(%st: !tiledattn.tile<64x64xf32>, %dpt: 
   return
 }
 
+// dQ's partial sums, added by one bulk reduction into a fragment-ordered block.
+// CHECK-LABEL: func.func @bulk_reduce_add
+// CHECK: tiledattn.bulk_reduce_add %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] via %{{.*}} : !tiledattn.tile<64x128xf32>, memref<?x?x?x8192xf32>, !tiledattn.smem<128x128xbf16>
+func.func @bulk_reduce_add(%dq: !tiledattn.tile<64x128xf32>, %frags: memref<?x?x?x8192xf32>,
+                           %buf: !tiledattn.smem<128x128xbf16>, %b: index, %h: index, %i: index) {
+  tiledattn.bulk_reduce_add %dq into %frags[%b, %h, %i] via %buf
+      : !tiledattn.tile<64x128xf32>, memref<?x?x?x8192xf32>, !tiledattn.smem<128x128xbf16>
+  return
+}
+
 // dQ's partial sums, added atomically into an f32 accumulator.
 // CHECK-LABEL: func.func @reduce_add
 // CHECK: tiledattn.reduce_add %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>

@@ -554,6 +554,30 @@ LogicalResult ReduceAddOp::verify() {
   return success();
 }
 
+LogicalResult BulkReduceAddOp::verify() {
+  TileType t = getAcc().getType();
+  if (failed(verifyAccumulatorTile(*this, "acc", t)))
+    return failure();
+  int64_t values = kWarpgroupRows * t.getNumCols();
+  MemRefType dest = getDest().getType();
+  int64_t d = dest.getDimSize(3);
+  if (!ShapedType::isDynamic(d) && d != values)
+    return emitOpError("expected dest's dimension 3 to be the tile's ")
+           << values << " values (64 x " << t.getNumCols()
+           << ", a fragment-ordered block), but got " << d;
+  if (!dest.getLayout().isIdentity())
+    return emitOpError("expected a contiguous dest (identity layout: the "
+                       "bulk reduction adds one run of bytes), but got ")
+           << dest;
+  int64_t bytes = 4 * values;
+  if (getStage().getType().getBytes() < bytes)
+    return emitOpError("expected a stage of at least ")
+           << bytes << " bytes (the tile's f32 values), but got "
+           << getStage().getType() << " (" << getStage().getType().getBytes()
+           << " bytes)";
+  return success();
+}
+
 LogicalResult TruncateOp::verify() {
   auto from = cast<TileType>(getTile().getType());
   auto to = cast<TileType>(getResult().getType());

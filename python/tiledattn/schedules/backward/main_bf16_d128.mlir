@@ -11,7 +11,8 @@
 //   dS^T into shared memory                        (stage)
 //   dV += P^T dO_i,  dK += dS^T Q_i                 (A from registers)
 //   dQ_i += dS K: A = the staged dS^T, read transposed, the partial sum
-//                 added into dq_accum             (reduce_add)
+//                 added into dq_frags by one bulk reduction from shared
+//                 memory                          (bulk_reduce_add)
 // and at the tile's end adds dK and dV into dk_accum and dv_accum (one
 // block writes each row: sums into zeroed f32). The softmax's scale is
 // left out of dS: dQ and dK are dq_accum * scale and dk_accum * scale.
@@ -23,20 +24,22 @@
 // It takes tiledattn.sdpa's operands, to be launched on given o and lse:
 // q = Q, k = K, v = V, o = dO (the fourth TMA operand), lse = the
 // forward's lse; then the captures (contiguous):
-// delta = D (the preprocess program's), dq_accum, dk_accum and dv_accum
-// ([B, H, S, 128] f32, zeroed). The grid is the forward's over 64-row
+// delta = D (the preprocess program's), dq_frags ([B, H, ceil(S / 64),
+// 8192] f32, zeroed: each 64-query block of dQ in the warpgroup's register
+// order, which tiledattn.backward_kernels puts back in row order), dk_accum
+// and dv_accum ([B, H, S, 128] f32, zeroed). The grid is the forward's over 64-row
 // tiles of q, so q and k have one length (self-attention) and one number
-// of heads (no GQA yet). Its launch (torch.ops.tiledattn.run_bundle) and
-// Python entry (tiledattn.backward_kernels) are in commit 22b5053, held back
-// from main until their first GPU run (docs/Design.md).
+// of heads (no GQA yet). torch.ops.tiledattn.run_bundle launches it, from
+// tiledattn.backward_kernels (docs/Design.md).
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !rows = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 !captured_rows = memref<?x?x?xf32>
 !accum = memref<?x?x?x?xf32>
+!frags = memref<?x?x?x?xf32>
 !slot = !tiledattn.smem<64x128xbf16>
 !ring = !tiledattn.ring<2, 64x128xbf16>
 func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !rows,
-                              %scale: f32, %delta: !captured_rows, %dq_accum: !accum,
+                              %scale: f32, %delta: !captured_rows, %dq_frags: !frags,
                               %dk_accum: !accum, %dv_accum: !accum)
     attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 1>} {
   %c0 = arith.constant 0 : index
@@ -49,8 +52,9 @@ func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse:
   %vr = tiledattn.ring releases(4) : !ring
   %qr = tiledattn.ring releases(4) : !ring
   %dor = tiledattn.ring releases(4) : !ring
-  // dS^T, for dQ's mma.
+  // dS^T, for dQ's mma; dQ's f32 partial sums (32 KB) for their reduction.
   %dsbuf = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+  %dqbuf = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
   tiledattn.warp_specialize producer regs(24) {
     %tid = gpu.thread_id x
     %first = arith.cmpi eq, %tid, %c0 : index
@@ -123,7 +127,7 @@ func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse:
         %dq = tiledattn.wait %dqf : !tiledattn.future<64x128xf32>
         tiledattn.ring.release %qr, %qt : !ring
         tiledattn.ring.release %dor, %dt : !ring
-        tiledattn.reduce_add %dq into %dq_accum[%bz, %by, %col] : !tiledattn.tile<64x128xf32>, !accum
+        tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %by, %i] via %dqbuf : !tiledattn.tile<64x128xf32>, !frags, !tiledattn.smem<128x128xbf16>
         scf.yield %dv1, %dk1 : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>
       }
       tiledattn.ring.release %kr, %kt : !ring
@@ -133,6 +137,8 @@ func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse:
       tiledattn.reduce_add %grads#0 into %dv_accum[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !accum
       tiledattn.yield %kv : index
     }
+    // The last reduction has read its stage before the block exits.
+    tiledattn.tma_store_wait
   }
   return
 }

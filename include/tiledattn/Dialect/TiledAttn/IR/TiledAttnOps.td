@@ -552,6 +552,50 @@ def TiledAttn_ReduceAddOp : TiledAttn_Op<"reduce_add", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_BulkReduceAddOp : TiledAttn_Op<"bulk_reduce_add", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Add an accumulator tile into a fragment-ordered f32 block by one bulk reduction";
+  let description = [{
+    The `tiledattn.bulk_reduce_add` operation adds a warpgroup's f32
+    `64 x N` accumulator tile into block `block` of `dest[b, h]` by one
+    reduction of the TMA unit (`cp.reduce.async.bulk ... .add.f32`, done
+    in L2) instead of `64 N` atomic adds (`tiledattn.reduce_add`). The
+    block is the tile in the warpgroup's register order, not row-major:
+    `dest[b, h, block, 2 (128 j + t) + e] += acc[r, c]` for thread `t` of
+    the warpgroup and its registers `2j + e` (`j < N / 4`, `e < 2`), which
+    hold row `r = 16 (t / 32) + 8 (j % 2) + (t % 32) / 4` and column
+    `c = 8 (j / 2) + 2 (t % 4) + e`. So `dest`'s dimension 3 is `64 N` and
+    a second pass puts the rows in order (the backward's dQ postprocess,
+    tiledattn.backward_kernels).
+
+    Each thread writes its registers into `stage` as plain f32 in that
+    order (consecutive threads, consecutive 8 bytes: no bank conflicts; the
+    tile's swizzled layout is not used, so `stage` must only hold `256 N`
+    bytes), the warpgroup syncs, and one thread issues the reduction.
+    Before writing, the op waits until that thread's previous bulk copies
+    have read shared memory; `tiledattn.tma_store_wait` after the last one
+    keeps the kernel alive until its stage is read. `dest` is contiguous
+    (identity layout) and 16-byte aligned, as a fresh torch tensor is. The
+    order of the adds is not fixed.
+
+    Example:
+
+    ```mlir
+    tiledattn.bulk_reduce_add %dq into %dq_frags[%b, %h, %i] via %buf
+        : !tiledattn.tile<64x128xf32>, memref<?x?x?x8192xf32>, !tiledattn.smem<128x128xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc,
+                       MemRefRankOf<[F32], [4]>:$dest, Index:$batch,
+                       Index:$head, Index:$block, TiledAttn_SmemType:$stage);
+  let assemblyFormat = [{
+    $acc `into` $dest `[` $batch `,` $head `,` $block `]` `via` $stage
+    attr-dict `:` qualified(type($acc)) `,` type($dest) `,`
+    qualified(type($stage))
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_RescaleOp : TiledAttn_Op<"rescale", [Pure,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "Multiply each row of an accumulator tile by a per-row factor";
