@@ -266,6 +266,10 @@ constexpr int64_t kMaxConsumerWarpgroups = 3;
 /// warpgroup w (0 the producer, 1.. the consumers) syncs on
 /// kWarpgroupBarrier + w.
 constexpr int64_t kWarpgroupBarrier = kTurnBarrier + kMaxConsumerWarpgroups;
+/// The consumer warpgroups' common barrier (tiledattn.consumers_sync),
+/// after the warpgroups' own (the producer's and up to 3 consumers').
+constexpr int64_t kConsumersBarrier =
+    kWarpgroupBarrier + 1 + kMaxConsumerWarpgroups;
 
 /// Syncs the 128 threads of the calling thread's (`tid`'s) warpgroup.
 inline void syncWarpgroup(OpBuilder &b, Location loc, Value tid) {

@@ -194,9 +194,14 @@ private:
     if (failed(bAddress))
       return failure();
     // K-major B (N x K): 16 bytes between core matrices along K; MN-major
-    // (K x N): one atom of K rows between the 64-column atoms along N.
+    // (K x N): one atom of K rows between the 64-column atoms along N,
+    // from b_col's atom on.
+    Value bStart = *bAddress;
+    if (int64_t col = mma.getBCol().value_or(0))
+      bStart = arith::AddIOp::create(
+          b, loc, bStart, idx(col / 64 * bType.getRows() * kAtomRowBytes));
     Value descB = buildWgmmaDescriptor(
-        b, loc, *bAddress, bKMajor ? 16 : bType.getRows() * kAtomRowBytes,
+        b, loc, bStart, bKMajor ? 16 : bType.getRows() * kAtomRowBytes,
         kSwizzleStrideBytes);
     auto bStep = [&](int64_t kk) -> int64_t {
       if (!bKMajor) // 16 more rows

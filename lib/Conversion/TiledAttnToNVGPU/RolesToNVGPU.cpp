@@ -123,9 +123,12 @@ public:
     // before the roles are lowered and the turns move out of them.
     SmallVector<WarpSpecializeOp> roles;
     DenseMap<Operation *, SmallVector<TurnOp>> turnsOf;
+    DenseMap<Operation *, SmallVector<ConsumersSyncOp>> syncsOf;
     getOperation().walk([&](WarpSpecializeOp r) {
       roles.push_back(r);
       r.getConsumer().walk([&](TurnOp turn) { turnsOf[r].push_back(turn); });
+      r.getConsumer().walk(
+          [&](ConsumersSyncOp sync) { syncsOf[r].push_back(sync); });
     });
     for (WarpSpecializeOp r : roles) {
       SmallVector<TurnOp> turns = turnsOf.lookup(r);
@@ -133,6 +136,16 @@ public:
       lowerRoles(r, consumers, registerBudgets);
       for (TurnOp turn : turns)
         lowerTurn(turn, consumers);
+      for (ConsumersSyncOp sync : syncsOf.lookup(r)) {
+        OpBuilder b(sync);
+        Location loc = sync.getLoc();
+        NVVM::BarrierOp::create(
+            b, loc, Type(),
+            arith::ConstantIntOp::create(b, loc, kConsumersBarrier, 32),
+            arith::ConstantIntOp::create(b, loc, 128 * consumers.count, 32),
+            NVVM::BarrierReductionAttr(), Value());
+        sync.erase();
+      }
     }
     // What the program says is warp-uniform, through redux.sync (an index)
     // or vote.sync (a condition).

@@ -273,5 +273,32 @@ module attributes {gpu.container_module} {
       "test.use"(%dq) : (!tiledattn.tile<64x128xf32>) -> ()
       gpu.return
     }
+
+    // b_col(64): dQ's second 64-column half, B's descriptor from the K
+    // slot's second atom (one atom of its 64 rows further: 8192 bytes),
+    // four k-steps of n = 64 (16 rows, 2048 bytes, 128 in the descriptor).
+    // CHECK-LABEL: gpu.func @second_column_half_of_b
+    // CHECK: %[[ATOM1:.*]] = arith.addi %{{.*}}, %c8192 : index
+    // CHECK: arith.index_castui %[[ATOM1]]
+    // CHECK: %[[BDESC:.*]] = arith.ori
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK-NEXT: %[[D0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %[[BDESC]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+    // CHECK: arith.addi %[[BDESC]], %c128_i64
+    // CHECK: arith.addi %[[BDESC]], %c256_i64
+    // CHECK: arith.addi %[[BDESC]], %c384_i64
+    // CHECK: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 64, k = 16>
+    // CHECK-NOT: nvvm.wgmma.mma_async
+    // CHECK: nvvm.wgmma.commit.group.sync.aligned
+    gpu.func @second_column_half_of_b(%q: !head128, %k: !head128, %v: !head128, %o: !head128) kernel {
+      %c0 = arith.constant 0 : index
+      %kr = tiledattn.ring releases(4) : !ring128
+      %buf = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+      %ks, %kt = tiledattn.ring.get %kr[%c0] : !ring128
+      %f = tiledattn.mma_async %buf[%c0] transpose_a, %ks b_col(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x64xf32>
+      %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !ring128
+      "test.use"(%dq) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
   }
 }

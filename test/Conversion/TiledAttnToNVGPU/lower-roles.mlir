@@ -168,3 +168,27 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// tiledattn.consumers_sync: one named barrier (id 8, after the turns' and
+// the warpgroups' own) for the 256 threads of the two consumers.
+// CHECK-LABEL: gpu.func @consumers_sync
+// CHECK: "test.stage"()
+// CHECK-NEXT: nvvm.barrier id = %c8_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: "test.read_all"()
+// CHECK-NOT: tiledattn.consumers_sync
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @consumers_sync() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+        "test.stage"() : () -> ()
+        tiledattn.consumers_sync
+        "test.read_all"() : () -> ()
+      }
+      gpu.return
+    }
+  }
+}

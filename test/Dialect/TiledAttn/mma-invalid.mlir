@@ -324,3 +324,28 @@ func.func @transpose_a_after_parts(%i: index, %k: !tiledattn.smem<64x128xbf16>) 
   tiledattn.ring.release %ar, %at : !aring
   return
 }
+
+// -----
+
+func.func @b_col_with_transpose_b(%q: !tiledattn.smem<128x128xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tiledattn.mma_async' op expected no b_col with transpose_b (B's columns are then K; b_rows takes fewer of its rows)}}
+  %sf = tiledattn.mma_async %q[%c0], %k b_col(64) transpose_b : !tiledattn.smem<128x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @b_col_inside_an_atom(%p: !tiledattn.tile<64x64xbf16>, %k: !tiledattn.smem<64x128xbf16>) {
+  // expected-error @+1 {{'tiledattn.mma_async' op expected b_col to be a multiple of 64 (a 64-column atom) with columns b_col .. b_col + N - 1 (N = 64, the result's) inside B's 128, but got 32}}
+  %f = tiledattn.mma_async %p, %k b_col(32) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @b_col_past_b(%p: !tiledattn.tile<64x64xbf16>, %k: !tiledattn.smem<64x128xbf16>) {
+  // expected-error @+1 {{'tiledattn.mma_async' op expected b_col to be a multiple of 64 (a 64-column atom) with columns b_col .. b_col + N - 1 (N = 128, the result's) inside B's 128, but got 64}}
+  %f = tiledattn.mma_async %p, %k b_col(64) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x128xf32>
+  return
+}

@@ -90,3 +90,13 @@ func.func @transposed_a(%dst: !tiledattn.smem<64x64xbf16>, %k: !tiledattn.smem<1
   %dq = tiledattn.wait %f : !tiledattn.future<64x128xf32>
   return
 }
+
+// b_col: dQ's second 64-column half (B's second atom).
+// CHECK-LABEL: func.func @column_window_of_b
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}] transpose_a, %{{.*}} b_col(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x64xf32>
+func.func @column_window_of_b(%dst: !tiledattn.smem<64x64xbf16>, %k: !tiledattn.smem<64x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %f = tiledattn.mma_async %dst[%c0] transpose_a, %k b_col(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  return
+}

@@ -319,3 +319,15 @@ func.func @merge_pieces_rows_type(%n: index, %o: !tiledattn.tile<64x128xf32>, %m
   %o2, %m2, %l2 = tiledattn.merge_pieces %o, %m, %m first(%n) holders(%n) : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64xf16>
   return
 }
+
+// -----
+
+func.func @consumers_sync_outside_consumers() {
+  tiledattn.warp_specialize producer regs(24) {
+    // expected-error @+1 {{'tiledattn.consumers_sync' op expected to be in the consumer region of a tiledattn.warp_specialize (its consumer warpgroups meet there)}}
+    tiledattn.consumers_sync
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}

@@ -146,3 +146,18 @@ func.func @uniform_condition(%c: i1) -> i1 {
   %u = tiledattn.uniform %c : i1
   return %u : i1
 }
+
+// CHECK-LABEL: gpu.func @consumers_meet
+// CHECK: tiledattn.consumers_sync
+module attributes {gpu.container_module} {
+  gpu.module @m2 {
+    gpu.func @consumers_meet() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) {
+      ^bb0(%c: index):
+        tiledattn.consumers_sync
+      }
+      gpu.return
+    }
+  }
+}

@@ -185,6 +185,20 @@ LogicalResult MmaAsyncOp::verify() {
   }
   int64_t bK = getTransposeB() ? b.getCols() : bRows;
   int64_t n = getTransposeB() ? bRows : b.getCols();
+  // b_col: a window of B's columns, from an atom on.
+  if (std::optional<int64_t> col = getBCol()) {
+    int64_t width = getN();
+    if (getTransposeB())
+      return emitOpError("expected no b_col with transpose_b (B's columns "
+                         "are then K; b_rows takes fewer of its rows)");
+    if (*col < 0 || *col % 64 || width % 8 || *col + width > b.getCols())
+      return emitOpError("expected b_col to be a multiple of 64 (a 64-"
+                         "column atom) with columns b_col .. b_col + N - 1 "
+                         "(N = ")
+             << width << ", the result's) inside B's " << b.getCols()
+             << ", but got " << *col;
+    n = width;
+  }
   if (bK != k)
     return emitOpError("expected B to be ")
            << (getTransposeB() ? "N x K" : "K x N") << " with K = " << k

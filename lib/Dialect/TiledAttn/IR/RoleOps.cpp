@@ -77,6 +77,16 @@ LogicalResult TurnOp::verify() {
   return success();
 }
 
+LogicalResult ConsumersSyncOp::verify() {
+  auto roles = getOperation()->getParentOfType<WarpSpecializeOp>();
+  if (!roles ||
+      !roles.getConsumer().isAncestor(getOperation()->getParentRegion()))
+    return emitOpError("expected to be in the consumer region of a "
+                       "tiledattn.warp_specialize (its consumer warpgroups "
+                       "meet there)");
+  return success();
+}
+
 LogicalResult ForEachTileOp::verify() {
   Block &body = getBody().front();
   unsigned leading = getNumLeadingArguments();

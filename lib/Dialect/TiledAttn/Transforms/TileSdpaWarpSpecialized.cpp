@@ -156,7 +156,8 @@ Value WarpSpecializedWriter::mmaAsync(Value a, Value aRow, Value bSlot,
   return MmaAsyncOp::create(b, loc, FutureType::get(b.getContext(), result), a,
                             aRow, bSlot, acc, afterParts, /*transpose_a=*/false,
                             transposeB, uniformA,
-                            bRows ? b.getI64IntegerAttr(bRows) : IntegerAttr())
+                            bRows ? b.getI64IntegerAttr(bRows) : IntegerAttr(),
+                            /*b_col=*/IntegerAttr())
       .getResult();
 }
 

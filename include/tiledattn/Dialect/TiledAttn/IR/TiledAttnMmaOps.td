@@ -53,6 +53,11 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     those keys only), the slot's layout (its atoms of B's full rows)
     unchanged.
 
+    With `b_col(C)` (B as it is, `K x N`) the mma reads B's columns `C ..
+    C + N - 1`, `N` the result's columns and `C` a multiple of 64 (a
+    64-column atom of the slot): the backward's dQ in two 64-column halves,
+    each a 32-register accumulator instead of one of 64.
+
     With `transpose_a` the mma reads a shared-memory A transposed: A is
     the transpose of rows `a_row .. a_row + K - 1` and columns `0 .. 63` of
     the tile (K x 64 stored, M = 64), K being B's (its rows, or `b_rows`, or
@@ -88,6 +93,9 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %dq = tiledattn.mma_async %dst[%c0] transpose_a, %k b_rows(64)
         : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<128x128xbf16>
           -> !tiledattn.future<64x128xf32>
+    %dq1 = tiledattn.mma_async %dst[%c0] transpose_a, %k b_col(64)
+        : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<64x128xbf16>
+          -> !tiledattn.future<64x64xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
@@ -96,12 +104,14 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
                        Variadic<TiledAttn_TokenType>:$after_parts,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        UnitAttr:$uniform_a,
-                       OptionalAttr<I64Attr>:$b_rows);
+                       OptionalAttr<I64Attr>:$b_rows,
+                       OptionalAttr<I64Attr>:$b_col);
   let results = (outs TiledAttn_FutureType:$result);
   let assemblyFormat = [{
     $a (`[` $a_row^ `]`)? (`transpose_a` $transpose_a^)?
     (`uniform_a` $uniform_a^)? `,` $b
-    (`b_rows` `(` $b_rows^ `)`)? (`transpose_b` $transpose_b^)?
+    (`b_rows` `(` $b_rows^ `)`)? (`b_col` `(` $b_col^ `)`)?
+    (`transpose_b` $transpose_b^)?
     (`acc` `(` $acc^ `)`)? (`after_parts` `(` $after_parts^ `)`)? attr-dict
     `:` qualified(type($a)) `,` qualified(type($b)) `->`
     qualified(type($result))

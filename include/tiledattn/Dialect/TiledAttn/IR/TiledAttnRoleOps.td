@@ -115,6 +115,27 @@ def TiledAttn_TurnOp : TiledAttn_Op<"turn", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_ConsumersSyncOp : TiledAttn_Op<"consumers_sync"> {
+  let summary = "All consumer warpgroups meet before going on";
+  let description = [{
+    The `tiledattn.consumers_sync` operation waits until every consumer
+    warpgroup of the enclosing `tiledattn.warp_specialize` has reached it
+    (one named barrier of `128 x consumers` threads; the producer does not
+    take part). A consumer then reads what the others wrote to shared memory
+    before it: the backward's dQ, where each consumer stages its keys' dS^T
+    and then multiplies the whole of it.
+
+    Example:
+
+    ```mlir
+    tiledattn.stage %ds into %dsbuf[%row] : !tiledattn.tile<64x64xf32>, !tiledattn.smem<128x64xbf16>
+    tiledattn.consumers_sync
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     RecursiveMemoryEffects, AttrSizedOperandSegments]> {
   let summary = "The query tiles a thread block runs: its own, every "
