@@ -14,7 +14,9 @@ within bf16 rounding (a candidate that disagrees is noted with its error:
 a probe that leaves work out on purpose, to see what that work costs).
 --main-row-order: the same for candidates that add dQ in row order
 (tiledattn.reduce_add's atomics, as the main program did before
-tiledattn.bulk_reduce_add).
+tiledattn.bulk_reduce_add); --main-dq-halves: for candidates that add
+dQ in 64-column halves (schedules/backward/experimental's two-consumer
+program).
 """
 
 import argparse
@@ -54,7 +56,7 @@ def case(s, cache, candidates):
     out, lse = launch.run_with_lse()
     flops = 2.5 * 4 * b * h * s * s * d
 
-    def ours(main=None, row_order=False):
+    def ours(main=None, layout=None):
         return attention_backward(
             q,
             k,
@@ -65,19 +67,20 @@ def case(s, cache, candidates):
             scale,
             cache=cache,
             main_bundle=main,
-            dq_in_row_order=row_order,
+            dq_in_row_order=layout == "rows",
+            dq_halves=layout == "halves",
         )
 
     times = [timed(ours)]
     shipped = ours()
     notes = []
-    for main, row_order in candidates:
-        got = ours(main, row_order)
+    for main, layout in candidates:
+        got = ours(main, layout)
         error = max((a.float() - b.float()).abs().max().item() for a, b in zip(got, shipped))
         bound = 2e-2 * max(b.float().abs().max().item() for b in shipped)
         if not error <= bound:  # still timed: a probe may leave work out on purpose
             notes.append(f"{Path(main).name} differs by {error:.3g}")
-        times.append(timed(lambda main=main, row_order=row_order: ours(main, row_order)))
+        times.append(timed(lambda main=main, layout=layout: ours(main, layout)))
 
     def torch_backward(backend):
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
@@ -99,10 +102,17 @@ def main():
     parser.add_argument(
         "--main-row-order", action="append", default=[], help="one that adds dQ in row order"
     )
+    parser.add_argument(
+        "--main-dq-halves", action="append", default=[], help="one that adds dQ in halves"
+    )
     parser.add_argument("--lengths", default="1024,4096")
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
-    candidates = [(m, False) for m in args.main] + [(m, True) for m in args.main_row_order]
+    candidates = (
+        [(m, None) for m in args.main]
+        + [(m, "rows") for m in args.main_row_order]
+        + [(m, "halves") for m in args.main_dq_halves]
+    )
     names = ["tile programs"] + [Path(m).name for m, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
     print("|---" * (len(names) + 3) + "|")

@@ -94,3 +94,22 @@ def test_rows_of_fragments_inverts_the_register_order():
                 col = 8 * (j // 2) + 2 * (t % 4) + e
                 frags[0, 0, :, 2 * (128 * j + t) + e] = tile[:, row, col]
     assert torch.equal(rows_of_fragments(frags, cols), tile.view(1, 1, 128, cols))
+
+
+def test_rows_of_column_halves_puts_each_half_in_its_columns():
+    # The two-consumer candidate's dQ blocks: block 2i + c is rows 64i ..
+    # 64i + 63, columns 64c .. 64c + 63, each in bulk_reduce_add's order.
+    from tiledattn.backward_kernels import rows_of_column_halves
+
+    dq = torch.arange(128 * 128, dtype=torch.float32).view(128, 128)
+    frags = torch.empty(1, 1, 4, 64 * 64)
+    for block in range(4):
+        i, c = divmod(block, 2)
+        tile = dq[64 * i : 64 * i + 64, 64 * c : 64 * c + 64]
+        for t in range(128):
+            for j in range(16):
+                for e in range(2):
+                    row = 16 * (t // 32) + 8 * (j % 2) + (t % 32) // 4
+                    col = 8 * (j // 2) + 2 * (t % 4) + e
+                    frags[0, 0, block, 2 * (128 * j + t) + e] = tile[row, col]
+    assert torch.equal(rows_of_column_halves(frags), dq.view(1, 1, 128, 128))

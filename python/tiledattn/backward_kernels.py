@@ -88,6 +88,7 @@ def attention_backward(
     cache=None,
     main_bundle=None,
     dq_in_row_order=False,
+    dq_halves=False,
 ):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
@@ -98,7 +99,9 @@ def attention_backward(
     scripts/backward_programs_speed.py); its grid must cover the keys as
     the main program's does; `dq_in_row_order`: it adds dQ into a
     [B, H, S, 128] f32 accumulator in row order (tiledattn.reduce_add), not
-    into fragment-ordered blocks."""
+    into fragment-ordered blocks; `dq_halves`: it adds each query block's
+    dQ as two 64-column halves, block 2i + c (the two-consumer candidate,
+    schedules/backward/experimental)."""
     _check(q, k, v, out, lse, grad_out)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
@@ -115,13 +118,15 @@ def attention_backward(
         delta -= grad_lse.float()
     batch, heads, length, _ = q.shape
     blocks = -(-length // 64)
-    dq_shape = q.shape if dq_in_row_order else (batch, heads, blocks, 64 * 128)
+    halves = 2 if dq_halves else 1
+    dq_shape = q.shape if dq_in_row_order else (batch, heads, halves * blocks, 64 * 128 // halves)
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
     dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
     main = str(main_bundle or main.path)
     run(q, k, v, grad_out, lse, float(scale), main, [delta, dq, dk, dv])
     if not dq_in_row_order:
-        dq = rows_of_fragments(dq, 128)[:, :, :length]
+        dq = rows_of_column_halves(dq) if dq_halves else rows_of_fragments(dq, 128)
+        dq = dq[:, :, :length]
     return (dq * scale).to(q.dtype), (dk * scale).to(q.dtype), dv.to(q.dtype)
 
 
@@ -156,3 +161,12 @@ def backward_programs(
 @backward_programs.register_fake
 def _(q, k, v, out, lse, grad_out, grad_lse, scale):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def rows_of_column_halves(frags):
+    """[B, H, 2 blocks, 4096] fragment-ordered 64 x 64 blocks, block 2i + c
+    being rows 64i .. 64i + 63 and columns 64c .. 64c + 63, as
+    [B, H, 64 blocks, 128] rows."""
+    batch, heads, halves, _ = frags.shape
+    tiles = rows_of_fragments(frags, 64).view(batch, heads, halves // 2, 2, 64, 64)
+    return tiles.permute(0, 1, 2, 4, 3, 5).reshape(batch, heads, halves // 2 * 64, 128)
