@@ -76,6 +76,8 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert not covers(q, gqa, gqa, False)
     cross = Cuda((1, 2, 32, 128))
     assert not covers(q, cross, cross, False)
+    empty = Cuda((0, 2, 64, 128))
+    assert not covers(empty, empty, empty, False)
 
 
 def test_rows_of_fragments_inverts_the_register_order():

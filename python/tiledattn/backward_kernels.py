@@ -72,6 +72,7 @@ def covers(q, k, v, causal) -> bool:
         and q.shape[-1] == 128
         and k.shape == q.shape
         and v.shape == q.shape
+        and q.shape.numel() > 0  # an empty batch: the torch-ops backward's zeros
     )
 
 
