@@ -141,6 +141,20 @@ private:
     return values;
   }
 
+  /// The accumulator registers and the stage's shared-memory address of an
+  /// op that writes its `acc` into a `stage` (stage, tma_store,
+  /// bulk_reduce_add).
+  template <typename OpT>
+  FailureOr<std::pair<Regs, Value>> accAndStage(OpT op) {
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
+    if (failed(address))
+      return failure();
+    return std::make_pair(std::move(*acc), *address);
+  }
+
   /// `values` back into a struct, cast to `type`.
   Value tileOf(Type type, ArrayRef<Value> values) {
     Value s = LLVM::UndefOp::create(
@@ -472,12 +486,11 @@ private:
   /// into dest; first that thread's previous bulk copies must have read
   /// the stage.
   LogicalResult lowerBulkReduceAdd(BulkReduceAddOp op) {
-    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
-    if (failed(acc))
+    FailureOr<std::pair<Regs, Value>> operands = accAndStage(op);
+    if (failed(operands))
       return failure();
-    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
-    if (failed(address))
-      return failure();
+    Regs &acc = operands->first;
+    Value address = operands->second;
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     AccumulatorPlace p = place();
     Value lead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -489,20 +502,20 @@ private:
     syncWarpgroup(b, loc, tid);
     auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
     auto pair = VectorType::get({2}, b.getF32Type());
-    for (size_t j = 0; 2 * j < acc->size(); ++j) {
+    for (size_t j = 0; 2 * j < acc.size(); ++j) {
       Value at = add(
-          *address,
+          address,
           arith::MulIOp::create(b, loc, add(p.localTid, idx(128 * j)), idx(8)));
       Value pointer = LLVM::IntToPtrOp::create(
           b, loc, shared,
           arith::IndexCastUIOp::create(b, loc, b.getI64Type(), at).getResult());
       Value values = vector::FromElementsOp::create(
-          b, loc, pair, ValueRange{(*acc)[2 * j], (*acc)[2 * j + 1]});
+          b, loc, pair, ValueRange{acc[2 * j], acc[2 * j + 1]});
       LLVM::StoreOp::create(b, loc, values, pointer, /*alignment=*/8);
     }
     fenceProxyAsyncShared(b, loc); // the stores before the TMA unit reads
     syncWarpgroup(b, loc, tid);
-    int64_t bytes = 4 * int64_t(acc->size()) * 128;
+    int64_t bytes = 4 * int64_t(acc.size()) * 128;
     ifThen(lead, [&] {
       auto meta =
           memref::ExtractStridedMetadataOp::create(b, loc, op.getDest());
@@ -514,12 +527,12 @@ private:
       Value base =
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, op.getDest());
       Value global = add(base, arith::MulIOp::create(b, loc, element, idx(4)));
-      Value operands[] = {
+      Value asmOperands[] = {
           arith::IndexCastUIOp::create(b, loc, b.getI64Type(), global),
-          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), *address),
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), address),
           arith::ConstantIntOp::create(b, loc, bytes, 32)};
       LLVM::InlineAsmOp::create(
-          b, loc, TypeRange(), operands,
+          b, loc, TypeRange(), asmOperands,
           "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 "
           "[$0], [$1], $2;",
           "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
@@ -679,7 +692,7 @@ private:
     MLIRContext *ctx = b.getContext();
     for (int64_t i = 0; i < cols / 8; i += 2) {
       SmallVector<Value> values;
-      for (size_t j = 4 * i; j < 4 * i + 8; ++j)
+      for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
         values.push_back(each ? each(j, acc[j]) : acc[j]);
       Value pointer = matrixX4Pointer(m, i, atomBytes);
       NVVM::StMatrixOp::create(
@@ -694,14 +707,13 @@ private:
   /// tensor cores read them) and the warpgroup synced (each thread's mma
   /// reads every thread's rows).
   LogicalResult lowerStage(StageOp op) {
-    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
-    if (failed(acc))
+    FailureOr<std::pair<Regs, Value>> operands = accAndStage(op);
+    if (failed(operands))
       return failure();
-    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
-    if (failed(address))
-      return failure();
+    Regs &acc = operands->first;
+    Value address = operands->second;
     AccumulatorPlace p = place();
-    storeMatrices(p, *acc, op.getStage(), *address, op.getStageRow(),
+    storeMatrices(p, acc, op.getStage(), address, op.getStageRow(),
                   op.getAcc().getType().getNumCols());
     fenceProxyAsyncShared(b, loc);
     syncWarpgroup(b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
@@ -713,12 +725,11 @@ private:
   /// the copy after it.
   LogicalResult lowerTmaStore(TmaStoreOp op) {
     auto type = cast<TileType>(op.getAcc().getType());
-    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
-    if (failed(acc))
+    FailureOr<std::pair<Regs, Value>> operands = accAndStage(op);
+    if (failed(operands))
       return failure();
-    FailureOr<Value> address = sharedAddressOf(op, op.getStage(), "stage");
-    if (failed(address))
-      return failure();
+    Regs &acc = operands->first;
+    Value address = operands->second;
     AccumulatorPlace p = place();
     // Without row statistics O is stored as it is.
     std::optional<std::array<FinishedRow, 2>> rows;
@@ -729,7 +740,7 @@ private:
         return failure();
       rows = *finished;
     }
-    storeMatrices(p, *acc, op.getStage(), *address, op.getStageRow(),
+    storeMatrices(p, acc, op.getStage(), address, op.getStageRow(),
                   type.getNumCols(), [&](size_t j, Value v) {
                     return rows ? math.fmul(v, (*rows)[(j % 4) / 2].inv) : v;
                   });

@@ -57,10 +57,17 @@ LogicalResult WarpSpecializeOp::verify() {
   return success();
 }
 
+/// The tiledattn.warp_specialize whose consumer region holds `op`, or null.
+static WarpSpecializeOp consumerRolesOf(Operation *op) {
+  auto roles = op->getParentOfType<WarpSpecializeOp>();
+  if (roles && roles.getConsumer().isAncestor(op->getParentRegion()))
+    return roles;
+  return {};
+}
+
 LogicalResult TurnOp::verify() {
-  auto roles = getOperation()->getParentOfType<WarpSpecializeOp>();
-  if (!roles ||
-      !roles.getConsumer().isAncestor(getOperation()->getParentRegion()))
+  WarpSpecializeOp roles = consumerRolesOf(*this);
+  if (!roles)
     return emitOpError("expected to be in the consumer region of a "
                        "tiledattn.warp_specialize (turns rotate among its "
                        "consumer warpgroups)");
@@ -78,9 +85,7 @@ LogicalResult TurnOp::verify() {
 }
 
 LogicalResult ConsumersSyncOp::verify() {
-  auto roles = getOperation()->getParentOfType<WarpSpecializeOp>();
-  if (!roles ||
-      !roles.getConsumer().isAncestor(getOperation()->getParentRegion()))
+  if (!consumerRolesOf(*this))
     return emitOpError("expected to be in the consumer region of a "
                        "tiledattn.warp_specialize (its consumer warpgroups "
                        "meet there)");
