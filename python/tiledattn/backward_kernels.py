@@ -16,6 +16,7 @@ gradients differ run to run in the last bits, so that mode, and every
 input they do not cover, keeps the torch-ops backward.
 """
 
+import functools
 from pathlib import Path
 
 import torch
@@ -27,7 +28,12 @@ PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
 
 
+@functools.lru_cache(maxsize=8)
 def _kernels(cache):
+    """The preprocess and main bundles, found (or compiled) once per cache
+    directory: autograd calls this every backward, so a hash of the
+    programs' text and a look on disk per call would be host time spent
+    twice (compiler.kernel_entry keeps the forward's kernels the same way)."""
     return (
         compiler.compile(PROGRAMS / "preprocess_bf16_d128.mlir", cache=cache),
         compiler.compile(PROGRAMS / "main_bf16_d128.mlir", cache=cache),
