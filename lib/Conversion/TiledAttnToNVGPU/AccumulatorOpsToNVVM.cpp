@@ -370,43 +370,53 @@ private:
     return success();
   }
 
-  /// Which of columnValues' entries register r of an accumulator tile
-  /// takes: r is in column col + 8 (r / 4) + 2 quad + r % 2.
-  static size_t columnValueOf(size_t r) { return 2 * (r / 4) + r % 2; }
+  /// Which of savedValues' entries register r of an accumulator tile takes:
+  /// r is in row g + 8 ((r % 4) / 2) and column 8 (r / 4) + 2 quad + r % 2.
+  static size_t savedValueOf(size_t r, bool perRow) {
+    return perRow ? (r % 4) / 2 : 2 * (r / 4) + r % 2;
+  }
 
-  /// The entries of `vector` ([B, H, S] f32) at the columns this thread
-  /// holds in a 64 x `cols` accumulator tile, each once (columnValueOf
-  /// says which a register takes). A column at or past S gets `outside`;
-  /// the load reads index 0 there, so the lowering has no branch.
-  Regs columnValues(Value vector, Value batch, Value head, Value col,
-                    int64_t cols, Value outside) {
+  /// The entries of `vector` ([B, H, S] f32) at the rows (`perRow`) or
+  /// columns, from `first`, that this thread holds in a 64 x `cols`
+  /// accumulator tile, each once (savedValueOf says which a register
+  /// takes): 2 rows or cols / 4 columns. An entry at or past S gets
+  /// `outside`; the load reads index 0 there, so the lowering has no branch.
+  Regs savedValues(Value vector, Value batch, Value head, Value first,
+                   int64_t cols, bool perRow, Value outside) {
     AccumulatorPlace p = place();
     Value seq = memref::DimOp::create(b, loc, vector, idx(2));
-    Value first = add(col, arith::MulIOp::create(b, loc, p.quad, idx(2)));
     Regs values;
+    auto read = [&](Value at) {
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at, seq);
+      Value safe = arith::SelectOp::create(b, loc, inside, at, idx(0));
+      Value v =
+          memref::LoadOp::create(b, loc, vector, ValueRange{batch, head, safe});
+      values.push_back(arith::SelectOp::create(b, loc, inside, v, outside));
+    };
+    if (perRow) {
+      Value base = threadRowBase(p, first);
+      read(base);
+      read(add(base, idx(8)));
+      return values;
+    }
+    Value base = add(first, arith::MulIOp::create(b, loc, p.quad, idx(2)));
     for (int64_t k = 0; k < cols / 8; ++k)
-      for (int64_t e = 0; e < 2; ++e) {
-        Value at = add(first, idx(8 * k + e));
-        Value inside =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at, seq);
-        Value safe = arith::SelectOp::create(b, loc, inside, at, idx(0));
-        Value v = memref::LoadOp::create(b, loc, vector,
-                                         ValueRange{batch, head, safe});
-        values.push_back(arith::SelectOp::create(b, loc, inside, v, outside));
-      }
+      for (int64_t e = 0; e < 2; ++e)
+        read(add(base, idx(8 * k + e)));
     return values;
   }
 
-  /// P = exp2(scale log2(e) s - lse log2(e)). An lse of -inf (a row that
-  /// saw no key) and a column past S give -lse log2(e) = -inf, so P = 0.
+  /// P = exp2(scale log2(e) s - lse log2(e)). An lse of -inf (a query that
+  /// saw no key) and a query past S give -lse log2(e) = -inf, so P = 0.
   LogicalResult lowerExpFromLse(ExpFromLseOp op) {
     FailureOr<Regs> scores = registersOf(op, op.getScores(), "scores");
     if (failed(scores))
       return failure();
     Value minusInf = math.f32(-std::numeric_limits<float>::infinity());
-    Regs lse =
-        columnValues(op.getLse(), op.getBatch(), op.getHead(), op.getCol(),
-                     op.getScores().getType().getNumCols(), minusInf);
+    Regs lse = savedValues(op.getLse(), op.getBatch(), op.getHead(),
+                           op.getCol(), op.getScores().getType().getNumCols(),
+                           op.getPerRow(), minusInf);
     Value minusLog2e = math.f32(-1.4426950408889634074);
     for (Value &v : lse) {
       Value empty =
@@ -416,24 +426,25 @@ private:
     }
     Value factor = timesLog2E(op.getScale());
     for (auto [r, s] : llvm::enumerate(*scores))
-      s = math.exp2(math.fma(s, factor, lse[columnValueOf(r)]));
+      s = math.exp2(math.fma(s, factor, lse[savedValueOf(r, op.getPerRow())]));
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), *scores));
     return success();
   }
 
-  /// dS = P (dP - D), D per column (0 past S, where P is 0).
+  /// dS = P (dP - D), D per query (0 past S, where P is 0).
   LogicalResult lowerSoftmaxGrad(SoftmaxGradOp op) {
     FailureOr<Regs> probs = registersOf(op, op.getProbs(), "probs");
     FailureOr<Regs> grad = registersOf(op, op.getGrad(), "grad");
     if (failed(probs) || failed(grad))
       return failure();
-    Regs delta =
-        columnValues(op.getDelta(), op.getBatch(), op.getHead(), op.getCol(),
-                     op.getProbs().getType().getNumCols(), math.f32(0.0));
+    Regs delta = savedValues(op.getDelta(), op.getBatch(), op.getHead(),
+                             op.getCol(), op.getProbs().getType().getNumCols(),
+                             op.getPerRow(), math.f32(0.0));
     Regs result;
     for (size_t r = 0; r < probs->size(); ++r)
       result.push_back(math.fmul(
-          (*probs)[r], math.fsub((*grad)[r], delta[columnValueOf(r)])));
+          (*probs)[r],
+          math.fsub((*grad)[r], delta[savedValueOf(r, op.getPerRow())])));
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), result));
     return success();
   }

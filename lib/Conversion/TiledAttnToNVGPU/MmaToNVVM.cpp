@@ -197,6 +197,10 @@ private:
     // (K x N): one atom of K rows between the 64-column atoms along N,
     // from b_col's atom on.
     Value bStart = *bAddress;
+    if (Value row = mma.getBRow()) // rows within each atom
+      bStart = arith::AddIOp::create(
+          b, loc, bStart,
+          arith::MulIOp::create(b, loc, row, idx(kAtomRowBytes)));
     if (int64_t col = mma.getBCol().value_or(0))
       bStart = arith::AddIOp::create(
           b, loc, bStart, idx(col / 64 * bType.getRows() * kAtomRowBytes));

@@ -691,6 +691,52 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // per_row (S = Q K^T as it is): the thread's two rows, first + warp row
+    // + g and 8 more, each read once (index 0 past S); register r takes row
+    // value (r % 4) / 2, for exp_from_lse's lse and softmax_grad's D alike.
+    // CHECK-LABEL: gpu.func @per_row
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %[[DP:.*]]: !llvm.struct<{{.*}}>, %[[LSE:.*]]: memref<{{.*}}>, %[[D:.*]]: memref<{{.*}}>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[SCALE:.*]]: f32)
+    // CHECK-DAG: %[[S0:.*]] = llvm.extractvalue %[[S]][0]
+    // CHECK-DAG: %[[S1:.*]] = llvm.extractvalue %[[S]][1]
+    // CHECK-DAG: %[[S2:.*]] = llvm.extractvalue %[[S]][2]
+    // CHECK-DAG: %[[S4:.*]] = llvm.extractvalue %[[S]][4]
+    // CHECK: %[[SEQ:.*]] = memref.dim %[[LSE]], %c2
+    // CHECK: %[[R0:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+    // CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[R0]], %[[SEQ]]
+    // CHECK: %[[AT0:.*]] = arith.select %[[IN0]], %[[R0]], %c0
+    // CHECK: memref.load %[[LSE]][%[[BI]], %[[H]], %[[AT0]]]
+    // CHECK: %[[R1:.*]] = arith.addi %[[R0]], %c8
+    // CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[R1]], %[[SEQ]]
+    // CHECK: %[[AT1:.*]] = arith.select %[[IN1]], %[[R1]], %c0
+    // CHECK: memref.load %[[LSE]][%[[BI]], %[[H]], %[[AT1]]]
+    // CHECK-NOT: memref.load %[[LSE]]
+    // CHECK: arith.mulf
+    // CHECK: %[[X0:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+    // CHECK: arith.mulf
+    // CHECK: %[[X1:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+    // CHECK: llvm.intr.fma(%[[S0]], %{{.*}}, %[[X0]])
+    // CHECK: llvm.intr.fma(%[[S1]], %{{.*}}, %[[X0]])
+    // CHECK: llvm.intr.fma(%[[S2]], %{{.*}}, %[[X1]])
+    // CHECK: llvm.intr.fma(%{{.*}}, %{{.*}}, %[[X1]])
+    // CHECK: llvm.intr.fma(%[[S4]], %{{.*}}, %[[X0]])
+    // CHECK-COUNT-11: llvm.intr.fma
+    // CHECK-NOT: llvm.intr.fma
+    // CHECK: memref.load %[[D]]
+    // CHECK: memref.load %[[D]]
+    // CHECK-NOT: memref.load
+    // CHECK: gpu.return
+    gpu.func @per_row(%s: !acc16, %dp: !acc16, %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                      %d: memref<?x?x?xf32>, %b: index, %h: index, %row: index, %scale: f32) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc16 to !tiledattn.tile<64x32xf32>
+      %dpt = builtin.unrealized_conversion_cast %dp : !acc16 to !tiledattn.tile<64x32xf32>
+      %p = tiledattn.exp_from_lse %st, %lse[%b, %h, %row] per_row, %scale
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      %ds = tiledattn.softmax_grad %p, %dpt, %d[%b, %h, %row] per_row
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?xf32>
+      "test.use"(%ds) : (!tiledattn.tile<64x32xf32>) -> ()
+      gpu.return
+    }
+
     // reduce_add: per row half (g, then g + 8, each where it is below S)
     // the thread's registers 4i + 2h' + e at columns 8i + 2 quad + e, added
     // atomically.

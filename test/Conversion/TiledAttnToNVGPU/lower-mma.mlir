@@ -274,6 +274,34 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // [b_row] b_rows(64): S over a consumer's 64 keys of a 128-row K slot,
+    // from row 64 (8192 bytes on: 64 rows of 128 bytes in each atom); the
+    // second atom still 128 rows (16 KiB, 1024 in the descriptor) on.
+    // CHECK-LABEL: gpu.func @rows_of_b_from_an_offset
+    // CHECK: %[[OFF:.*]] = arith.muli %{{.*}}, %c128 : index
+    // CHECK: arith.addi %{{.*}}, %[[OFF]] : index
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+    // CHECK: arith.addi %{{.*}}, %c1024_i64 : i64
+    // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+    // CHECK-NOT: nvvm.wgmma.mma_async
+    // CHECK: nvvm.wgmma.commit.group.sync.aligned
+    gpu.func @rows_of_b_from_an_offset(%q: !head128, %k: !head128, %v: !head128, %o: !head128, %c: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %qr = tiledattn.ring releases(4) : !ring128
+      %kr = tiledattn.ring releases(8) : !qring128
+      %qs, %qt = tiledattn.ring.get %qr[%c0] : !ring128
+      %ks, %kt = tiledattn.ring.get %kr[%c0] : !qring128
+      %krow = arith.muli %c, %c64 : index
+      %sf = tiledattn.mma_async %qs[%c0], %ks[%krow] b_rows(64) transpose_b : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+      %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !qring128
+      tiledattn.ring.release %qr, %qt : !ring128
+      "test.use"(%s) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
     // b_col(64): dQ's second 64-column half, B's descriptor from the K
     // slot's second atom (one atom of its 64 rows further: 8192 bytes),
     // four k-steps of n = 64 (16 rows, 2048 bytes, 128 in the descriptor).

@@ -154,7 +154,7 @@ func.func @wrong_result(%q: !slot, %k: !slot, %r: index) {
 !slot = !tiledattn.smem<128x128xbf16>
 func.func @wrong_acc(%q: !slot, %k: !slot, %r: index, %acc: !tiledattn.tile<64x64xf32>) {
   // expected-error @+1 {{the accumulator is the result's tile}}
-  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
+  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
   %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
   return
 }
@@ -347,5 +347,25 @@ func.func @b_col_inside_an_atom(%p: !tiledattn.tile<64x64xbf16>, %k: !tiledattn.
 func.func @b_col_past_b(%p: !tiledattn.tile<64x64xbf16>, %k: !tiledattn.smem<64x128xbf16>) {
   // expected-error @+1 {{'tiledattn.mma_async' op expected b_col to be a multiple of 64 (a 64-column atom) with columns b_col .. b_col + N - 1 (N = 128, the result's) inside B's 128, but got 64}}
   %f = tiledattn.mma_async %p, %k b_col(64) : !tiledattn.tile<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @b_row_past_b(%q: !tiledattn.smem<64x128xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c72 = arith.constant 72 : index
+  // expected-error @+1 {{'tiledattn.mma_async' op expected `b_row` to be a multiple of 8 (the swizzle's period) with rows b_row .. b_row + 63 inside B's 128, but got 72}}
+  %sf = tiledattn.mma_async %q[%c0], %k[%c72] b_rows(64) transpose_b : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @b_row_inside_a_period(%q: !tiledattn.smem<64x128xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{'tiledattn.mma_async' op expected `b_row` to be a multiple of 8 (the swizzle's period) with rows b_row .. b_row + 63 inside B's 128, but got 4}}
+  %sf = tiledattn.mma_async %q[%c0], %k[%c4] b_rows(64) transpose_b : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
   return
 }

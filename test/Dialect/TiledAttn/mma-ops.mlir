@@ -91,6 +91,21 @@ func.func @transposed_a(%dst: !tiledattn.smem<64x64xbf16>, %k: !tiledattn.smem<1
   return
 }
 
+// [b_row]: B's rows from a later one (a consumer's 64 keys of a K slot;
+// the second 64 keys of a dQ = dS K's reduction, in one column half).
+// CHECK-LABEL: func.func @rows_of_b_from_an_offset
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] b_rows(64) transpose_b : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] b_rows(64) b_col(64) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+func.func @rows_of_b_from_an_offset(%q: !tiledattn.smem<64x128xbf16>, %k: !tiledattn.smem<128x128xbf16>, %ds: !tiledattn.smem<128x64xbf16>, %row: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sf = tiledattn.mma_async %q[%c0], %k[%row] b_rows(64) transpose_b : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  %s = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+  %df = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(64) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %df : !tiledattn.future<64x64xf32>
+  return
+}
+
 // b_col: dQ's second 64-column half (B's second atom).
 // CHECK-LABEL: func.func @column_window_of_b
 // CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}] transpose_a, %{{.*}} b_col(64) : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<64x128xbf16> -> !tiledattn.future<64x64xf32>

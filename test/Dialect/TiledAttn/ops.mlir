@@ -194,6 +194,20 @@ func.func @exp_from_lse_and_softmax_grad(%st: !tiledattn.tile<64x64xf32>, %dpt: 
   return
 }
 
+// per_row: the same on S and dP as they are (a query per row).
+// CHECK-LABEL: func.func @per_row
+// CHECK: %[[P:.*]] = tiledattn.exp_from_lse %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] per_row, %{{.*}} : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+// CHECK: tiledattn.softmax_grad %[[P]], %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] per_row : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+func.func @per_row(%s: !tiledattn.tile<64x64xf32>, %dp: !tiledattn.tile<64x64xf32>,
+                   %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>,
+                   %b: index, %h: index, %row: index, %scale: f32) {
+  %p = tiledattn.exp_from_lse %s, %lse[%b, %h, %row] per_row, %scale
+      : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+  %ds = tiledattn.softmax_grad %p, %dp, %delta[%b, %h, %row] per_row
+      : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+  return
+}
+
 // dQ's partial sums, added by one bulk reduction into a fragment-ordered block.
 // CHECK-LABEL: func.func @bulk_reduce_add
 // CHECK: tiledattn.bulk_reduce_add %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] via %{{.*}} : !tiledattn.tile<64x128xf32>, memref<?x?x?x8192xf32>, !tiledattn.smem<128x128xbf16>

@@ -183,6 +183,15 @@ LogicalResult MmaAsyncOp::verify() {
              << "but got " << *rows;
     bRows = *rows;
   }
+  // [b_row]: those rows from a later one on.
+  APInt bRow;
+  if (getBRow() && matchPattern(getBRow(), m_ConstantInt(&bRow)) &&
+      (bRow.getSExtValue() < 0 || bRow.getSExtValue() % kSwizzleRows ||
+       bRow.getSExtValue() + bRows > b.getRows()))
+    return emitOpError("expected `b_row` to be a multiple of ")
+           << kSwizzleRows << " (the swizzle's period) with rows b_row .. "
+           << "b_row + " << bRows - 1 << " inside B's " << b.getRows()
+           << ", but got " << bRow.getSExtValue();
   int64_t bK = getTransposeB() ? b.getCols() : bRows;
   int64_t n = getTransposeB() ? bRows : b.getCols();
   // b_col: a window of B's columns, from an atom on.

@@ -53,6 +53,11 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     those keys only), the slot's layout (its atoms of B's full rows)
     unchanged.
 
+    With `[b_row]` the rows that `b_rows` (or B's whole height) counts
+    start at row `b_row` of B, a multiple of 8: with `transpose_b` the
+    keys of one consumer's half of a K slot (`S = Q K_c^T`), else K from
+    that row (the second half of a `dQ = dS K` over a 128-key slot).
+
     With `b_col(C)` (B as it is, `K x N`) the mma reads B's columns `C ..
     C + N - 1`, `N` the result's columns and `C` a multiple of 64 (a
     64-column atom of the slot): the backward's dQ in two 64-column halves,
@@ -96,10 +101,14 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %dq1 = tiledattn.mma_async %dst[%c0] transpose_a, %k b_col(64)
         : !tiledattn.smem<64x64xbf16>, !tiledattn.smem<64x128xbf16>
           -> !tiledattn.future<64x64xf32>
+    %s5 = tiledattn.mma_async %q[%c0], %k[%c64] b_rows(64) transpose_b
+        : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x64xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
                        Optional<Index>:$a_row, TiledAttn_SmemType:$b,
+                       Optional<Index>:$b_row,
                        Optional<TiledAttn_AnyTile>:$acc,
                        Variadic<TiledAttn_TokenType>:$after_parts,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
@@ -109,7 +118,7 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
   let results = (outs TiledAttn_FutureType:$result);
   let assemblyFormat = [{
     $a (`[` $a_row^ `]`)? (`transpose_a` $transpose_a^)?
-    (`uniform_a` $uniform_a^)? `,` $b
+    (`uniform_a` $uniform_a^)? `,` $b (`[` $b_row^ `]`)?
     (`b_rows` `(` $b_rows^ `)`)? (`b_col` `(` $b_col^ `)`)?
     (`transpose_b` $transpose_b^)?
     (`acc` `(` $acc^ `)`)? (`after_parts` `(` $after_parts^ `)`)? attr-dict

@@ -472,18 +472,28 @@ def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
     columns whose lse is -inf (a query row that saw no key, whose output
     is zero) give 0.
 
+    With `per_row`, `scores` is `S = Q K^T` as it is (a query per row): row
+    `i` reads entry `col + i` (`col` is then the tile's first query), two
+    values a thread instead of `N / 4`; rows at or past `S` give 0. The
+    backward's two-consumer program takes this form to keep its registers
+    for dK and dV.
+
     Example:
 
     ```mlir
     %p = tiledattn.exp_from_lse %st, %lse[%b, %h, %col], %scale
         : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %p2 = tiledattn.exp_from_lse %s, %lse[%b, %h, %row] per_row, %scale
+        : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$scores, TiledAttn_LseMemRef:$lse,
-                       Index:$batch, Index:$head, Index:$col, F32:$scale);
+                       Index:$batch, Index:$head, Index:$col, F32:$scale,
+                       UnitAttr:$per_row);
   let results = (outs TiledAttn_AnyTile:$result);
   let assemblyFormat = [{
-    $scores `,` $lse `[` $batch `,` $head `,` $col `]` `,` $scale attr-dict
+    $scores `,` $lse `[` $batch `,` $head `,` $col `]`
+    (`per_row` $per_row^)? `,` $scale attr-dict
     `:` qualified(type($scores)) `,` type($lse)
   }];
   let hasVerifier = 1;
@@ -502,20 +512,25 @@ def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
     `dP^T = V dO^T`), so column `j` reads `delta[b, h, col + j]`; columns
     at or past `S` (dimension 2 of `delta`) read 0. The softmax's scale
     is left to the caller (it multiplies dK and dQ once, at the end).
+    With `per_row` the tiles are `P` and `dP = dO V^T` as they are and row
+    `i` reads `delta[b, h, col + i]`, as in `tiledattn.exp_from_lse`.
 
     Example:
 
     ```mlir
     %ds = tiledattn.softmax_grad %p, %dp, %delta[%b, %h, %col]
         : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %ds2 = tiledattn.softmax_grad %p2, %dp2, %delta[%b, %h, %row] per_row
+        : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$grad,
                        TiledAttn_LseMemRef:$delta, Index:$batch, Index:$head,
-                       Index:$col);
+                       Index:$col, UnitAttr:$per_row);
   let results = (outs TiledAttn_AnyTile:$result);
   let assemblyFormat = [{
-    $probs `,` $grad `,` $delta `[` $batch `,` $head `,` $col `]` attr-dict
+    $probs `,` $grad `,` $delta `[` $batch `,` $head `,` $col `]`
+    (`per_row` $per_row^)? attr-dict
     `:` qualified(type($probs)) `,` type($delta)
   }];
   let hasVerifier = 1;
