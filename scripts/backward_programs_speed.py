@@ -8,15 +8,15 @@ causal). TFLOP/s = 2.5 x the forward's 4 B H S^2 D / time, FA's convention.
         [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096]
 
 --cache: where the programs' bundles are (default build/kernels-tile-ir/flex-cache).
---main: candidate main-program bundles, timed in the same run in their own
-columns after a check that their gradients equal the shipped program's
-within bf16 rounding (a candidate that disagrees is noted with its error:
-a probe that leaves work out on purpose, to see what that work costs).
---main-row-order: the same for candidates that add dQ in row order
-(tiledattn.reduce_add's atomics, as the main program did before
-tiledattn.bulk_reduce_add); --main-dq-halves: for candidates that add
-dQ in 64-column halves (schedules/backward/experimental's two-consumer
-program).
+--main: candidate main-program bundles that add dQ as the main program
+does (two 64-column halves a query block), timed in the same run in their
+own columns after a check that their gradients equal the shipped
+program's within bf16 rounding (a candidate that disagrees is noted with
+its error: a probe that leaves work out on purpose, to see what that work
+costs). --main-blocks: the same for candidates that add dQ as one 64 x
+128 block a query block (the one-consumer program before it);
+--main-row-order: for those that add dQ in row order (tiledattn.reduce_add's
+atomics).
 """
 
 import argparse
@@ -56,7 +56,7 @@ def case(s, cache, candidates):
     out, lse = launch.run_with_lse()
     flops = 2.5 * 4 * b * h * s * s * d
 
-    def ours(main=None, layout=None):
+    def ours(main=None, layout="halves"):
         return attention_backward(
             q,
             k,
@@ -67,8 +67,7 @@ def case(s, cache, candidates):
             scale,
             cache=cache,
             main_bundle=main,
-            dq_in_row_order=layout == "rows",
-            dq_halves=layout == "halves",
+            dq_layout=layout,
         )
 
     times = [timed(ours)]
@@ -103,15 +102,15 @@ def main():
         "--main-row-order", action="append", default=[], help="one that adds dQ in row order"
     )
     parser.add_argument(
-        "--main-dq-halves", action="append", default=[], help="one that adds dQ in halves"
+        "--main-blocks", action="append", default=[], help="one that adds dQ in whole blocks"
     )
     parser.add_argument("--lengths", default="1024,4096")
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     candidates = (
-        [(m, None) for m in args.main]
+        [(m, "halves") for m in args.main]
+        + [(m, "blocks") for m in args.main_blocks]
         + [(m, "rows") for m in args.main_row_order]
-        + [(m, "halves") for m in args.main_dq_halves]
     )
     names = ["tile programs"] + [Path(m).name for m, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")

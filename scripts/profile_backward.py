@@ -5,10 +5,10 @@ profiler to catch the main program:
 
     ncu --kernel-name regex:bwd_main --launch-skip 1 --launch-count 1 \\
         --section SpeedOfLight --section WarpStateStats \\
-        python3 scripts/profile_backward.py [SEQLEN] [--main BUNDLE [--dq-halves]]
+        python3 scripts/profile_backward.py [SEQLEN] [--main BUNDLE [--dq-layout L]]
 
---main: a candidate main bundle instead of the shipped one; --dq-halves:
-it adds dQ in 64-column halves (schedules/backward/experimental).
+--main: a candidate main bundle instead of the shipped one; --dq-layout:
+how it adds dQ (backward_kernels.attention_backward's dq_layout).
 """
 
 import argparse
@@ -26,7 +26,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("seqlen", type=int, nargs="?", default=4096)
     parser.add_argument("--main", type=Path, help="a candidate main-program bundle")
-    parser.add_argument("--dq-halves", action="store_true")
+    parser.add_argument("--dq-layout", default="halves", choices=("halves", "blocks", "rows"))
     parser.add_argument("--cache", type=Path, default=ROOT / "build/kernels-tile-ir/flex-cache")
     args = parser.parse_args()
     s, h, d = args.seqlen, 16, 128
@@ -45,7 +45,7 @@ def main():
             d**-0.5,
             cache=args.cache,
             main_bundle=args.main,
-            dq_halves=args.dq_halves,
+            dq_layout=args.dq_layout,
         )
     torch.cuda.synchronize()
 

@@ -51,6 +51,12 @@ def test_refuses_a_scale_that_is_not_positive():
         attention_backward(q, k, v, out, lse, grad, 0.0)
 
 
+def test_refuses_an_unknown_dq_layout():
+    q, k, v, out, lse, grad = _inputs()
+    with pytest.raises(ValueError, match="'dq_layout' in .* but got 'columns'"):
+        attention_backward(q, k, v, out, lse, grad, 0.1, dq_layout="columns")
+
+
 def test_autograd_sends_only_what_the_programs_cover():
     # tiledattn.backward sends a forward's backward to the programs only for
     # CUDA bf16, head dim 128, not causal, one shape for q, k and v.
@@ -115,3 +121,24 @@ def test_rows_of_column_halves_puts_each_half_in_its_columns():
                     col = 8 * (j // 2) + 2 * (t % 4) + e
                     frags[0, 0, block, 2 * (128 * j + t) + e] = tile[row, col]
     assert torch.equal(rows_of_column_halves(frags), dq.view(1, 1, 128, 128))
+
+
+@pytest.mark.parametrize("layout", ["halves", "blocks", "rows"])
+def test_dq_is_scaled_and_rounded_in_row_order_in_one_pass(layout):
+    # What attention_backward returns as dQ: its accumulator in row order,
+    # times the scale, in bf16, as the layout functions above define it.
+    from tiledattn.backward_kernels import (
+        _in_row_order,
+        _scaled,
+        rows_of_column_halves,
+        rows_of_fragments,
+    )
+
+    shape = {"halves": (2, 3, 4, 4096), "blocks": (2, 3, 2, 8192), "rows": (2, 3, 128, 128)}[layout]
+    acc = torch.randn(shape)
+    rows = {"halves": rows_of_column_halves, "blocks": lambda f: rows_of_fragments(f, 128)}.get(
+        layout, lambda f: f
+    )(acc)
+    got = _scaled(_in_row_order(acc, layout), 0.5, torch.bfloat16)
+    assert got.is_contiguous() and got.shape == (2, 3, 128, 128)
+    assert torch.equal(got, (rows * 0.5).to(torch.bfloat16))

@@ -26,6 +26,7 @@ from .errors import UnsupportedInputError
 
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
+_DQ_LAYOUTS = ("halves", "blocks", "rows")
 
 
 @functools.lru_cache(maxsize=8)
@@ -94,8 +95,7 @@ def attention_backward(
     grad_lse=None,
     cache=None,
     main_bundle=None,
-    dq_in_row_order=False,
-    dq_halves=False,
+    dq_layout="halves",
 ):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
@@ -103,12 +103,15 @@ def attention_backward(
     `cache`: where the programs' bundles are (default: the compile cache,
     then the ones the package carries). `main_bundle`: a bundle directory
     to run instead of the main program's (an A/B candidate, e.g. from
-    scripts/backward_programs_speed.py); its grid must cover the keys as
-    the main program's does; `dq_in_row_order`: it adds dQ into a
-    [B, H, S, 128] f32 accumulator in row order (tiledattn.reduce_add), not
-    into fragment-ordered blocks; `dq_halves`: it adds each query block's
-    dQ as two 64-column halves, block 2i + c (the two-consumer candidate,
-    schedules/backward/experimental)."""
+    scripts/backward_programs_speed.py), with the captures the main
+    program takes; `dq_layout`: how it adds dQ, "halves" as the main
+    program does (each 64-query block as two fragment-ordered 64-column
+    halves, block 2i + c), "blocks" (one fragment-ordered 64 x 128 block
+    per query block, as the one-consumer program before it did) or "rows"
+    (a [B, H, S, 128] f32 accumulator in row order, tiledattn.reduce_add's
+    atomics)."""
+    if dq_layout not in _DQ_LAYOUTS:
+        raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
@@ -125,16 +128,54 @@ def attention_backward(
         delta -= grad_lse.float()
     batch, heads, length, _ = q.shape
     blocks = -(-length // 64)
-    halves = 2 if dq_halves else 1
-    dq_shape = q.shape if dq_in_row_order else (batch, heads, halves * blocks, 64 * 128 // halves)
+    dq_shape = {
+        "halves": (batch, heads, 2 * blocks, 64 * 64),
+        "blocks": (batch, heads, blocks, 64 * 128),
+        "rows": q.shape,
+    }[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
     dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
     main = str(main_bundle or main.path)
     run(q, k, v, grad_out, lse, float(scale), main, [delta, dq, dk, dv])
-    if not dq_in_row_order:
-        dq = rows_of_column_halves(dq) if dq_halves else rows_of_fragments(dq, 128)
-        dq = dq[:, :, :length]
-    return (dq * scale).to(q.dtype), (dk * scale).to(q.dtype), dv.to(q.dtype)
+    # Each gradient scaled and rounded in one pass (torch.mul into a bf16
+    # out): dQ from its fragment-ordered blocks straight into row order.
+    dq = _scaled(_in_row_order(dq, dq_layout), scale, q.dtype)[:, :, :length]
+    dk = _scaled(dk, scale, q.dtype)
+    return dq if length % 64 == 0 else dq.contiguous(), dk, dv.to(q.dtype)
+
+
+def _scaled(t, scale, dtype):
+    """t * scale as a contiguous `dtype` tensor, written once; `t` may be a
+    permuted view of shape (B, H, row dims..., column dims...) whose rows
+    and columns are the result's [B, H, rows, 128]."""
+    batch, heads = t.shape[:2]
+    result = torch.empty(
+        batch, heads, t.numel() // (batch * heads * 128), 128, dtype=dtype, device=t.device
+    )
+    torch.mul(t, scale, out=result.view(t.shape))
+    return result
+
+
+def _in_row_order(frags, layout):
+    """dQ's accumulator as a view in row order: dims (B, H, row dims...,
+    column dims...), see rows_of_fragments; a row-order accumulator as it is."""
+    if layout == "rows":
+        return frags
+    batch, heads, blocks, _ = frags.shape
+    # With halves, block 2i + c is query block i's column half c.
+    halves = 2 if layout == "halves" else 1
+    view = _fragment_view(frags.view(batch, heads, blocks // halves, halves, -1))
+    return view.permute(0, 1, 2, 4, 5, 6, 3, 7, 8, 9)  # (i, rows, c, columns)
+
+
+def _fragment_view(frags):
+    """[B, H, blocks, halves, 64 * cols] fragment-ordered values as (B, H,
+    blocks, halves, w, h, g, c8, q, e): row 16 w + 8 h + g and column 8 c8
+    + 2 q + e of the block (value 2 (128 j + t) + e, j = 2 c8 + h, t = 32 w
+    + 4 g + q)."""
+    batch, heads, blocks, halves, values = frags.shape
+    view = frags.view(batch, heads, blocks, halves, values // 512, 2, 4, 8, 4, 2)
+    return view.permute(0, 1, 2, 3, 6, 5, 7, 4, 8, 9)
 
 
 def rows_of_fragments(frags, cols):
@@ -143,10 +184,7 @@ def rows_of_fragments(frags, cols):
     value 2 (128 j + t) + e of a block is row 16 (t / 32) + 8 (j % 2) +
     (t % 32) / 4 and column 8 (j / 2) + 2 (t % 4) + e of its 64 rows."""
     batch, heads, blocks, _ = frags.shape
-    # j = 2 c8 + h, t = 32 w + 4 g + q: row 16 w + 8 h + g, column 8 c8 + 2 q + e.
-    view = frags.view(batch, heads, blocks, cols // 8, 2, 4, 8, 4, 2)
-    rows = view.permute(0, 1, 2, 5, 4, 6, 3, 7, 8)  # blocks, w, h, g, c8, q, e
-    return rows.reshape(batch, heads, blocks * 64, cols)
+    return _in_row_order(frags, "blocks").reshape(batch, heads, blocks * 64, cols)
 
 
 @torch.library.custom_op("tiledattn::backward_programs", mutates_args=())
@@ -175,5 +213,4 @@ def rows_of_column_halves(frags):
     being rows 64i .. 64i + 63 and columns 64c .. 64c + 63, as
     [B, H, 64 blocks, 128] rows."""
     batch, heads, halves, _ = frags.shape
-    tiles = rows_of_fragments(frags, 64).view(batch, heads, halves // 2, 2, 64, 64)
-    return tiles.permute(0, 1, 2, 4, 3, 5).reshape(batch, heads, halves // 2 * 64, 128)
+    return _in_row_order(frags, "halves").reshape(batch, heads, halves // 2 * 64, 128)
