@@ -17,7 +17,7 @@
 // n = 64 each, both operands K-major in shared memory), P from the lse read
 // per row (two loads, a 2^x per register), P staged (stmatrix, fence, the
 // warpgroup's barrier) and dV += P^T dO (A transposed, 4 k-steps of
-// n = 128); dS from D read per row, staged, dK += dS^T Q.
+// n = 128); dS from D read per row and scaled, staged, dK += dS^T Q.
 // CHECK: scf.for
 // CHECK-COUNT-16: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 64, k = 16>, D[<f32>, {{.*}}A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-2: memref.load
@@ -46,9 +46,11 @@
 // CHECK: nvvm.fence.proxy
 // CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
-// dK_c and dV_c added once a tile, atomically (a block owns their rows).
-// CHECK-COUNT-128: memref.atomic_rmw addf
+// dK_c and dV_c written once a tile as bf16 pairs (a block owns their
+// rows), each row half under its own bounds check.
+// CHECK-COUNT-64: vector.store {{.*}} : memref<?x?x?x?xbf16>, vector<2xbf16>
 // CHECK-NOT: memref.atomic_rmw
+// CHECK-NOT: vector.store
 // The last reduction has read its stage before the block exits.
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // Two consumer warpgroups (384 threads); ptxas spills a few loop-invariant

@@ -87,6 +87,7 @@ public:
         .Case([&](RescaleOp rescale) { return lowerRescale(rescale); })
         .Case([&](ConstantOp constant) { return lowerConstant(constant); })
         .Case([&](StoreOp store) { return lowerStore(store); })
+        .Case([&](StoreTileOp store) { return lowerStoreTile(store); })
         .Case([&](TmaStoreOp store) { return lowerTmaStore(store); })
         .Case([&](FinishRowsOp finish) { return lowerFinishRows(finish); })
         .Case([&](ReadRowsOp read) { return lowerReadRows(read); })
@@ -441,10 +442,12 @@ private:
                              op.getCol(), op.getProbs().getType().getNumCols(),
                              op.getPerRow(), math.f32(0.0));
     Regs result;
-    for (size_t r = 0; r < probs->size(); ++r)
-      result.push_back(math.fmul(
+    for (size_t r = 0; r < probs->size(); ++r) {
+      Value ds = math.fmul(
           (*probs)[r],
-          math.fsub((*grad)[r], delta[savedValueOf(r, op.getPerRow())])));
+          math.fsub((*grad)[r], delta[savedValueOf(r, op.getPerRow())]));
+      result.push_back(op.getScale() ? math.fmul(ds, op.getScale()) : ds);
+    }
     op.getResult().replaceAllUsesWith(tileOf(op.getType(), result));
     return success();
   }
@@ -591,34 +594,58 @@ private:
       return failure();
     AccumulatorPlace p = place();
     Value dest = op.getDest();
-    Type elementType = cast<MemRefType>(dest.getType()).getElementType();
     Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
-    auto pairType = VectorType::get({2}, elementType);
     FailureOr<std::array<FinishedRow, 2>> rows =
         finishRows(op, p, dest, [&](const FinishedRow &f) {
           ifThen(f.inside, [&] {
-            // Columns past dest's head dim (a padded tile) are not stored.
-            int64_t cols =
-                std::min(type.getNumCols(),
-                         cast<MemRefType>(dest.getType()).getShape()[3]);
-            for (int64_t i = 0; i < cols / 8; ++i) {
-              Value lo = arith::TruncFOp::create(
-                  b, loc, elementType,
-                  math.fmul((*acc)[4 * i + 2 * f.r], f.inv));
-              Value hi = arith::TruncFOp::create(
-                  b, loc, elementType,
-                  math.fmul((*acc)[4 * i + 2 * f.r + 1], f.inv));
-              Value pair = vector::FromElementsOp::create(b, loc, pairType,
-                                                          ValueRange{lo, hi});
-              Value col = arith::AddIOp::create(b, loc, col0, idx(8 * i));
-              vector::StoreOp::create(
-                  b, loc, pair, dest,
-                  ValueRange{op.getBatch(), op.getHead(), f.row, col});
-            }
+            storeRowPairs(*acc, type, dest, op.getBatch(), op.getHead(), f.row,
+                          f.r, col0, f.inv);
             storeLse(op, p, f);
           });
         });
     return failure(failed(rows));
+  }
+
+  /// Row half r of the thread's registers of a 64 x N accumulator tile
+  /// into dest's `row`, times `inv` if given, two elements a store from
+  /// column `col0` (2 quad) on; columns past a static head dim of dest (a
+  /// padded tile) are not stored.
+  void storeRowPairs(const Regs &acc, TileType type, Value dest, Value batch,
+                     Value head, Value row, int r, Value col0, Value inv) {
+    auto destType = cast<MemRefType>(dest.getType());
+    Type elementType = destType.getElementType();
+    auto pairType = VectorType::get({2}, elementType);
+    int64_t destCols = destType.getShape()[3]; // (dynamic: a capture)
+    int64_t cols = ShapedType::isDynamic(destCols)
+                       ? type.getNumCols()
+                       : std::min(type.getNumCols(), destCols);
+    for (int64_t i = 0; i < cols / 8; ++i) {
+      Value halves[2];
+      for (int e = 0; e < 2; ++e) {
+        Value v = acc[4 * i + 2 * r + e];
+        halves[e] = arith::TruncFOp::create(b, loc, elementType,
+                                            inv ? math.fmul(v, inv) : v);
+      }
+      Value pair = vector::FromElementsOp::create(b, loc, pairType, halves);
+      Value col = arith::AddIOp::create(b, loc, col0, idx(8 * i));
+      vector::StoreOp::create(b, loc, pair, dest,
+                              ValueRange{batch, head, row, col});
+    }
+  }
+
+  /// The rows below S as they are.
+  LogicalResult lowerStoreTile(StoreTileOp op) {
+    FailureOr<Regs> acc = registersOf(op, op.getAcc(), "acc");
+    if (failed(acc))
+      return failure();
+    AccumulatorPlace p = place();
+    Value seq = memref::DimOp::create(b, loc, op.getDest(), idx(2));
+    Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
+    forEachRowInside(threadRowBase(p, op.getRow()), seq, [&](int r, Value row) {
+      storeRowPairs(*acc, op.getAcc().getType(), op.getDest(), op.getBatch(),
+                    op.getHead(), row, r, col0, Value());
+    });
+    return success();
   }
 
   /// The lane's addressing of an ldmatrix.x4 / stmatrix.x4 on its warp's 16
@@ -994,10 +1021,10 @@ private:
 bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   // The cases of AccumulatorLowering::lower.
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
-             ConstantOp, StoreOp, TmaStoreOp, FinishRowsOp, ReadRowsOp,
-             ResizeOp, TruncateOp, MergePiecesOp, RowDotOp, StoreRowsOp,
-             ExpFromLseOp, SoftmaxGradOp, ReduceAddOp, BulkReduceAddOp,
-             StageOp>(op);
+             ConstantOp, StoreOp, StoreTileOp, TmaStoreOp, FinishRowsOp,
+             ReadRowsOp, ResizeOp, TruncateOp, MergePiecesOp, RowDotOp,
+             StoreRowsOp, ExpFromLseOp, SoftmaxGradOp, ReduceAddOp,
+             BulkReduceAddOp, StageOp>(op);
 }
 
 LogicalResult mlir::tiledattn::lowerAccumulatorOp(Operation *op) {

@@ -737,6 +737,53 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // softmax_grad scale(s): each dS times s, after P (dP - D).
+    // CHECK-LABEL: gpu.func @scaled_softmax_grad
+    // CHECK-SAME: (%[[P:.*]]: !llvm.struct<{{.*}}>, %[[DP:.*]]: !llvm.struct<{{.*}}>, %{{.*}}: memref<{{.*}}>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[SCALE:.*]]: f32)
+    // CHECK: %[[G0:.*]] = arith.subf
+    // CHECK: %[[DS0:.*]] = arith.mulf %{{.*}}, %[[G0]] : f32
+    // CHECK: arith.mulf %[[DS0]], %[[SCALE]] : f32
+    // CHECK-COUNT-15: arith.mulf %{{.*}}, %[[SCALE]] : f32
+    // CHECK-NOT: arith.mulf %{{.*}}, %[[SCALE]] : f32
+    gpu.func @scaled_softmax_grad(%p: !acc16, %dp: !acc16, %d: memref<?x?x?xf32>, %b: index,
+                                  %h: index, %row: index, %scale: f32) kernel {
+      %pt = builtin.unrealized_conversion_cast %p : !acc16 to !tiledattn.tile<64x32xf32>
+      %dpt = builtin.unrealized_conversion_cast %dp : !acc16 to !tiledattn.tile<64x32xf32>
+      %ds = tiledattn.softmax_grad %pt, %dpt, %d[%b, %h, %row] per_row scale(%scale)
+          : !tiledattn.tile<64x32xf32>, memref<?x?x?xf32>
+      "test.use"(%ds) : (!tiledattn.tile<64x32xf32>) -> ()
+      gpu.return
+    }
+
+    // store_tile: per row half (g, then g + 8, each below S) the thread's
+    // registers 4i + 2h' and 4i + 2h' + 1 as one bf16 pair at columns
+    // 8i + 2 quad, no normalization; a capture's dynamic head dim is the
+    // tile's 32 columns (4 pairs a row half).
+    // CHECK-LABEL: gpu.func @store_tile
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[G:.*]]: memref<?x?x?x?xbf16>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index)
+    // CHECK-DAG: %[[A0:.*]] = llvm.extractvalue %[[A]][0]
+    // CHECK-DAG: %[[A1:.*]] = llvm.extractvalue %[[A]][1]
+    // CHECK-DAG: %[[A2:.*]] = llvm.extractvalue %[[A]][2]
+    // CHECK: %[[SEQ:.*]] = memref.dim %[[G]], %c2
+    // CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[R0:.*]], %[[SEQ]]
+    // CHECK: scf.if %[[IN0]] {
+    // CHECK: %[[LO:.*]] = arith.truncf %[[A0]] : f32 to bf16
+    // CHECK: %[[HI:.*]] = arith.truncf %[[A1]] : f32 to bf16
+    // CHECK: %[[PAIR:.*]] = vector.from_elements %[[LO]], %[[HI]] : vector<2xbf16>
+    // CHECK: vector.store %[[PAIR]], %[[G]][%[[BI]], %[[H]], %[[R0]], %{{.*}}]
+    // CHECK-COUNT-3: vector.store
+    // CHECK: }
+    // CHECK: scf.if
+    // CHECK: arith.truncf %[[A2]] : f32 to bf16
+    // CHECK-COUNT-4: vector.store
+    // CHECK-NOT: vector.store
+    // CHECK: gpu.return
+    gpu.func @store_tile(%a: !acc16, %g: memref<?x?x?x?xbf16>, %b: index, %h: index, %row: index) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc16 to !tiledattn.tile<64x32xf32>
+      tiledattn.store_tile %at into %g[%b, %h, %row] : !tiledattn.tile<64x32xf32>, memref<?x?x?x?xbf16>
+      gpu.return
+    }
+
     // reduce_add: per row half (g, then g + 8, each where it is below S)
     // the thread's registers 4i + 2h' + e at columns 8i + 2 quad + e, added
     // atomically.

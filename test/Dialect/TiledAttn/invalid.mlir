@@ -1477,3 +1477,35 @@ func.func @stage_at_an_odd_row(%a: !tiledattn.tile<64x64xf32>, %buf: !tiledattn.
   tiledattn.stage %a into %buf[%c4] : !tiledattn.tile<64x64xf32>, !tiledattn.smem<128x64xbf16>
   return
 }
+
+// -----
+
+func.func @store_tile_of_rows(%a: !tiledattn.tile<64xf32>, %g: memref<?x?x?x?xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store_tile' op expected acc to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64xf32>'}}
+  tiledattn.store_tile %a into %g[%i, %i, %i] : !tiledattn.tile<64xf32>, memref<?x?x?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_into_f32(%a: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store_tile' op expected dest element type f16 or bf16, but got 'f32'}}
+  tiledattn.store_tile %a into %g[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @store_tile_of_other_columns(%a: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store_tile' op expected dest's dimension 3 to be the tile's 128 columns, but got 64}}
+  tiledattn.store_tile %a into %g[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_strided(%a: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x128xbf16, strided<[?, ?, ?, 2]>>, %i: index) {
+  // expected-error @+1 {{'tiledattn.store_tile' op expected dest to have a unit innermost stride, but got 'memref<?x?x?x128xbf16, strided<[?, ?, ?, 2]>>'}}
+  tiledattn.store_tile %a into %g[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 2]>>
+  return
+}

@@ -208,7 +208,20 @@ func.func @per_row(%s: !tiledattn.tile<64x64xf32>, %dp: !tiledattn.tile<64x64xf3
   return
 }
 
-// dQ's partial sums, added by one bulk reduction into a fragment-ordered block.
+// The softmax's scale taken into dS; dK written once as bf16.
+// CHECK-LABEL: func.func @scaled_grad_and_store_tile
+// CHECK: %[[DS:.*]] = tiledattn.softmax_grad %{{.*}}, %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] per_row scale(%{{.*}}) : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+// CHECK: tiledattn.store_tile %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xbf16>
+func.func @scaled_grad_and_store_tile(%p: !tiledattn.tile<64x64xf32>, %dp: !tiledattn.tile<64x64xf32>,
+                                      %delta: memref<?x?x?xf32>, %dk: !tiledattn.tile<64x128xf32>,
+                                      %grad_k: memref<?x?x?x?xbf16>, %i: index, %scale: f32) {
+  %ds = tiledattn.softmax_grad %p, %dp, %delta[%i, %i, %i] per_row scale(%scale)
+      : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+  tiledattn.store_tile %dk into %grad_k[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xbf16>
+  return
+}
+
+
 // CHECK-LABEL: func.func @bulk_reduce_add
 // CHECK: tiledattn.bulk_reduce_add %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] via %{{.*}} : !tiledattn.tile<64x128xf32>, memref<?x?x?x8192xf32>, !tiledattn.smem<128x128xbf16>
 func.func @bulk_reduce_add(%dq: !tiledattn.tile<64x128xf32>, %frags: memref<?x?x?x8192xf32>,

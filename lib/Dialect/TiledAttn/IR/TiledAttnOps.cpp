@@ -543,6 +543,27 @@ LogicalResult SoftmaxGradOp::verify() {
   return verifyAccumulatorTile(*this, "probs", getProbs().getType());
 }
 
+LogicalResult StoreTileOp::verify() {
+  TileType acc = getAcc().getType();
+  if (failed(verifyAccumulatorTile(*this, "acc", acc)))
+    return failure();
+  MemRefType dest = getDest().getType();
+  if (!isHalfType(dest.getElementType()))
+    return emitOpError("expected dest element type f16 or bf16, but got ")
+           << dest.getElementType();
+  // (A captured dest is dynamic: its columns are then the tile's, as
+  // reduce_add's.)
+  int64_t d = dest.getDimSize(3);
+  if (!ShapedType::isDynamic(d) && d != acc.getNumCols())
+    return emitOpError("expected dest's dimension 3 to be the tile's ")
+           << acc.getNumCols() << " columns, but got " << d;
+  if (!hasUnitInnerStride(dest))
+    return emitOpError("expected dest to have a unit innermost stride, but "
+                       "got ")
+           << dest;
+  return success();
+}
+
 LogicalResult ReduceAddOp::verify() {
   TileType t = getAcc().getType();
   if (failed(verifyAccumulatorTile(*this, "acc", t)))

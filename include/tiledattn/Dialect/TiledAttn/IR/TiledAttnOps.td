@@ -457,6 +457,35 @@ def TiledAttn_StoreRowsOp : TiledAttn_Op<"store_rows", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_StoreTileOp : TiledAttn_Op<"store_tile", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Store a warpgroup's accumulator tile as it is";
+  let description = [{
+    The `tiledattn.store_tile` operation writes `dest[b, h, row + i, :] =
+    acc[i, :]`, converted to dest's element type (f16 or bf16), for each
+    row `i` of a warpgroup's `64 x D` f32 accumulator tile with `row + i <
+    S` (dimension 2 of `dest`), two elements a store, as
+    `tiledattn.store` writes O but without normalizing. Rows at or past
+    `S` are not written. Dimension 3 of `dest` is the tile's columns (a
+    dynamic one, a captured tensor's, is taken to be). The backward writes
+    a K/V tile's dK and dV this way, once, when one block owns their rows.
+
+    Example:
+
+    ```mlir
+    tiledattn.store_tile %dk into %grad_k[%b, %h, %row]
+        : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_HeadMemRef:$dest,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $acc `into` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    qualified(type($acc)) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
     AllTypesMatch<["scores", "result"]>]> {
   let summary = "The softmax's probabilities from a saved log-sum-exp, per column";
@@ -514,23 +543,25 @@ def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
     is left to the caller (it multiplies dK and dQ once, at the end).
     With `per_row` the tiles are `P` and `dP = dO V^T` as they are and row
     `i` reads `delta[b, h, col + i]`, as in `tiledattn.exp_from_lse`.
+    With `scale(s)` the result is multiplied by `s` (the softmax's scale
+    taken here, so that dQ = dS K and dK = dS^T Q come out scaled).
 
     Example:
 
     ```mlir
     %ds = tiledattn.softmax_grad %p, %dp, %delta[%b, %h, %col]
         : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-    %ds2 = tiledattn.softmax_grad %p2, %dp2, %delta[%b, %h, %row] per_row
+    %ds2 = tiledattn.softmax_grad %p2, %dp2, %delta[%b, %h, %row] per_row scale(%scale)
         : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$grad,
                        TiledAttn_LseMemRef:$delta, Index:$batch, Index:$head,
-                       Index:$col, UnitAttr:$per_row);
+                       Index:$col, UnitAttr:$per_row, Optional<F32>:$scale);
   let results = (outs TiledAttn_AnyTile:$result);
   let assemblyFormat = [{
     $probs `,` $grad `,` $delta `[` $batch `,` $head `,` $col `]`
-    (`per_row` $per_row^)? attr-dict
+    (`per_row` $per_row^)? (`scale` `(` $scale^ `)`)? attr-dict
     `:` qualified(type($probs)) `,` type($delta)
   }];
   let hasVerifier = 1;
