@@ -142,3 +142,5 @@ def test_dq_is_scaled_and_rounded_in_row_order_in_one_pass(layout):
     got = _scaled(_in_row_order(acc, layout), 0.5, torch.bfloat16)
     assert got.is_contiguous() and got.shape == (2, 3, 128, 128)
     assert torch.equal(got, (rows * 0.5).to(torch.bfloat16))
+    # A main program that scales dS itself: rounded only.
+    assert torch.equal(_scaled(_in_row_order(acc, layout), None, torch.bfloat16), rows.bfloat16())

@@ -17,6 +17,7 @@ input they do not cover, keeps the torch-ops backward.
 """
 
 import functools
+import json
 from pathlib import Path
 
 import torch
@@ -134,25 +135,44 @@ def attention_backward(
         "rows": q.shape,
     }[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
-    dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
-    main = str(main_bundle or main.path)
-    run(q, k, v, grad_out, lse, float(scale), main, [delta, dq, dk, dv])
-    # Each gradient scaled and rounded in one pass (torch.mul into a bf16
-    # out): dQ from its fragment-ordered blocks straight into row order.
-    dq = _scaled(_in_row_order(dq, dq_layout), scale, q.dtype)[:, :, :length]
-    dk = _scaled(dk, scale, q.dtype)
-    return dq if length % 64 == 0 else dq.contiguous(), dk, dv.to(q.dtype)
+    main = Path(main_bundle or main.path)
+    if _writes_gradients(main):  # dK, dV written once, dS scaled in the loop
+        dk, dv = torch.empty_like(q), torch.empty_like(q)
+        run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
+        dq = _scaled(_in_row_order(dq, dq_layout), None, q.dtype)[:, :, :length]
+    else:  # f32 accumulators, added into
+        dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
+        run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
+        # Each gradient scaled and rounded in one pass (torch.mul into a
+        # bf16 out): dQ from its fragment-ordered blocks straight into rows.
+        dq = _scaled(_in_row_order(dq, dq_layout), scale, q.dtype)[:, :, :length]
+        dk, dv = _scaled(dk, scale, q.dtype), dv.to(q.dtype)
+    return dq if length % 64 == 0 else dq.contiguous(), dk, dv
+
+
+@functools.lru_cache(maxsize=32)
+def _writes_gradients(bundle):
+    """Whether a main bundle writes dK and dV itself (its dK capture is
+    bf16, and it takes the softmax's scale into dS, so dQ comes out scaled
+    too) rather than adding them into f32 accumulators for the caller to
+    scale and round."""
+    params = json.loads((bundle / "manifest.json").read_text())["params"]
+    return params[8]["dtype"] != "f32"
 
 
 def _scaled(t, scale, dtype):
-    """t * scale as a contiguous `dtype` tensor, written once; `t` may be a
-    permuted view of shape (B, H, row dims..., column dims...) whose rows
-    and columns are the result's [B, H, rows, 128]."""
+    """t * scale (t if scale is None) as a contiguous `dtype` tensor,
+    written once; `t` may be a permuted view of shape (B, H, row dims...,
+    column dims...) whose rows and columns are the result's [B, H, rows,
+    128]."""
     batch, heads = t.shape[:2]
     result = torch.empty(
         batch, heads, t.numel() // (batch * heads * 128), 128, dtype=dtype, device=t.device
     )
-    torch.mul(t, scale, out=result.view(t.shape))
+    if scale is None:
+        result.view(t.shape).copy_(t)
+    else:
+        torch.mul(t, scale, out=result.view(t.shape))
     return result
 
 

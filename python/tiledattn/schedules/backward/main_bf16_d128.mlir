@@ -15,9 +15,9 @@
 //   both consumers' dS staged (consumers_sync), dQ_i's column half c over
 //   the tile's 128 keys: dS_0 K_0 + dS_1 K_1, 64 x 64, added into dq_frags
 //   by one bulk reduction (bulk_reduce_add)
-// and at the tile's end adds dK_c and dV_c into dk_accum and dv_accum.
-// The softmax's scale is left out of dS: dQ and dK are dq_frags * scale
-// and dk_accum * scale.
+// and at the tile's end writes dK_c and dV_c, once, as bf16 (store_tile:
+// the block owns those rows). dS carries the softmax's scale
+// (softmax_grad ... scale), so dQ and dK come out scaled.
 //
 // Why this form: with a query per row the saved lse and D are two values a
 // thread; the transposed form (S^T = K Q^T, which keeps P^T and dS^T in
@@ -32,8 +32,8 @@
 // forward's lse; then the captures (contiguous): delta = D (the preprocess
 // program's), dq_frags ([B, H, 2 ceil(S / 64), 4096] f32, zeroed: block
 // 2i + c is query block i's column half c in a warpgroup's register order,
-// which tiledattn.backward_kernels puts back in row order), dk_accum and
-// dv_accum ([B, H, S, 128] f32, zeroed; one block writes each row). The
+// which tiledattn.backward_kernels puts back in row order), grad_k and
+// grad_v ([B, H, S, 128] bf16, the gradients themselves). The
 // grid covers 128-key tiles of k (block_m = 128), so q and k have one
 // length (self-attention) and one number of heads (no GQA yet).
 // torch.ops.tiledattn.run_bundle launches it, from
@@ -42,6 +42,7 @@
 !rows = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 !captured_rows = memref<?x?x?xf32>
 !accum = memref<?x?x?x?xf32>
+!grad = memref<?x?x?x?xbf16>
 !slot = !tiledattn.smem<64x128xbf16>
 !ring = !tiledattn.ring<2, 64x128xbf16>
 !kslot = !tiledattn.smem<128x128xbf16>
@@ -49,8 +50,8 @@
 !half = !tiledattn.smem<128x64xbf16>
 func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head,
                               %lse: !rows, %scale: f32, %delta: !captured_rows,
-                              %dq_frags: !accum, %dk_accum: !accum,
-                              %dv_accum: !accum)
+                              %dq_frags: !accum, %grad_k: !grad,
+                              %grad_v: !grad)
     attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -133,7 +134,7 @@ func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head,
         tiledattn.stage %p into %pbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
         %dvf = tiledattn.mma_async %pbuf[%crow] transpose_a uniform_a, %ds acc(%dv) : !half, !slot -> !tiledattn.future<64x128xf32>
         %dpt = tiledattn.wait %dpf : !tiledattn.future<64x64xf32>
-        %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %by, %row] per_row : !tiledattn.tile<64x64xf32>, !captured_rows
+        %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %by, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
         tiledattn.stage %dst into %dsbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
         %dkf = tiledattn.mma_async %dsbuf[%crow] transpose_a uniform_a, %qs acc(%dk) : !half, !slot -> !tiledattn.future<64x128xf32>
         // Both consumers' dS are staged: dQ_i's column half c, over all
@@ -167,8 +168,8 @@ func.func @bwd_main_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head,
       tiledattn.ring.release %vr, %vt : !kring
       %key0 = arith.muli %bx, %c128 : index
       %key = arith.addi %key0, %crow : index
-      tiledattn.reduce_add %grads#1 into %dk_accum[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !accum
-      tiledattn.reduce_add %grads#0 into %dv_accum[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !accum
+      tiledattn.store_tile %grads#1 into %grad_k[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !grad
+      tiledattn.store_tile %grads#0 into %grad_v[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !grad
       tiledattn.yield %kv : index
     }
     tiledattn.tma_store_wait
