@@ -8,15 +8,14 @@ causal). TFLOP/s = 2.5 x the forward's 4 B H S^2 D / time, FA's convention.
         [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096]
 
 --cache: where the programs' bundles are (default build/kernels-tile-ir/flex-cache).
---main: candidate main-program bundles that add dQ as the main program
-does (two 64-column halves a query block), timed in the same run in their
-own columns after a check that their gradients equal the shipped
-program's within bf16 rounding (a candidate that disagrees is noted with
-its error: a probe that leaves work out on purpose, to see what that work
-costs). --main-blocks: the same for candidates that add dQ as one 64 x
-128 block a query block (the one-consumer program before it);
---main-row-order: for those that add dQ in row order (tiledattn.reduce_add's
-atomics).
+Every main program (backward_kernels.MAIN_PROGRAMS) has a column, the
+default first; each other one, and each candidate bundle, is timed after
+a check that its gradients equal the default's within bf16 rounding (one
+that disagrees is noted with its error: a probe may leave work out on
+purpose, to see what that work costs). --main: candidate bundles that add
+dQ in two 64-column halves a query block (as main_bf16_d128_rows.mlir);
+--main-blocks: as one 64 x 128 block (as main_bf16_d128.mlir);
+--main-row-order: in row order (tiledattn.reduce_add's atomics).
 """
 
 import argparse
@@ -28,7 +27,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import tiledattn
 import tiledattn.attention
-from tiledattn.backward_kernels import attention_backward
+from tiledattn.backward_kernels import DEFAULT_MAIN, MAIN_PROGRAMS, attention_backward
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,30 +55,19 @@ def case(s, cache, candidates):
     out, lse = launch.run_with_lse()
     flops = 2.5 * 4 * b * h * s * s * d
 
-    def ours(main=None, layout="halves"):
-        return attention_backward(
-            q,
-            k,
-            v,
-            out,
-            lse,
-            grad,
-            scale,
-            cache=cache,
-            main_bundle=main,
-            dq_layout=layout,
-        )
+    def ours(**kwargs):
+        return attention_backward(q, k, v, out, lse, grad, scale, cache=cache, **kwargs)
 
     times = [timed(ours)]
     shipped = ours()
     notes = []
-    for main, layout in candidates:
-        got = ours(main, layout)
+    for name, kwargs in candidates:
+        got = ours(**kwargs)
         error = max((a.float() - b.float()).abs().max().item() for a, b in zip(got, shipped))
         bound = 2e-2 * max(b.float().abs().max().item() for b in shipped)
         if not error <= bound:  # still timed: a probe may leave work out on purpose
-            notes.append(f"{Path(main).name} differs by {error:.3g}")
-        times.append(timed(lambda main=main, layout=layout: ours(main, layout)))
+            notes.append(f"{name} differs by {error:.3g}")
+        times.append(timed(lambda kwargs=kwargs: ours(**kwargs)))
 
     def torch_backward(backend):
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
@@ -107,12 +95,19 @@ def main():
     parser.add_argument("--lengths", default="1024,4096")
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
-    candidates = (
-        [(m, "halves") for m in args.main]
-        + [(m, "blocks") for m in args.main_blocks]
-        + [(m, "rows") for m in args.main_row_order]
-    )
-    names = ["tile programs"] + [Path(m).name for m, _ in candidates] + ["cuDNN", "FA2"]
+    # The other main programs (backward_kernels.MAIN_PROGRAMS), then the bundles.
+    candidates = [
+        (Path(p).stem, dict(main_program=p)) for p in MAIN_PROGRAMS if p != DEFAULT_MAIN
+    ] + [
+        (Path(m).name, dict(main_bundle=m, dq_layout=layout))
+        for layout, bundles in (
+            ("halves", args.main),
+            ("blocks", args.main_blocks),
+            ("rows", args.main_row_order),
+        )
+        for m in bundles
+    ]
+    names = [Path(DEFAULT_MAIN).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
     print("|---" * (len(names) + 3) + "|")
     for s in (int(x) for x in args.lengths.split(",")):

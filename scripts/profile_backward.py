@@ -7,8 +7,9 @@ profiler to catch the main program:
         --section SpeedOfLight --section WarpStateStats \\
         python3 scripts/profile_backward.py [SEQLEN] [--main BUNDLE [--dq-layout L]]
 
---main: a candidate main bundle instead of the shipped one; --dq-layout:
-how it adds dQ (backward_kernels.attention_backward's dq_layout).
+--program: one of backward_kernels.MAIN_PROGRAMS instead of the default;
+--main: a candidate main bundle instead; --dq-layout: how it adds dQ
+(backward_kernels.attention_backward's dq_layout).
 """
 
 import argparse
@@ -26,7 +27,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("seqlen", type=int, nargs="?", default=4096)
     parser.add_argument("--main", type=Path, help="a candidate main-program bundle")
-    parser.add_argument("--dq-layout", default="halves", choices=("halves", "blocks", "rows"))
+    parser.add_argument(
+        "--program", help="one of backward_kernels.MAIN_PROGRAMS (default: its default)"
+    )
+    parser.add_argument("--dq-layout", choices=("halves", "blocks", "rows"))
     parser.add_argument("--cache", type=Path, default=ROOT / "build/kernels-tile-ir/flex-cache")
     args = parser.parse_args()
     s, h, d = args.seqlen, 16, 128
@@ -44,6 +48,7 @@ def main():
             grad,
             d**-0.5,
             cache=args.cache,
+            main_program=args.program,
             main_bundle=args.main,
             dq_layout=args.dq_layout,
         )

@@ -57,6 +57,25 @@ def test_refuses_an_unknown_dq_layout():
         attention_backward(q, k, v, out, lse, grad, 0.1, dq_layout="columns")
 
 
+def test_refuses_an_unknown_main_program(monkeypatch):
+    q, k, v, out, lse, grad = _inputs()
+    with pytest.raises(ValueError, match="main program .* but got 'main_fast.mlir'"):
+        attention_backward(q, k, v, out, lse, grad, 0.1, main_program="main_fast.mlir")
+    monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "rows")
+    with pytest.raises(ValueError, match=r"TILEDATTN_BACKWARD_MAIN.* but got 'rows'"):
+        attention_backward(q, k, v, out, lse, grad, 0.1)
+
+
+def test_every_main_program_is_in_the_package():
+    # backward_kernels.MAIN_PROGRAMS names files the package carries
+    # (scripts/package_kernels.py compiles every program in the folder).
+    from tiledattn.backward_kernels import DEFAULT_MAIN, MAIN_PROGRAMS, PROGRAMS
+
+    assert DEFAULT_MAIN in MAIN_PROGRAMS
+    assert all((PROGRAMS / name).is_file() for name in MAIN_PROGRAMS)
+    assert sorted(p.name for p in PROGRAMS.glob("main_*.mlir")) == sorted(MAIN_PROGRAMS)
+
+
 def test_autograd_sends_only_what_the_programs_cover():
     # tiledattn.backward sends a forward's backward to the programs only for
     # CUDA bf16, head dim 128, not causal, one shape for q, k and v.

@@ -11,7 +11,7 @@ from test_gpu_flex import CACHE
 
 import tiledattn
 from tiledattn.attention import _prepare
-from tiledattn.backward_kernels import attention_backward
+from tiledattn.backward_kernels import MAIN_PROGRAMS, attention_backward
 
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
@@ -44,12 +44,14 @@ def _softmax_attention(q, k, v, scale):
     return torch.softmax(scores, -1) @ v, lse
 
 
-# 128-key tiles, consumer c on keys 64c .. 64c + 63: 64 leaves the second
-# consumer no key, 129 a tile of one key, 300 a last tile of 44.
+# The row form's 128-key tiles, consumer c on keys 64c .. 64c + 63: 64
+# leaves the second consumer no key, 129 a tile of one key, 300 a last
+# tile of 44 (the one-consumer program's 64-key tiles: 36, 1, 44).
 @pytest.mark.parametrize(
     "shape", [(1, 1, 1), (1, 2, 64), (2, 3, 100), (1, 1, 129), (1, 2, 300), (1, 1, 1000)], ids=str
 )
-def test_main_program_gradients_match_float64(shape):
+@pytest.mark.parametrize("program", list(MAIN_PROGRAMS))
+def test_main_program_gradients_match_float64(shape, program):
     # dQ, dK, dV of the preprocess and main programs against float64
     # autograd, with FlashAttention's criterion: each at most twice torch's
     # bf16 error (its SDPA backward) plus a noise floor. The forward's O and
@@ -75,6 +77,7 @@ def test_main_program_gradients_match_float64(shape):
         grad,
         scale,
         cache=CACHE,
+        main_program=program,
     )
     for name, g, lo, ref in zip("qkv", got, low, want):
         assert g.dtype == torch.bfloat16 and g.shape == ref.shape, name

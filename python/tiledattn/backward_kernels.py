@@ -18,6 +18,7 @@ input they do not cover, keeps the torch-ops backward.
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import torch
@@ -28,18 +29,36 @@ from .errors import UnsupportedInputError
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
 _DQ_LAYOUTS = ("halves", "blocks", "rows")
+# The main programs and how each adds dQ (attention_backward's dq_layout).
+# DEFAULT_MAIN is the one that has passed the GPU suite; the row form
+# (FlashAttention-3's layout, faster) takes its place once it has too.
+# $TILEDATTN_BACKWARD_MAIN names the one to run.
+MAIN_PROGRAMS = {"main_bf16_d128.mlir": "blocks", "main_bf16_d128_rows.mlir": "halves"}
+DEFAULT_MAIN = "main_bf16_d128.mlir"
 
 
 @functools.lru_cache(maxsize=8)
-def _kernels(cache):
+def _kernels(cache, main_program):
     """The preprocess and main bundles, found (or compiled) once per cache
     directory: autograd calls this every backward, so a hash of the
     programs' text and a look on disk per call would be host time spent
     twice (compiler.kernel_entry keeps the forward's kernels the same way)."""
     return (
         compiler.compile(PROGRAMS / "preprocess_bf16_d128.mlir", cache=cache),
-        compiler.compile(PROGRAMS / "main_bf16_d128.mlir", cache=cache),
+        compiler.compile(PROGRAMS / main_program, cache=cache),
     )
+
+
+def _main_program(name):
+    """`name`, else $TILEDATTN_BACKWARD_MAIN, else DEFAULT_MAIN; one of
+    MAIN_PROGRAMS."""
+    name = name or os.environ.get("TILEDATTN_BACKWARD_MAIN") or DEFAULT_MAIN
+    if name not in MAIN_PROGRAMS:
+        raise ValueError(
+            f"{_OP}: expected the main program ('main_program' or $TILEDATTN_BACKWARD_MAIN) "
+            f"to be one of {tuple(MAIN_PROGRAMS)} but got {name!r}"
+        )
+    return name
 
 
 def _check(q, k, v, out, lse, grad_out):
@@ -95,29 +114,33 @@ def attention_backward(
     *,
     grad_lse=None,
     cache=None,
+    main_program=None,
     main_bundle=None,
-    dq_layout="halves",
+    dq_layout=None,
 ):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
     (and the lse's, `grad_lse`, when the lse was used).
     `cache`: where the programs' bundles are (default: the compile cache,
-    then the ones the package carries). `main_bundle`: a bundle directory
-    to run instead of the main program's (an A/B candidate, e.g. from
-    scripts/backward_programs_speed.py), with the captures the main
-    program takes; `dq_layout`: how it adds dQ, "halves" as the main
-    program does (each 64-query block as two fragment-ordered 64-column
-    halves, block 2i + c), "blocks" (one fragment-ordered 64 x 128 block
-    per query block, as the one-consumer program before it did) or "rows"
-    (a [B, H, S, 128] f32 accumulator in row order, tiledattn.reduce_add's
-    atomics)."""
+    then the ones the package carries). `main_program`: one of
+    MAIN_PROGRAMS (default $TILEDATTN_BACKWARD_MAIN, else DEFAULT_MAIN).
+    `main_bundle`: a bundle directory to run instead (an A/B candidate,
+    e.g. from scripts/backward_programs_speed.py), with the captures the
+    main programs take; `dq_layout`: how it adds dQ (default: as the main
+    program does): "halves" (each 64-query block as two fragment-ordered
+    64-column halves, block 2i + c, the row form), "blocks" (one
+    fragment-ordered 64 x 128 block per query block, the one-consumer
+    program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
+    tiledattn.reduce_add's atomics)."""
+    program = _main_program(main_program)
+    dq_layout = dq_layout or MAIN_PROGRAMS[program]
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
-    preprocess, main = _kernels(cache)
+    preprocess, main = _kernels(cache, program)
     q, k, v, out, grad_out = (t.contiguous() for t in (q, k, v, out, grad_out))
     lse = lse.contiguous()
     run = torch.ops.tiledattn.run_bundle
