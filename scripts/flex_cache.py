@@ -163,8 +163,9 @@ def main() -> int:
     # included, is the key).
     for path in sorted((ROOT / "python/tiledattn/schedules/variants").glob("*.mlir")):
         print(f"variant schedule {path.name}: {tiledattn.compile(path, cache=cache).path}")
-    # The backward's hand-written tile programs (python/test/test_gpu_backward_programs.py).
-    for path in sorted((ROOT / "python/tiledattn/schedules/backward").glob("*.mlir")):
+    # The backward's hand-written tile programs and candidates
+    # (python/test/test_gpu_backward_programs.py).
+    for path in sorted((ROOT / "python/tiledattn/schedules/backward").glob("**/*.mlir")):
         print(f"backward program {path.name}: {tiledattn.compile(path, cache=cache).path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)

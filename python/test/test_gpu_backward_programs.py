@@ -38,8 +38,13 @@ def test_preprocess_gives_the_rows_dot_products(shape):
     assert (err <= 1e-6 * scale + 1e-6).all(), f"max error {err.max().item()}"
 
 
-def _softmax_attention(q, k, v, scale):
+def _softmax_attention(q, k, v, scale, causal=False):
     scores = scale * q @ k.transpose(-1, -2)
+    if causal:  # top-left, as torch's is_causal
+        s = q.shape[-2]
+        scores = scores.masked_fill(
+            torch.ones(s, s, dtype=torch.bool).triu(1).to(q.device), -torch.inf
+        )
     lse = torch.logsumexp(scores, -1)
     return torch.softmax(scores, -1) @ v, lse
 
@@ -93,3 +98,42 @@ def test_main_program_refuses_what_it_does_not_cover():
     lse = torch.zeros(1, 2, 64, device="cuda")
     with pytest.raises(tiledattn.UnsupportedInputError, match="no GQA"):
         attention_backward(q, k, k, q, lse, q, 0.1, cache=CACHE)
+
+
+@pytest.mark.parametrize(
+    "shape", [(1, 1, 1), (1, 2, 64), (2, 3, 100), (1, 1, 129), (1, 2, 300)], ids=str
+)
+def test_causal_candidate_gradients_match_float64(shape):
+    # schedules/backward/experimental's causal row form (not yet what
+    # autograd runs), from the build's cache, against float64 with the
+    # same criterion: lengths that end inside the diagonal's blocks and
+    # a second consumer with no key.
+    program = PROGRAMS / "experimental" / "main_bf16_d128_rows_causal.mlir"
+    bundle = tiledattn.compile(program, cache=CACHE).path
+    b, h, s = shape
+    torch.manual_seed(s)
+    q, k, v, grad = (make(b, h, s, 128, torch.bfloat16) for _ in range(4))
+    scale = 128**-0.5
+    leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
+    out64, lse64 = _softmax_attention(*leaves64, scale, causal=True)
+    out64.backward(grad.double())
+    want = [t.grad for t in leaves64]
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True).backward(grad)
+    low = [t.grad for t in leaves]
+    got = attention_backward(
+        q,
+        k,
+        v,
+        out64.detach().to(torch.bfloat16),
+        lse64.detach().float(),
+        grad,
+        scale,
+        cache=CACHE,
+        main_bundle=bundle,
+        dq_layout="halves",
+    )
+    for name, g, lo, ref in zip("qkv", got, low, want):
+        error = (g.double() - ref).abs().max().item()
+        floor = (lo.double() - ref).abs().max().item()
+        assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"

@@ -1,0 +1,158 @@
+// A candidate (issue 23), compiled, not yet run: main_bf16_d128_rows.mlir
+// for causal attention (top-left, torch's is_causal), as an edit of it.
+// Key tile j (keys 128j .. 128j + 127) meets only the query blocks from
+// the diagonal on, i >= 2j: the producer and the consumers loop from
+// there, and the ring position, no longer a multiple of the tile count,
+// is carried through for_each_tile's iter_args (the positions a block
+// has put so far). S gets the forward's tiledattn.mask (causal) before
+// the exponentials, so P = 0 above the diagonal, and dS, dV, dK and dQ
+// take nothing from there. The captures and the dQ layout are the row
+// form's. Next: run it against float64 (test_gpu_backward_programs), then
+// mask only the two diagonal blocks.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!rows = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!captured_rows = memref<?x?x?xf32>
+!accum = memref<?x?x?x?xf32>
+!grad = memref<?x?x?x?xbf16>
+!slot = !tiledattn.smem<64x128xbf16>
+!ring = !tiledattn.ring<2, 64x128xbf16>
+!kslot = !tiledattn.smem<128x128xbf16>
+!kring = !tiledattn.ring<1, 128x128xbf16>
+!half = !tiledattn.smem<128x64xbf16>
+func.func @bwd_main_bf16_d128_rows_causal(%q: !head, %k: !head, %v: !head, %do: !head,
+                                          %lse: !rows, %scale: f32, %delta: !captured_rows,
+                                          %dq_frags: !accum, %grad_k: !grad,
+                                          %grad_v: !grad)
+    attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  // The tile's K and V (one 128-row slot each, read by both consumers),
+  // Q_i and dO_i (a slot each per query block).
+  %kr = tiledattn.ring releases(8) : !kring
+  %vr = tiledattn.ring releases(8) : !kring
+  %qr = tiledattn.ring releases(8) : !ring
+  %dor = tiledattn.ring releases(8) : !ring
+  // P and dS (queries x keys), consumer c's in rows 64c .. 64c + 63; each
+  // consumer's dQ stage (16 KB f32).
+  %pbuf = tiledattn.alloc : !half
+  %dsbuf = tiledattn.alloc : !half
+  %dqbuf0 = tiledattn.alloc : !half
+  %dqbuf1 = tiledattn.alloc : !half
+  tiledattn.warp_specialize producer regs(24) {
+    %tid = gpu.thread_id x
+    %first = arith.cmpi eq, %tid, %c0 : index
+    %s = memref.dim %q, %c2 : !head
+    %kb = arith.ceildivui %s, %c128 : index
+    %qb = arith.ceildivui %s, %c64 : index
+    %h = memref.dim %q, %c1 : !head
+    %b = memref.dim %q, %c0 : !head
+    scf.if %first {
+      %n = tiledattn.for_each_tile %kb, %h, %b iter_args(%c0 : index) -> index {
+      ^bb0(%bx: index, %by: index, %bz: index, %done: index, %base: index):
+        %key = arith.muli %bx, %c128 : index
+        %diag = arith.muli %bx, %c2 : index
+        tiledattn.ring.put %kr[%done] : !kring {
+        ^bb0(%slot: !kslot):
+          tiledattn.tma_load %k[%bz, %by, %key] into %slot : !head, !kslot
+        }
+        tiledattn.ring.put %vr[%done] : !kring {
+        ^bb0(%slot: !kslot):
+          tiledattn.tma_load %v[%bz, %by, %key] into %slot : !head, !kslot
+        }
+        scf.for %i = %diag to %qb step %c1 {
+          %after = arith.subi %i, %diag : index
+          %pos = arith.addi %base, %after : index
+          %row = arith.muli %i, %c64 : index
+          tiledattn.ring.put %qr[%pos] : !ring {
+          ^bb0(%slot: !slot):
+            tiledattn.tma_load %q[%bz, %by, %row] into %slot : !head, !slot
+          }
+          tiledattn.ring.put %dor[%pos] : !ring {
+          ^bb0(%slot: !slot):
+            tiledattn.tma_load %do[%bz, %by, %row] into %slot : !head, !slot
+          }
+        }
+        %blocks = arith.subi %qb, %diag : index
+        %next = arith.addi %base, %blocks : index
+        tiledattn.yield %next : index
+      }
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+    %zero = tiledattn.constant 0.0 : !tiledattn.tile<64x128xf32>
+    %s = memref.dim %q, %c2 : !head
+    %kb = arith.ceildivui %s, %c128 : index
+    %qb = arith.ceildivui %s, %c64 : index
+    %h = memref.dim %q, %c1 : !head
+    %b = memref.dim %q, %c0 : !head
+    %crow = arith.muli %c, %c64 : index
+    %first_half = arith.cmpi eq, %c, %c0 : index
+    %n = tiledattn.for_each_tile %kb, %h, %b iter_args(%c0 : index) -> index {
+    ^bb0(%bx: index, %by: index, %bz: index, %done: index, %base: index):
+      %ks, %kt = tiledattn.ring.get %kr[%done] : !kring
+      %vs, %vt = tiledattn.ring.get %vr[%done] : !kring
+      %diag = arith.muli %bx, %c2 : index
+      %key0 = arith.muli %bx, %c128 : index
+      %key = arith.addi %key0, %crow : index
+      %grads:2 = scf.for %i = %diag to %qb step %c1
+          iter_args(%dv = %zero, %dk = %zero) -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>) {
+        %after = arith.subi %i, %diag : index
+        %pos = arith.addi %base, %after : index
+        %row = arith.muli %i, %c64 : index
+        %qs, %qt = tiledattn.ring.get %qr[%pos] : !ring
+        %ds, %dt = tiledattn.ring.get %dor[%pos] : !ring
+        %sf = tiledattn.mma_async %qs[%c0] uniform_a, %ks[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
+        %dpf = tiledattn.mma_async %ds[%c0] uniform_a, %vs[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
+        %sraw = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        // Keys after the query: -inf, so P = 0 there (the forward's mask;
+        // only the two blocks on the diagonal have any).
+        %st = tiledattn.mask %sraw, %row, %key, %s causal : !tiledattn.tile<64x64xf32>
+        %p = tiledattn.exp_from_lse %st, %lse[%bz, %by, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
+        tiledattn.stage %p into %pbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
+        %dvf = tiledattn.mma_async %pbuf[%crow] transpose_a uniform_a, %ds acc(%dv) : !half, !slot -> !tiledattn.future<64x128xf32>
+        %dpt = tiledattn.wait %dpf : !tiledattn.future<64x64xf32>
+        %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %by, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
+        tiledattn.stage %dst into %dsbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
+        %dkf = tiledattn.mma_async %dsbuf[%crow] transpose_a uniform_a, %qs acc(%dk) : !half, !slot -> !tiledattn.future<64x128xf32>
+        // Both consumers' dS are staged: dQ_i's column half c, over all
+        // 128 keys (the first consumer's dS by K's first 64 rows, then the
+        // second's by the next 64), into block 2i + c.
+        tiledattn.consumers_sync
+        %dv2 = tiledattn.wait %dvf : !tiledattn.future<64x128xf32>
+        %dk2 = tiledattn.wait %dkf : !tiledattn.future<64x128xf32>
+        %half = arith.muli %i, %c2 : index
+        %block = arith.addi %half, %c : index
+        scf.if %first_half {
+          %dqf0 = tiledattn.mma_async %dsbuf[%c0] uniform_a, %ks[%c0] b_rows(64) b_col(0) : !half, !kslot -> !tiledattn.future<64x64xf32>
+          %dq0 = tiledattn.wait %dqf0 : !tiledattn.future<64x64xf32>
+          %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(0) acc(%dq0) : !half, !kslot -> !tiledattn.future<64x64xf32>
+          %dq = tiledattn.wait %dqf : !tiledattn.future<64x64xf32>
+          tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %by, %block] via %dqbuf0 : !tiledattn.tile<64x64xf32>, !accum, !half
+        } else {
+          %dqf0 = tiledattn.mma_async %dsbuf[%c0] uniform_a, %ks[%c0] b_rows(64) b_col(64) : !half, !kslot -> !tiledattn.future<64x64xf32>
+          %dq0 = tiledattn.wait %dqf0 : !tiledattn.future<64x64xf32>
+          %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(64) acc(%dq0) : !half, !kslot -> !tiledattn.future<64x64xf32>
+          %dq = tiledattn.wait %dqf : !tiledattn.future<64x64xf32>
+          tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %by, %block] via %dqbuf1 : !tiledattn.tile<64x64xf32>, !accum, !half
+        }
+        tiledattn.ring.release %qr, %qt : !ring
+        tiledattn.ring.release %dor, %dt : !ring
+        // Both dQ mmas have read the staged dS before the next block's.
+        tiledattn.consumers_sync
+        scf.yield %dv2, %dk2 : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>
+      }
+      tiledattn.ring.release %kr, %kt : !kring
+      tiledattn.ring.release %vr, %vt : !kring
+      tiledattn.store_tile %grads#1 into %grad_k[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !grad
+      tiledattn.store_tile %grads#0 into %grad_v[%bz, %by, %key] : !tiledattn.tile<64x128xf32>, !grad
+      %blocks = arith.subi %qb, %diag : index
+      %next = arith.addi %base, %blocks : index
+      tiledattn.yield %next : index
+    }
+    tiledattn.tma_store_wait
+  }
+  return
+}
