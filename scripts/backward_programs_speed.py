@@ -28,22 +28,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import tiledattn
 import tiledattn.attention
 from tiledattn.backward_kernels import DEFAULT_MAIN, MAIN_PROGRAMS, attention_backward
+from tiledattn.bench.measure import median_ms
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def timed(fn, runs=20):
-    for _ in range(3):
-        fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(runs):
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def case(s, cache, candidates):
@@ -58,7 +45,7 @@ def case(s, cache, candidates):
     def ours(**kwargs):
         return attention_backward(q, k, v, out, lse, grad, scale, cache=cache, **kwargs)
 
-    times = [timed(ours)]
+    times = [median_ms(ours)]
     shipped = ours()
     notes = []
     for name, kwargs in candidates:
@@ -67,7 +54,7 @@ def case(s, cache, candidates):
         bound = 2e-2 * max(b.float().abs().max().item() for b in shipped)
         if not error <= bound:  # still timed: a probe may leave work out on purpose
             notes.append(f"{name} differs by {error:.3g}")
-        times.append(timed(lambda kwargs=kwargs: ours(**kwargs)))
+        times.append(median_ms(lambda kwargs=kwargs: ours(**kwargs)))
 
     def torch_backward(backend):
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
@@ -75,8 +62,8 @@ def case(s, cache, candidates):
             o = F.scaled_dot_product_attention(*leaves)
         return lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True)
 
-    times += [timed(torch_backward(SDPBackend.CUDNN_ATTENTION))]
-    times += [timed(torch_backward(SDPBackend.FLASH_ATTENTION))]
+    times += [median_ms(torch_backward(SDPBackend.CUDNN_ATTENTION))]
+    times += [median_ms(torch_backward(SDPBackend.FLASH_ATTENTION))]
     tf = [flops / t / 1e9 for t in times]
     cells = " | ".join(f"{x:.0f}" for x in tf)
     return f"| {s} | {b} | {cells} | {tf[0] / tf[-2]:.2f} |" + "".join(f" {n}" for n in notes)

@@ -12,6 +12,7 @@ pairs only (the issue's convention). The document BlockMask row (the share
 of blocks it runs in its name) counts every pair too: its figure is how
 much faster than dense attention the skipped blocks make it."""
 
+import functools
 import sys
 from pathlib import Path
 
@@ -25,24 +26,9 @@ os.environ.setdefault("TILEDATTN_CACHE_DIR", str(ROOT / "build/kernels-tile-ir/f
 from flex_examples import alibi, alibi_slopes, document_mask, document_mask_mod  # noqa: E402
 
 import tiledattn  # noqa: E402
+from tiledattn.bench.measure import median_ms  # noqa: E402
 
 CACHE = os.environ["TILEDATTN_CACHE_DIR"]
-
-
-def timed(fn, *args, **kwargs):
-    """Median milliseconds of 30 calls fn(*args, **kwargs) after 3 warm-up
-    calls."""
-    for _ in range(3):
-        fn(*args, **kwargs)
-    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-    times = []
-    for _ in range(30):
-        start.record()
-        fn(*args, **kwargs)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def main() -> int:
@@ -86,7 +72,7 @@ def main() -> int:
         for name, (flops, fn, kwargs) in rows.items():
             if fn is flex:
                 kwargs["cache"] = CACHE
-            ms = timed(fn, q, k, v, **kwargs)
+            ms = median_ms(functools.partial(fn, q, k, v, **kwargs), runs=30)
             print(f"B={b} H={h} S={s} {name:28s} {ms:7.3f} ms {flops / ms / 1e9:6.0f} TFLOP/s")
     return 0
 

@@ -9,7 +9,6 @@ median time), with each result checked against SDPA's.
 
 import argparse
 import functools
-import statistics
 import sys
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import tiledattn  # noqa: E402
-from tiledattn.bench.measure import time_runs  # noqa: E402
+from tiledattn.bench.measure import median_ms  # noqa: E402
 from tiledattn.decode import bandwidth_bytes  # noqa: E402
 
 SHAPES = [  # (B, Sq, Sk)
@@ -33,12 +32,6 @@ BACKENDS = {
     "flash": SDPBackend.FLASH_ATTENTION,
     "efficient": SDPBackend.EFFICIENT_ATTENTION,
 }
-
-
-def median_ms(fn, runs):
-    """The harness's timing (CUDA events per run), no L2 flush: the caches
-    are larger than L2."""
-    return statistics.median(time_runs(fn, runs, flush=lambda: None, warmup=3))
 
 
 def timed(fn, want, gigabytes, runs) -> "tuple[str, float]":

@@ -914,3 +914,11 @@ def test_a_wrong_backward_is_never_timed(monkeypatch):
 def test_backward_mode_refuses_masks_and_score_mods():
     with pytest.raises(SystemExit, match="runs plain attention only"):
         cli.parse_args(["--direction", "bwd", "--mask", "key_padding"])
+
+
+def test_median_ms_is_the_median_of_the_timed_runs_after_the_warmup():
+    # The scripts' timing (scripts/*_speed.py, check_bundles.py): warm-up
+    # calls untimed, then the median run (a wall clock on the CPU).
+    calls = []
+    ms = measure.median_ms(lambda: calls.append(1), runs=5, warmup=2, device="cpu")
+    assert len(calls) == 7 and 0 <= ms < 50

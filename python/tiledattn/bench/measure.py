@@ -207,6 +207,13 @@ def time_runs(fn, runs, flush, warmup=0, device="cuda"):
     return [start.elapsed_time(end) for start, end in zip(starts, ends)]
 
 
+def median_ms(fn, runs=20, warmup=3, device="cuda"):
+    """The median of time_runs without a flush: the scripts' timing of
+    one call where its inputs are in L2 anyway (scripts/*_speed.py,
+    check_bundles.py)."""
+    return statistics.median(time_runs(fn, runs, flush=lambda: None, warmup=warmup, device=device))
+
+
 def peak_memory(fn, device="cuda"):
     """Bytes fn() allocates above what was allocated before it (one run,
     output included); None off the GPU."""
