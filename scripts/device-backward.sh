@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 23's backward in one device call, most important first:
+#   1. its GPU tests (every main program and the causal candidate against
+#      float64, autograd, torch.compile, deterministic mode, the training
+#      test), with $TILEDATTN_BACKWARD_MAIN as given (default: the package's);
+#   2. scripts/backward_programs_speed.py: every main program beside cuDNN
+#      and FA2, plus the candidate bundles given as arguments (its --main /
+#      --main-blocks / --main-row-order options, passed through);
+#   3. scripts/train_compare.py, 300 steps, not causal: the curves (JSON;
+#      `python3 scripts/train_compare.py --plot` draws them here).
+# The kernels come from the build's flex cache (the GPU machine has no
+# compiler).
+#   there: OUT=<dir> bash scripts/device-backward.sh [--main BUNDLE ...]
+#          (carry build/device-carry.tgz, scripts/device-pack.sh)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+OUTDIR=${OUT:-build/device-backward}
+mkdir -p "$OUTDIR"
+if [ -f build/device-carry.tgz ] && [ ! -d build/kernels ]; then
+  tar -xzf build/device-carry.tgz || exit 2
+fi
+[ -f build/device-commit ] && echo "commit $(cat build/device-commit) (build/device-commit)"
+export PYTHONUNBUFFERED=1 PYTHONPATH=python PYTHONWARNINGS=ignore
+export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
+export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
+status=0
+timeout 240 python3 -m pytest -q -p no:cacheprovider python/test/test_gpu_backward_programs.py \
+  python/test/test_gpu_backward.py python/test/test_gpu_training.py >"$OUTDIR/tests.txt" 2>&1 || status=1
+grep -E '^(FAILED|ERROR) ' "$OUTDIR/tests.txt" | head -n 20
+echo "backward tests: $(tail -n 1 "$OUTDIR/tests.txt")"
+timeout 150 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 "$@" \
+  >"$OUTDIR/speed.txt" 2>&1 || status=1
+tail -n 5 "$OUTDIR/speed.txt"
+timeout 90 python3 scripts/train_compare.py --steps 300 --out "$OUTDIR" >"$OUTDIR/train.txt" 2>&1 ||
+  status=1
+tail -n 1 "$OUTDIR/train.txt"
+exit $status
