@@ -163,3 +163,22 @@ def test_dq_is_scaled_and_rounded_in_row_order_in_one_pass(layout):
     assert torch.equal(got, (rows * 0.5).to(torch.bfloat16))
     # A main program that scales dS itself: rounded only.
     assert torch.equal(_scaled(_in_row_order(acc, layout), None, torch.bfloat16), rows.bfloat16())
+
+
+def test_a_main_bundle_must_take_the_main_programs_captures(tmp_path):
+    # A candidate bundle that is not a main program (here the preprocess's
+    # signature, no captures) is refused, naming its parameters.
+    import json
+
+    from tiledattn.backward_kernels import _writes_gradients
+
+    params = [{"name": n} for n in ("q", "k", "v", "o", "lse", "scale")]
+    (tmp_path / "manifest.json").write_text(json.dumps({"params": params}))
+    with pytest.raises(
+        tiledattn.UnsupportedInputError, match="four captures .* but its parameters"
+    ):
+        _writes_gradients(tmp_path)
+    params += [{"name": f"capture{i}", "dtype": "f32"} for i in range(4)]
+    (tmp_path / "manifest.json").write_text(json.dumps({"params": params}))
+    _writes_gradients.cache_clear()
+    assert _writes_gradients(tmp_path) is False

@@ -180,6 +180,13 @@ def _writes_gradients(bundle):
     too) rather than adding them into f32 accumulators for the caller to
     scale and round."""
     params = json.loads((bundle / "manifest.json").read_text())["params"]
+    names = [p.get("name") for p in params]
+    if names[6:] != [f"capture{i}" for i in range(4)]:
+        raise UnsupportedInputError(
+            f"{_OP}: expected main bundle {bundle} to take sdpa's six operands and four "
+            f"captures (D, dQ, dK, dV) as the main programs do, but its parameters are {names}",
+            "main_bundle",
+        )
     return params[8]["dtype"] != "f32"
 
 
