@@ -172,13 +172,17 @@ def test_a_main_bundle_must_take_the_main_programs_captures(tmp_path):
 
     from tiledattn.backward_kernels import _writes_gradients
 
+    def write(params):  # the fields the runtime's bundle reader requires, and params
+        fields = dict(format_version=1, name="m", dtype="bf16", head_dim=128, head_dim_v=128)
+        fields.update(causal=False, alignment_bytes=16, params=params)
+        (tmp_path / "manifest.json").write_text(json.dumps(fields))
+        _writes_gradients.cache_clear()
+
     params = [{"name": n} for n in ("q", "k", "v", "o", "lse", "scale")]
-    (tmp_path / "manifest.json").write_text(json.dumps({"params": params}))
+    write(params)
     with pytest.raises(
         tiledattn.UnsupportedInputError, match="four captures .* but its parameters"
     ):
         _writes_gradients(tmp_path)
-    params += [{"name": f"capture{i}", "dtype": "f32"} for i in range(4)]
-    (tmp_path / "manifest.json").write_text(json.dumps({"params": params}))
-    _writes_gradients.cache_clear()
+    write(params + [{"name": f"capture{i}", "dtype": "f32"} for i in range(4)])
     assert _writes_gradients(tmp_path) is False

@@ -57,21 +57,27 @@ def _softmax_attention(q, k, v, scale, causal=False):
 )
 @pytest.mark.parametrize("program", list(MAIN_PROGRAMS))
 def test_main_program_gradients_match_float64(shape, program):
-    # dQ, dK, dV of the preprocess and main programs against float64
-    # autograd, with FlashAttention's criterion: each at most twice torch's
-    # bf16 error (its SDPA backward) plus a noise floor. The forward's O and
-    # lse come from float64 (O rounded to bf16), so only the backward is
-    # under test; odd lengths leave partial key and query tiles.
+    # Odd lengths leave partial key and query tiles.
+    _check_against_float64(shape, False, main_program=program)
+
+
+def _check_against_float64(shape, causal, **programs):
+    """dQ, dK, dV of the preprocess and main programs (attention_backward
+    with `programs`, its main_program or main_bundle arguments) against
+    float64 autograd, with FlashAttention's criterion: each at most twice
+    torch's bf16 error (its SDPA backward) plus a noise floor. The
+    forward's O and lse come from float64 (O rounded to bf16), so only the
+    backward is under test."""
     b, h, s = shape
     torch.manual_seed(s)
     q, k, v, grad = (make(b, h, s, 128, torch.bfloat16) for _ in range(4))
     scale = 128**-0.5
     leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
-    out64, lse64 = _softmax_attention(*leaves64, scale)
+    out64, lse64 = _softmax_attention(*leaves64, scale, causal=causal)
     out64.backward(grad.double())
     want = [t.grad for t in leaves64]
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-    torch.nn.functional.scaled_dot_product_attention(*leaves).backward(grad)
+    torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=causal).backward(grad)
     low = [t.grad for t in leaves]
     got = attention_backward(
         q,
@@ -82,7 +88,7 @@ def test_main_program_gradients_match_float64(shape, program):
         grad,
         scale,
         cache=CACHE,
-        main_program=program,
+        **programs,
     )
     for name, g, lo, ref in zip("qkv", got, low, want):
         assert g.dtype == torch.bfloat16 and g.shape == ref.shape, name
@@ -110,30 +116,4 @@ def test_causal_candidate_gradients_match_float64(shape):
     # a second consumer with no key.
     program = PROGRAMS / "experimental" / "main_bf16_d128_rows_causal.mlir"
     bundle = tiledattn.compile(program, cache=CACHE).path
-    b, h, s = shape
-    torch.manual_seed(s)
-    q, k, v, grad = (make(b, h, s, 128, torch.bfloat16) for _ in range(4))
-    scale = 128**-0.5
-    leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
-    out64, lse64 = _softmax_attention(*leaves64, scale, causal=True)
-    out64.backward(grad.double())
-    want = [t.grad for t in leaves64]
-    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-    torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True).backward(grad)
-    low = [t.grad for t in leaves]
-    got = attention_backward(
-        q,
-        k,
-        v,
-        out64.detach().to(torch.bfloat16),
-        lse64.detach().float(),
-        grad,
-        scale,
-        cache=CACHE,
-        main_bundle=bundle,
-        dq_layout="halves",
-    )
-    for name, g, lo, ref in zip("qkv", got, low, want):
-        error = (g.double() - ref).abs().max().item()
-        floor = (lo.double() - ref).abs().max().item()
-        assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"
+    _check_against_float64(shape, True, main_bundle=bundle, dq_layout="halves")

@@ -17,13 +17,12 @@ input they do not cover, keeps the torch-ops backward.
 """
 
 import functools
-import json
 import os
 from pathlib import Path
 
 import torch
 
-from . import attention, compiler
+from . import attention, compiler, registry
 from .errors import UnsupportedInputError
 
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
@@ -159,16 +158,17 @@ def attention_backward(
     }[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
     main = Path(main_bundle or main.path)
-    if _writes_gradients(main):  # dK, dV written once, dS scaled in the loop
+    writes = _writes_gradients(main)  # dK, dV written once, dS scaled in the loop
+    if writes:
         dk, dv = torch.empty_like(q), torch.empty_like(q)
-        run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
-        dq = _scaled(_in_row_order(dq, dq_layout), None, q.dtype)[:, :, :length]
     else:  # f32 accumulators, added into
         dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
-        run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
-        # Each gradient scaled and rounded in one pass (torch.mul into a
-        # bf16 out): dQ from its fragment-ordered blocks straight into rows.
-        dq = _scaled(_in_row_order(dq, dq_layout), scale, q.dtype)[:, :, :length]
+    run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
+    # Each gradient scaled (unless the program did) and rounded in one pass
+    # (torch.mul into a bf16 out): dQ from its fragment-ordered blocks
+    # straight into rows.
+    dq = _scaled(_in_row_order(dq, dq_layout), None if writes else scale, q.dtype)[:, :, :length]
+    if not writes:
         dk, dv = _scaled(dk, scale, q.dtype), dv.to(q.dtype)
     return dq if length % 64 == 0 else dq.contiguous(), dk, dv
 
@@ -179,7 +179,7 @@ def _writes_gradients(bundle):
     bf16, and it takes the softmax's scale into dS, so dQ comes out scaled
     too) rather than adding them into f32 accumulators for the caller to
     scale and round."""
-    params = json.loads((bundle / "manifest.json").read_text())["params"]
+    params = registry.read_bundle(bundle).manifest["params"]
     names = [p.get("name") for p in params]
     if names[6:] != [f"capture{i}" for i in range(4)]:
         raise UnsupportedInputError(
