@@ -86,20 +86,22 @@ static LogicalResult verifyWaitedOnce(MmaAsyncOp op) {
   return success();
 }
 
-/// A constant first row of 64 in a shared-memory tile must be a multiple of
-/// the swizzle's period and leave the 64 rows inside the tile.
+/// A constant first row of `count` (64: a warpgroup's) in a shared-memory
+/// tile must be a multiple of the swizzle's period and leave the rows
+/// inside the tile.
 static LogicalResult verifyFirstRow(Operation *op, Value row, SmemType tile,
-                                    StringRef name, StringRef tileName) {
+                                    StringRef name, StringRef tileName,
+                                    int64_t count = kWarpgroupRows) {
   APInt value;
-  if (!matchPattern(row, m_ConstantInt(&value)))
+  if (!row || !matchPattern(row, m_ConstantInt(&value)))
     return success();
   int64_t r = value.getSExtValue();
-  if (r < 0 || r % kSwizzleRows || r + kWarpgroupRows > tile.getRows())
+  if (r < 0 || r % kSwizzleRows || r + count > tile.getRows())
     return op->emitOpError("expected `")
            << name << "` to be a multiple of " << kSwizzleRows
            << " (the swizzle's period) with rows " << name << " .. " << name
-           << " + 63 inside " << tileName << " " << tile.getRows()
-           << ", but got " << r;
+           << " + " << count - 1 << " inside " << tileName << " "
+           << tile.getRows() << ", but got " << r;
   return success();
 }
 
@@ -184,14 +186,8 @@ LogicalResult MmaAsyncOp::verify() {
     bRows = *rows;
   }
   // [b_row]: those rows from a later one on.
-  APInt bRow;
-  if (getBRow() && matchPattern(getBRow(), m_ConstantInt(&bRow)) &&
-      (bRow.getSExtValue() < 0 || bRow.getSExtValue() % kSwizzleRows ||
-       bRow.getSExtValue() + bRows > b.getRows()))
-    return emitOpError("expected `b_row` to be a multiple of ")
-           << kSwizzleRows << " (the swizzle's period) with rows b_row .. "
-           << "b_row + " << bRows - 1 << " inside B's " << b.getRows()
-           << ", but got " << bRow.getSExtValue();
+  if (failed(verifyFirstRow(*this, getBRow(), b, "b_row", "B's", bRows)))
+    return failure();
   int64_t bK = getTransposeB() ? b.getCols() : bRows;
   int64_t n = getTransposeB() ? bRows : b.getCols();
   // b_col: a window of B's columns, from an atom on.
