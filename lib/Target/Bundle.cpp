@@ -153,7 +153,8 @@ static FailureOr<KernelDescription> describeTileProgram(func::FuncOp func) {
     return fail(5, "f32");
   KernelDescription k = describe(
       func.getName(), q, v, func->hasAttr(kCausalAttrName), schedule, func);
-  if (failed(describeCaptures(func, k)))
+  if (failed(describeCaptures(func, k)) ||
+      failed(tileGridRules(func, k.blockM, k.tiles)))
     return failure();
   llvm::raw_string_ostream os(k.scoreMod);
   func.walk([&](ScoreModOp mod) {
@@ -433,18 +434,20 @@ void mlir::tiledattn::warnAboutPtxasReport(raw_ostream &os, StringRef tool,
 
 std::array<std::string, 3>
 mlir::tiledattn::gridRules(const KernelDescription &k) {
-  if (k.clusterBlocks > 1) // Whole clusters: the query tiles, rounded up.
-    return {"ceil_div(seqlen_q, block_m * " + std::to_string(k.clusterBlocks) +
-                ") * " + std::to_string(k.clusterBlocks),
-            "heads_q", "batch"};
+  auto [x, y, z] = k.tiles;
+  if (k.clusterBlocks > 1) { // Whole clusters: the x tiles, rounded up.
+    std::string n = std::to_string(k.clusterBlocks);
+    if (x == "ceil_div(seqlen_q, block_m)")
+      return {"ceil_div(seqlen_q, block_m * " + n + ") * " + n, y, z};
+    return {"ceil_div(" + x + ", " + n + ") * " + n, y, z};
+  }
   if (!k.persistent)
-    return {"ceil_div(seqlen_q, block_m)", "heads_q", "batch"};
+    return {x, y, z};
   // One block per tile at most; the kernel strides over the tiles.
   std::string blocks = "multiprocessors";
   if (k.ctasPerSm > 1)
     blocks += " * " + std::to_string(k.ctasPerSm);
-  return {"min(ceil_div(seqlen_q, block_m) * heads_q * batch, " + blocks + ")",
-          "1", "1"};
+  return {"min(" + x + " * " + y + " * " + z + ", " + blocks + ")", "1", "1"};
 }
 
 LogicalResult mlir::tiledattn::writeManifest(StringRef dir,

@@ -25,14 +25,29 @@ def test_refuses_other_head_dims():
         attention_backward(q, k, v, out, lse, grad, 0.1)
 
 
-def test_refuses_gqa_and_cross_attention():
+def test_the_one_consumer_program_refuses_gqa_and_cross_attention():
     q, _, _, out, lse, grad = _inputs()
+    one = dict(main_program="main_bf16_d128.mlir")
     k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16)
     with pytest.raises(tiledattn.UnsupportedInputError, match="no GQA or cross-attention"):
-        attention_backward(q, k, k, out, lse, grad, 0.1)
+        attention_backward(q, k, k, out, lse, grad, 0.1, **one)
     k = torch.zeros(1, 2, 65, 128, dtype=torch.bfloat16)
     with pytest.raises(tiledattn.UnsupportedInputError, match="one length"):
-        attention_backward(q, k, k, out, lse, grad, 0.1)
+        attention_backward(q, k, k, out, lse, grad, 0.1, **one)
+
+
+def test_the_row_form_refuses_kv_that_fit_no_group():
+    # GQA needs K/V heads dividing q's, q's batch, and k and v of one shape.
+    q, _, _, out, lse, grad = _inputs(h=3)
+    rows = dict(main_program="main_bf16_d128_rows.mlir")
+    for k, v in (
+        (torch.zeros(1, 2, 64, 128), torch.zeros(1, 2, 64, 128)),
+        (torch.zeros(2, 1, 64, 128), torch.zeros(2, 1, 64, 128)),
+        (torch.zeros(1, 1, 64, 128), torch.zeros(1, 1, 65, 128)),
+    ):
+        k, v = k.bfloat16(), v.bfloat16()
+        with pytest.raises(tiledattn.UnsupportedInputError, match="Hkv dividing q's heads"):
+            attention_backward(q, k, v, out, lse, grad, 0.1, **rows)
 
 
 def test_refuses_a_wrong_lse_and_grad_out():
@@ -97,12 +112,19 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert not covers(q, q, q, True)  # causal
     assert not covers(*(Cuda((1, 2, 64, 128), torch.float16),) * 3, False)
     assert not covers(*(Cuda((1, 2, 64, 64)),) * 3, False)
-    gqa = Cuda((1, 1, 64, 128))
-    assert not covers(q, gqa, gqa, False)
-    cross = Cuda((1, 2, 32, 128))
-    assert not covers(q, cross, cross, False)
     empty = Cuda((0, 2, 64, 128))
     assert not covers(empty, empty, empty, False)
+    # GQA and cross-attention: the row form's, not the one-consumer program's.
+    gqa, cross = Cuda((1, 1, 64, 128)), Cuda((1, 2, 32, 128))
+    rows = "main_bf16_d128_rows.mlir"
+    for kv in (gqa, cross, Cuda((1, 1, 300, 128))):
+        assert not covers(q, kv, kv, False, "main_bf16_d128.mlir")
+        assert covers(q, kv, kv, False, rows)
+    assert not covers(q, q, gqa, False, rows)  # k and v of two shapes
+    assert not covers(Cuda((1, 3, 64, 128)), q, q, False, rows)  # 2 heads do not divide 3
+    assert not covers(q, Cuda((2, 2, 64, 128)), Cuda((2, 2, 64, 128)), False, rows)  # batch
+    no_keys = Cuda((1, 2, 0, 128))
+    assert not covers(q, no_keys, no_keys, False, rows)
 
 
 def test_rows_of_fragments_inverts_the_register_order():

@@ -61,23 +61,49 @@ def test_main_program_gradients_match_float64(shape, program):
     _check_against_float64(shape, False, main_program=program)
 
 
+# GQA and cross-attention (B, Hq, Hkv, Sq, Sk): the row form's. A block
+# walks its group's query heads (2, 4 and 8 of them), dK and dV summed in
+# registers; q shorter and longer than k.
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 4, 2, 300, 300),
+        (2, 8, 1, 129, 129),
+        (1, 4, 4, 100, 300),
+        (1, 2, 2, 300, 65),
+        (1, 8, 2, 1, 1000),
+        (2, 6, 3, 1000, 77),
+    ],
+    ids=str,
+)
+def test_row_form_gradients_match_float64_with_gqa_and_other_lengths(shape):
+    _check_against_float64(shape, False, main_program="main_bf16_d128_rows.mlir")
+
+
 def _check_against_float64(shape, causal, **programs):
     """dQ, dK, dV of the preprocess and main programs (attention_backward
     with `programs`, its main_program or main_bundle arguments) against
     float64 autograd, with FlashAttention's criterion: each at most twice
     torch's bf16 error (its SDPA backward) plus a noise floor. The
     forward's O and lse come from float64 (O rounded to bf16), so only the
-    backward is under test."""
-    b, h, s = shape
-    torch.manual_seed(s)
-    q, k, v, grad = (make(b, h, s, 128, torch.bfloat16) for _ in range(4))
+    backward is under test. `shape`: (B, H, S), or (B, Hq, Hkv, Sq, Sk)."""
+    b, hq, hkv, sq, sk = shape if len(shape) == 5 else (*shape[:2], *shape[1:], shape[2])
+    torch.manual_seed(sq + 7 * sk)
+    q, grad = (make(b, hq, sq, 128, torch.bfloat16) for _ in range(2))
+    k, v = (make(b, hkv, sk, 128, torch.bfloat16) for _ in range(2))
     scale = 128**-0.5
+    group = hq // hkv
     leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
-    out64, lse64 = _softmax_attention(*leaves64, scale, causal=causal)
+    q64, k64, v64 = leaves64
+    out64, lse64 = _softmax_attention(
+        q64, k64.repeat_interleave(group, 1), v64.repeat_interleave(group, 1), scale, causal
+    )
     out64.backward(grad.double())
     want = [t.grad for t in leaves64]
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-    torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=causal).backward(grad)
+    torch.nn.functional.scaled_dot_product_attention(
+        *leaves, is_causal=causal, enable_gqa=group > 1
+    ).backward(grad)
     low = [t.grad for t in leaves]
     got = attention_backward(
         q,
@@ -103,7 +129,7 @@ def test_main_program_refuses_what_it_does_not_cover():
     k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16, device="cuda")
     lse = torch.zeros(1, 2, 64, device="cuda")
     with pytest.raises(tiledattn.UnsupportedInputError, match="no GQA"):
-        attention_backward(q, k, k, q, lse, q, 0.1, cache=CACHE)
+        attention_backward(q, k, k, q, lse, q, 0.1, cache=CACHE, main_program="main_bf16_d128.mlir")
 
 
 @pytest.mark.parametrize(

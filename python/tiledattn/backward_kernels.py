@@ -4,9 +4,11 @@ by torch.ops.tiledattn.run_bundle.
 
     dq, dk, dv = backward_kernels.attention_backward(q, k, v, out, lse, grad_out, scale)
 
-What they cover today: bf16, head dim 128, no mask, not causal, one
-length for q and k and one number of heads (self-attention without GQA).
-Anything else raises UnsupportedInputError naming what it got.
+What they cover today: bf16, head dim 128, no mask, not causal; the row
+form (main_bf16_d128_rows.mlir) also GQA / MQA (dK and dV summed over a
+group's query heads) and q and k of different lengths, the one-consumer
+program one length and one number of heads. Anything else raises
+UnsupportedInputError naming what it got.
 
 Autograd (tiledattn.backward) sends the backward of a forward these cover
 here, through the functional op `tiledattn::backward_programs` (opaque to
@@ -19,6 +21,7 @@ input they do not cover, keeps the torch-ops backward.
 import functools
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -28,11 +31,24 @@ from .errors import UnsupportedInputError
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
 _DQ_LAYOUTS = ("halves", "blocks", "rows")
-# The main programs and how each adds dQ (attention_backward's dq_layout).
+
+
+class MainProgram(NamedTuple):
+    """How a main program adds dQ (attention_backward's dq_layout), and
+    whether it takes K/V of their own heads and length (GQA, cross-
+    attention) or only q's shape."""
+
+    dq_layout: str
+    any_kv_shape: bool
+
+
 # DEFAULT_MAIN is the one that has passed the GPU suite; the row form
 # (FlashAttention-3's layout, faster) takes its place once it has too.
 # $TILEDATTN_BACKWARD_MAIN names the one to run.
-MAIN_PROGRAMS = {"main_bf16_d128.mlir": "blocks", "main_bf16_d128_rows.mlir": "halves"}
+MAIN_PROGRAMS = {
+    "main_bf16_d128.mlir": MainProgram("blocks", any_kv_shape=False),
+    "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True),
+}
 DEFAULT_MAIN = "main_bf16_d128.mlir"
 
 
@@ -60,7 +76,7 @@ def _main_program(name):
     return name
 
 
-def _check(q, k, v, out, lse, grad_out):
+def _check(q, k, v, out, lse, grad_out, program):
     for name, t in (("q", q), ("k", k), ("v", v), ("out", out), ("grad_out", grad_out)):
         if t.dim() != 4 or t.dtype != torch.bfloat16 or t.shape[-1] != 128:
             raise UnsupportedInputError(
@@ -68,12 +84,22 @@ def _check(q, k, v, out, lse, grad_out):
                 f"programs' only form yet) but got {t.dtype} of shape {tuple(t.shape)}",
                 name,
             )
-    if k.shape != q.shape or v.shape != q.shape or out.shape != q.shape:
+    if not _kv_shape_fits(q.shape, k.shape, v.shape, MAIN_PROGRAMS[program].any_kv_shape):
+        what = (
+            "k and v of one shape [B, Hkv, Sk, 128] with q's batch and Hkv dividing q's heads"
+            if MAIN_PROGRAMS[program].any_kv_shape
+            else f"k and v of q's shape (one length and one number of heads: {program} "
+            "takes no GQA or cross-attention; main_bf16_d128_rows.mlir does)"
+        )
         raise UnsupportedInputError(
-            f"{_OP}: expected q, k, v and out of one shape (one length and one number of "
-            f"heads: no GQA or cross-attention yet) but got q {tuple(q.shape)}, k "
-            f"{tuple(k.shape)}, v {tuple(v.shape)}, out {tuple(out.shape)}",
+            f"{_OP}: expected {what} but got q {tuple(q.shape)}, k {tuple(k.shape)}, "
+            f"v {tuple(v.shape)}",
             "shape",
+        )
+    if out.shape != q.shape:
+        raise UnsupportedInputError(
+            f"{_OP}: expected 'out' of q's shape {tuple(q.shape)} but got {tuple(out.shape)}",
+            "out",
         )
     if grad_out.shape != q.shape:
         raise UnsupportedInputError(
@@ -89,16 +115,29 @@ def _check(q, k, v, out, lse, grad_out):
         )
 
 
-def covers(q, k, v, causal) -> bool:
-    """Whether the programs take the backward of this forward (on CUDA)."""
+def _kv_shape_fits(q, k, v, any_kv_shape):
+    """Whether K and V of shapes `k`, `v` go with Q of shape `q`: q's shape,
+    or (a program with any_kv_shape) one shape with q's batch and a number
+    of heads dividing q's."""
+    if not any_kv_shape:
+        return k == q and v == q
+    return k == v and k[0] == q[0] and k[1] > 0 and q[1] % k[1] == 0
+
+
+def covers(q, k, v, causal, main_program=None) -> bool:
+    """Whether the programs take the backward of this forward (on CUDA),
+    with `main_program` (default: as attention_backward picks it)."""
+    program = MAIN_PROGRAMS[_main_program(main_program)]
     return (
         q.is_cuda
         and not causal
         and all(t.dtype == torch.bfloat16 and t.dim() == 4 for t in (q, k, v))
         and q.shape[-1] == 128
-        and k.shape == q.shape
-        and v.shape == q.shape
-        and q.shape.numel() > 0  # an empty batch: the torch-ops backward's zeros
+        and k.shape[-1] == 128
+        and _kv_shape_fits(q.shape, k.shape, v.shape, program.any_kv_shape)
+        # an empty batch or key set: the torch-ops backward's zeros
+        and q.shape.numel() > 0
+        and k.shape.numel() > 0
     )
 
 
@@ -132,10 +171,10 @@ def attention_backward(
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics)."""
     program = _main_program(main_program)
-    dq_layout = dq_layout or MAIN_PROGRAMS[program]
+    dq_layout = dq_layout or MAIN_PROGRAMS[program].dq_layout
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
-    _check(q, k, v, out, lse, grad_out)
+    _check(q, k, v, out, lse, grad_out, program)
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
@@ -160,9 +199,9 @@ def attention_backward(
     main = Path(main_bundle or main.path)
     writes = _writes_gradients(main)  # dK, dV written once, dS scaled in the loop
     if writes:
-        dk, dv = torch.empty_like(q), torch.empty_like(q)
+        dk, dv = torch.empty_like(k), torch.empty_like(k)
     else:  # f32 accumulators, added into
-        dk, dv = (torch.zeros(q.shape, dtype=torch.float32, device=q.device) for _ in "kv")
+        dk, dv = (torch.zeros(k.shape, dtype=torch.float32, device=q.device) for _ in "kv")
     run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
     # Each gradient scaled (unless the program did) and rounded in one pass
     # (torch.mul into a bf16 out): dQ from its fragment-ordered blocks

@@ -56,3 +56,11 @@
 // Two consumer warpgroups (384 threads); ptxas spills a few loop-invariant
 // addresses at 240 registers (the program says why this form).
 // SUMMARY: bwd_main_bf16_d128_rows: registers=168 spill_stores={{[0-9]+}} {{.*}} threads=384
+
+// The launch's grid is the tile loops' bounds: a block per 128-key tile of
+// each K/V head (GQA: it walks its group's query heads).
+// RUN: FileCheck %s --check-prefix=GRID --input-file %t.bundle/manifest.json
+// GRID: "grid": {
+// GRID-NEXT: "x": "ceil_div(seqlen_k, block_m)",
+// GRID-NEXT: "y": "heads_kv",
+// GRID-NEXT: "z": "batch"

@@ -43,6 +43,19 @@
 // RUN: not tiledattn-compile %S/Inputs/scale-not-argument.mlir -o %t 2>&1 | FileCheck %s --check-prefix=FIXED-SCALE
 // FIXED-SCALE: scale-not-argument.mlir:5:1: error: 'func.func' op expected a kernel's function to take its tiledattn.sdpa's operands q, k, v, o, lse and scale, in that order (then the tensors its score_mod reads), but it has 5 arguments
 
+// A tile program's tiledattn.for_each_tile bounds are its launch's grid:
+// each must be a rule the runtime computes from the tensors' sizes, and
+// every loop must walk the same tiles.
+// RUN: sed 's/%%kb = arith.ceildivui %%sk, %%c128/%%kb = arith.divui %%sk, %%c128/' %schedules/backward/main_bf16_d128_rows.mlir > %t.grid-div.mlir
+// RUN: not tiledattn-compile %t.grid-div.mlir -o %t 2>&1 | FileCheck %s --check-prefix=GRID-DIV
+// GRID-DIV: error: 'tiledattn.for_each_tile' op expected bound #0 (query blocks) to be built from memref.dim of q, k, v or o, constants, arith.ceildivui, arith.muli, arith.addi and arith.minui (the bounds are the launch's grid, which the runtime computes from the tensors' sizes), but it uses 'arith.divui'
+// RUN: sed 's/%%b = memref.dim %%q, %%c0 : !head/%%b = memref.dim %%lse, %%c0 : !rows/' %schedules/backward/main_bf16_d128_rows.mlir > %t.grid-lse.mlir
+// RUN: not tiledattn-compile %t.grid-lse.mlir -o %t 2>&1 | FileCheck %s --check-prefix=GRID-LSE
+// GRID-LSE: error: 'tiledattn.for_each_tile' op expected bound #2 (batches) to be built from {{.*}} but it uses a memref.dim of another tensor, or of a dimension not constant
+// RUN: sed '0,/for_each_tile %%kb, %%hkv/s//for_each_tile %%kb, %%hq/' %schedules/backward/main_bf16_d128_rows.mlir > %t.grid-two.mlir
+// RUN: not tiledattn-compile %t.grid-two.mlir -o %t 2>&1 | FileCheck %s --check-prefix=GRID-TWO
+// GRID-TWO: error: 'tiledattn.for_each_tile' op walks other tiles than the program's first tiledattn.for_each_tile, but one launch gives out one grid's tiles: expected bounds (ceil_div(seqlen_k, block_m), heads_q, batch) but got (ceil_div(seqlen_k, block_m), heads_kv, batch)
+
 // RUN: not tiledattn-compile %S/Inputs/no-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: expected exactly one tiledattn.sdpa, or one tile program (a func.func marked tiledattn.kernel), in a kernel bundle's input, but found 0 sdpa ops and 0 tile programs
 

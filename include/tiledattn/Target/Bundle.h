@@ -13,6 +13,7 @@
 #ifndef TILEDATTN_TARGET_BUNDLE_H
 #define TILEDATTN_TARGET_BUNDLE_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
@@ -69,6 +70,11 @@ struct KernelDescription {
     bool strided = false;
   };
   std::vector<Capture> captures;
+  /// The tiles the kernel walks (q blocks, heads, batches) as grid rules:
+  /// a tile program's tiledattn.for_each_tile bounds (tileGridRules), else
+  /// the query blocks, query heads and batches of tiledattn.sdpa.
+  std::array<std::string, 3> tiles = {"ceil_div(seqlen_q, block_m)", "heads_q",
+                                      "batch"};
   std::string schedule; // printed #tiledattn.schedule
   /// What the kernel does to the scores beyond attention, as MLIR text: the
   /// sdpa's score_mod body, or a tile program's tiledattn.score_mod ops.
@@ -114,6 +120,14 @@ FailureOr<std::string> extractPTX(ModuleOp module, StringRef name);
 FailureOr<PtxasReport> runPtxas(StringRef ptxas, StringRef chip,
                                 StringRef ptxPath, StringRef cubinPath,
                                 std::string &error);
+
+/// The bounds of the tiledattn.for_each_tile ops of tile program `func`
+/// as grid rules (docs/Runtime.md), with `blockM` named block_m; `tiles`
+/// as it is when the program walks no tiles. A bound the runtime cannot
+/// compute from the launch's sizes, or loops that walk different tiles,
+/// get a diagnostic.
+LogicalResult tileGridRules(func::FuncOp func, int64_t blockM,
+                            std::array<std::string, 3> &tiles);
 
 /// The grid rules (x, y, z) of the manifest for `kernel` (docs/Runtime.md).
 std::array<std::string, 3> gridRules(const KernelDescription &kernel);

@@ -33,15 +33,21 @@
 // bwd-main-program.mlir), and the shared-memory As carry uniform_a.
 // docs/perf-notes.md has the measurements.
 //
+// GQA and cross-attention: a block owns a 128-key tile of one K/V head
+// and walks the query blocks of every query head of its group (Hq / Hkv
+// heads, head-major), so dK and dV are summed over the group in registers
+// and written once, with no atomics; q may be longer or shorter than k.
+// The tiles of tiledattn.for_each_tile (key blocks of k, heads of k,
+// batches) are the launch's grid (the manifest's, read off its bounds).
+//
 // It takes tiledattn.sdpa's operands, to be launched on given o and lse:
-// q = Q, k = K, v = V, o = dO (the fourth TMA operand), lse = the
-// forward's lse; then the captures (contiguous): delta = D (the preprocess
-// program's), dq_frags ([B, H, 2 ceil(S / 64), 4096] f32, zeroed: block
-// 2i + c is query block i's column half c in a warpgroup's register order,
-// which tiledattn.backward_kernels puts back in row order), grad_k and
-// grad_v ([B, H, S, 128] bf16, the gradients themselves). The
-// grid covers 128-key tiles of k (block_m = 128), so q and k have one
-// length (self-attention) and one number of heads (no GQA yet).
+// q = Q [B, Hq, Sq, 128], k = K and v = V [B, Hkv, Sk, 128], o = dO (the
+// fourth TMA operand), lse = the forward's lse; then the captures
+// (contiguous): delta = D (the preprocess program's), dq_frags ([B, Hq,
+// 2 ceil(Sq / 64), 4096] f32, zeroed: block 2i + c is query block i's
+// column half c in a warpgroup's register order, which
+// tiledattn.backward_kernels puts back in row order), grad_k and grad_v
+// ([B, Hkv, Sk, 128] bf16, the gradients themselves).
 // torch.ops.tiledattn.run_bundle launches it, from
 // tiledattn.backward_kernels.
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -79,13 +85,17 @@ func.func @bwd_main_bf16_d128_rows(%q: !head, %k: !head, %v: !head, %do: !head,
   tiledattn.warp_specialize producer regs(24) {
     %tid = gpu.thread_id x
     %first = arith.cmpi eq, %tid, %c0 : index
-    %s = memref.dim %q, %c2 : !head
-    %kb = arith.ceildivui %s, %c128 : index
-    %qb = arith.ceildivui %s, %c64 : index
-    %h = memref.dim %q, %c1 : !head
+    %sq = memref.dim %q, %c2 : !head
+    %sk = memref.dim %k, %c2 : !head
+    %kb = arith.ceildivui %sk, %c128 : index
+    %qb = arith.ceildivui %sq, %c64 : index
+    %hq = memref.dim %q, %c1 : !head
+    %hkv = memref.dim %k, %c1 : !head
+    %group = arith.divui %hq, %hkv : index
+    %steps = arith.muli %group, %qb : index
     %b = memref.dim %q, %c0 : !head
     scf.if %first {
-      %n = tiledattn.for_each_tile %kb, %h, %b iter_args(%c0 : index) -> index {
+      %n = tiledattn.for_each_tile %kb, %hkv, %b iter_args(%c0 : index) -> index {
       ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
         %key = arith.muli %bx, %c128 : index
         tiledattn.ring.put %kr[%done] : !kring {
@@ -96,17 +106,22 @@ func.func @bwd_main_bf16_d128_rows(%q: !head, %k: !head, %v: !head, %do: !head,
         ^bb0(%slot: !kslot):
           tiledattn.tma_load %v[%bz, %by, %key] into %slot : !head, !kslot
         }
-        %base = arith.muli %done, %qb : index
-        scf.for %i = %c0 to %qb step %c1 {
-          %pos = arith.addi %base, %i : index
+        // Every query block of every query head of the group, head-major.
+        %base = arith.muli %done, %steps : index
+        %head0 = arith.muli %by, %group : index
+        scf.for %j = %c0 to %steps step %c1 {
+          %pos = arith.addi %base, %j : index
+          %g = arith.divui %j, %qb : index
+          %i = arith.remui %j, %qb : index
+          %hd = arith.addi %head0, %g : index
           %row = arith.muli %i, %c64 : index
           tiledattn.ring.put %qr[%pos] : !ring {
           ^bb0(%slot: !slot):
-            tiledattn.tma_load %q[%bz, %by, %row] into %slot : !head, !slot
+            tiledattn.tma_load %q[%bz, %hd, %row] into %slot : !head, !slot
           }
           tiledattn.ring.put %dor[%pos] : !ring {
           ^bb0(%slot: !slot):
-            tiledattn.tma_load %do[%bz, %by, %row] into %slot : !head, !slot
+            tiledattn.tma_load %do[%bz, %hd, %row] into %slot : !head, !slot
           }
         }
         tiledattn.yield %kv : index
@@ -115,32 +130,39 @@ func.func @bwd_main_bf16_d128_rows(%q: !head, %k: !head, %v: !head, %do: !head,
   } consumers(2) regs(240) {
   ^bb0(%c: index):
     %zero = tiledattn.constant 0.0 : !tiledattn.tile<64x128xf32>
-    %s = memref.dim %q, %c2 : !head
-    %kb = arith.ceildivui %s, %c128 : index
-    %qb = arith.ceildivui %s, %c64 : index
-    %h = memref.dim %q, %c1 : !head
+    %sq = memref.dim %q, %c2 : !head
+    %sk = memref.dim %k, %c2 : !head
+    %kb = arith.ceildivui %sk, %c128 : index
+    %qb = arith.ceildivui %sq, %c64 : index
+    %hq = memref.dim %q, %c1 : !head
+    %hkv = memref.dim %k, %c1 : !head
+    %group = arith.divui %hq, %hkv : index
+    %steps = arith.muli %group, %qb : index
     %b = memref.dim %q, %c0 : !head
     %crow = arith.muli %c, %c64 : index
     %first_half = arith.cmpi eq, %c, %c0 : index
-    %n = tiledattn.for_each_tile %kb, %h, %b iter_args(%c0 : index) -> index {
+    %n = tiledattn.for_each_tile %kb, %hkv, %b iter_args(%c0 : index) -> index {
     ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
       %ks, %kt = tiledattn.ring.get %kr[%done] : !kring
       %vs, %vt = tiledattn.ring.get %vr[%done] : !kring
-      %base = arith.muli %done, %qb : index
-      %grads:2 = scf.for %i = %c0 to %qb step %c1
-          iter_args(%dv = %zero, %dk = %zero) -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>) {
-        %pos = arith.addi %base, %i : index
+      %base = arith.muli %done, %steps : index
+      %head0 = arith.muli %by, %group : index
+      // The query blocks of the group's heads in turn: block %i of head
+      // %hd, carried (no division in the loop).
+      %grads:4 = scf.for %j = %c0 to %steps step %c1
+          iter_args(%dv = %zero, %dk = %zero, %i = %c0, %hd = %head0) -> (!tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>, index, index) {
+        %pos = arith.addi %base, %j : index
         %row = arith.muli %i, %c64 : index
         %qs, %qt = tiledattn.ring.get %qr[%pos] : !ring
         %ds, %dt = tiledattn.ring.get %dor[%pos] : !ring
         %sf = tiledattn.mma_async %qs[%c0] uniform_a, %ks[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
         %dpf = tiledattn.mma_async %ds[%c0] uniform_a, %vs[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
         %st = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
-        %p = tiledattn.exp_from_lse %st, %lse[%bz, %by, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
+        %p = tiledattn.exp_from_lse %st, %lse[%bz, %hd, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
         tiledattn.stage %p into %pbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
         %dvf = tiledattn.mma_async %pbuf[%crow] transpose_a uniform_a, %ds acc(%dv) : !half, !slot -> !tiledattn.future<64x128xf32>
         %dpt = tiledattn.wait %dpf : !tiledattn.future<64x64xf32>
-        %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %by, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
+        %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %hd, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
         tiledattn.stage %dst into %dsbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
         %dkf = tiledattn.mma_async %dsbuf[%crow] transpose_a uniform_a, %qs acc(%dk) : !half, !slot -> !tiledattn.future<64x128xf32>
         // Both consumers' dS are staged: dQ_i's column half c, over all
@@ -156,19 +178,24 @@ func.func @bwd_main_bf16_d128_rows(%q: !head, %k: !head, %v: !head, %do: !head,
           %dq0 = tiledattn.wait %dqf0 : !tiledattn.future<64x64xf32>
           %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(0) acc(%dq0) : !half, !kslot -> !tiledattn.future<64x64xf32>
           %dq = tiledattn.wait %dqf : !tiledattn.future<64x64xf32>
-          tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %by, %block] via %dqbuf0 : !tiledattn.tile<64x64xf32>, !accum, !half
+          tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %hd, %block] via %dqbuf0 : !tiledattn.tile<64x64xf32>, !accum, !half
         } else {
           %dqf0 = tiledattn.mma_async %dsbuf[%c0] uniform_a, %ks[%c0] b_rows(64) b_col(64) : !half, !kslot -> !tiledattn.future<64x64xf32>
           %dq0 = tiledattn.wait %dqf0 : !tiledattn.future<64x64xf32>
           %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(64) acc(%dq0) : !half, !kslot -> !tiledattn.future<64x64xf32>
           %dq = tiledattn.wait %dqf : !tiledattn.future<64x64xf32>
-          tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %by, %block] via %dqbuf1 : !tiledattn.tile<64x64xf32>, !accum, !half
+          tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %hd, %block] via %dqbuf1 : !tiledattn.tile<64x64xf32>, !accum, !half
         }
         tiledattn.ring.release %qr, %qt : !ring
         tiledattn.ring.release %dor, %dt : !ring
         // Both dQ mmas have read the staged dS before the next block's.
         tiledattn.consumers_sync
-        scf.yield %dv2, %dk2 : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>
+        %i1 = arith.addi %i, %c1 : index
+        %wrap = arith.cmpi eq, %i1, %qb : index
+        %inext = arith.select %wrap, %c0, %i1 : index
+        %hd1 = arith.addi %hd, %c1 : index
+        %hdnext = arith.select %wrap, %hd1, %hd : index
+        scf.yield %dv2, %dk2, %inext, %hdnext : !tiledattn.tile<64x128xf32>, !tiledattn.tile<64x128xf32>, index, index
       }
       tiledattn.ring.release %kr, %kt : !kring
       tiledattn.ring.release %vr, %vt : !kring
