@@ -34,13 +34,14 @@
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 128, k = 16>, D[<f32>, {{.*}}A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // Both consumers' dS staged (the consumers' named barrier, 256 threads),
 // then dQ's column half: two mmas of 4 k-steps over the two consumers'
-// keys (B MN-major), its 32 pairs written to the stage and one bulk
-// reduction.
+// keys (B MN-major), one chain with no wait between (acc_in_flight), its
+// 32 pairs written to the stage and one bulk reduction.
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK: scf.if
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 64, k = 16>, D[<f32>, {{.*}}A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}<m = 64, n = 64, k = 16>, D[<f32>, {{.*}}A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK-COUNT-16: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy

@@ -219,6 +219,11 @@ private:
         return failure();
       acc = *regs;
     }
+    // acc_in_flight: the earlier mma's registers as its last wgmma left
+    // them, not retired; its group and this one's complete in order.
+    if (Value previous = mma.getAccInFlight())
+      acc = issued.lookup(previous);
+    bool accumulate = mma.getAcc() || mma.getAccInFlight();
     if (mma.isASmem()) {
       auto aType = cast<SmemType>(mma.getA().getType());
       FailureOr<Value> aAddress = sharedAddressOf(mma, mma.getA(), "A operand");
@@ -243,10 +248,9 @@ private:
         int64_t aStep =
             aKMajor ? (kk / 4) * aType.getRows() * kAtomRowBytes + 32 * (kk % 4)
                     : kk * 16 * kAtomRowBytes;
-        acc =
-            wgmmaSmem(b, loc, acc, advanceDescriptor(b, loc, descA, aStep),
-                      advanceDescriptor(b, loc, descB, bStep(kk)), n, element,
-                      /*accumulate=*/kk > 0 || mma.getAcc(), bKMajor, aKMajor);
+        acc = wgmmaSmem(b, loc, acc, advanceDescriptor(b, loc, descA, aStep),
+                        advanceDescriptor(b, loc, descB, bStep(kk)), n, element,
+                        /*accumulate=*/kk > 0 || accumulate, bKMajor, aKMajor);
       }
     } else {
       FailureOr<Value> a = registersOf(mma, mma.getA(), "A");
@@ -269,7 +273,7 @@ private:
         acc = wgmmaRegisterA(b, loc, accRegs, words,
                              advanceDescriptor(b, loc, descB, bStep(kk)), n,
                              element, bKMajor,
-                             /*accumulate=*/kk > 0 || mma.getAcc());
+                             /*accumulate=*/kk > 0 || accumulate);
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);

@@ -274,6 +274,36 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // acc_in_flight: the second mma's k-steps continue the first's chain
+    // on the same registers (accumulating from its first k-step), with no
+    // wait between; one wait, for the last, retires them.
+    // CHECK-LABEL: gpu.func @chained_accumulator
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK-NEXT: nvvm.wgmma.mma_async {{.*}}D[<f32>, <zero>]
+    // CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}}D[<f32>, <one>]
+    // CHECK: %[[D3:.*]] = nvvm.wgmma.mma_async {{.*}}D[<f32>, <one>]
+    // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+    // CHECK-NOT: nvvm.wgmma.wait.group
+    // CHECK: nvvm.wgmma.fence.aligned
+    // CHECK-NEXT: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[D3]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
+    // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}D[<f32>, <one>]
+    // CHECK: nvvm.wgmma.commit.group.sync.aligned
+    // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+    // CHECK-NOT: nvvm.wgmma.wait.group
+    gpu.func @chained_accumulator(%q: !head128, %k: !head128, %v: !head128, %o: !head128) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %kr = tiledattn.ring releases(8) : !qring128
+      %ds = tiledattn.alloc : !tiledattn.smem<128x64xbf16>
+      %ks, %kt = tiledattn.ring.get %kr[%c0] : !qring128
+      %f0 = tiledattn.mma_async %ds[%c0], %ks[%c0] b_rows(64) b_col(0) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+      %f = tiledattn.mma_async %ds[%c64], %ks[%c64] b_rows(64) b_col(0) acc_in_flight(%f0) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+      %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+      tiledattn.ring.release %kr, %kt : !qring128
+      "test.use"(%dq) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
     // [b_row] b_rows(64): S over a consumer's 64 keys of a 128-row K slot,
     // from row 64 (8192 bytes on: 64 rows of 128 bytes in each atom); the
     // second atom still 128 rows (16 KiB, 1024 in the descriptor) on.

@@ -154,7 +154,7 @@ func.func @wrong_result(%q: !slot, %k: !slot, %r: index) {
 !slot = !tiledattn.smem<128x128xbf16>
 func.func @wrong_acc(%q: !slot, %k: !slot, %r: index, %acc: !tiledattn.tile<64x64xf32>) {
   // expected-error @+1 {{the accumulator is the result's tile}}
-  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
+  %f = "tiledattn.mma_async"(%q, %r, %k, %acc) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0>, transpose_b}> : (!slot, index, !slot, !tiledattn.tile<64x64xf32>) -> !tiledattn.future<64x128xf32>
   %s = tiledattn.wait %f : !tiledattn.future<64x128xf32>
   return
 }
@@ -195,7 +195,7 @@ func.func @waited_under_a_branch(%q: !slot, %k: !slot, %r: index, %c: i1) {
 
 !slot = !tiledattn.smem<128x128xbf16>
 func.func @future_returned(%q: !slot, %k: !slot, %r: index) -> !tiledattn.future<64x128xf32> {
-  // expected-error @+1 {{expected the result to go to a tiledattn.wait or out of a tiledattn.turn, but it goes to func.return}}
+  // expected-error @+1 {{expected the result to go to a tiledattn.wait, a later tiledattn.mma_async's acc_in_flight or out of a tiledattn.turn, but it goes to func.return}}
   %f = tiledattn.mma_async %q[%r], %k transpose_b : !slot, !slot -> !tiledattn.future<64x128xf32>
   return %f : !tiledattn.future<64x128xf32>
 }
@@ -367,5 +367,76 @@ func.func @b_row_inside_a_period(%q: !tiledattn.smem<64x128xbf16>, %k: !tiledatt
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{'tiledattn.mma_async' op expected `b_row` to be a multiple of 8 (the swizzle's period) with rows b_row .. b_row + 63 inside B's 128, but got 4}}
   %sf = tiledattn.mma_async %q[%c0], %k[%c4] b_rows(64) transpose_b : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+!ds = !tiledattn.smem<128x64xbf16>
+!k = !tiledattn.smem<128x128xbf16>
+func.func @chained_and_waited(%ds: !ds, %k: !k) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{expected the result to be waited for once, by a tiledattn.wait (an mma nobody waits for leaves its registers undefined), but it has 2 uses}}
+  %f0 = tiledattn.mma_async %ds[%c0], %k[%c0] b_rows(64) b_col(0) : !ds, !k -> !tiledattn.future<64x64xf32>
+  %d0 = tiledattn.wait %f0 : !tiledattn.future<64x64xf32>
+  %f = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(0) acc_in_flight(%f0) : !ds, !k -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+!ds = !tiledattn.smem<128x64xbf16>
+!k = !tiledattn.smem<128x128xbf16>
+func.func @two_accumulators(%ds: !ds, %k: !k, %acc: !tiledattn.tile<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %f0 = tiledattn.mma_async %ds[%c0], %k[%c0] b_rows(64) b_col(0) : !ds, !k -> !tiledattn.future<64x64xf32>
+  // expected-error @+1 {{expected one accumulator, `acc` (a waited tile) or `acc_in_flight` (an mma still in flight), but got both}}
+  %f = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(0) acc(%acc) acc_in_flight(%f0) : !ds, !k -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+!ds = !tiledattn.smem<128x64xbf16>
+!k = !tiledattn.smem<128x128xbf16>
+func.func @in_flight_from_elsewhere(%ds: !ds, %k: !k, %f0: !tiledattn.future<64x64xf32>) {
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{expected acc_in_flight to be the result of a tiledattn.mma_async (whose wgmmas this one continues)}}
+  %f = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(0) acc_in_flight(%f0) : !ds, !k -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  return
+}
+
+// -----
+
+!ds = !tiledattn.smem<128x64xbf16>
+!k = !tiledattn.smem<128x128xbf16>
+func.func @continued_under_a_branch(%ds: !ds, %k: !k, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{expected the mma that continues this one (acc_in_flight) in the block it is made in}}
+  %f0 = tiledattn.mma_async %ds[%c0], %k[%c0] b_rows(64) b_col(0) : !ds, !k -> !tiledattn.future<64x64xf32>
+  scf.if %p {
+    %f = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(0) acc_in_flight(%f0) : !ds, !k -> !tiledattn.future<64x64xf32>
+    %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+!ds = !tiledattn.smem<128x64xbf16>
+!k = !tiledattn.smem<128x128xbf16>
+func.func @in_flight_of_another_shape(%ds: !ds, %k: !k) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %f0 = tiledattn.mma_async %ds[%c0], %k[%c0] b_rows(64) : !ds, !k -> !tiledattn.future<64x128xf32>
+  // expected-error @+1 {{the accumulator in flight is the result's future}}
+  %f = "tiledattn.mma_async"(%ds, %c64, %k, %c64, %f0) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0>, b_rows = 64 : i64, b_col = 0 : i64}> : (!ds, index, !k, index, !tiledattn.future<64x128xf32>) -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
   return
 }

@@ -115,3 +115,17 @@ func.func @column_window_of_b(%dst: !tiledattn.smem<64x64xbf16>, %k: !tiledattn.
   %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
   return
 }
+
+// acc_in_flight: dQ = dS_0 K_0 + dS_1 K_1 as one chain (the first mma's
+// future continued by the second, whose future is waited for).
+// CHECK-LABEL: func.func @chained_accumulator
+// CHECK: %[[F0:.*]] = tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] b_rows(64) b_col(0) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+// CHECK: tiledattn.mma_async %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] b_rows(64) b_col(0) acc_in_flight(%[[F0]]) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+func.func @chained_accumulator(%ds: !tiledattn.smem<128x64xbf16>, %k: !tiledattn.smem<128x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %f0 = tiledattn.mma_async %ds[%c0], %k[%c0] b_rows(64) b_col(0) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  %f = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(0) acc_in_flight(%f0) : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16> -> !tiledattn.future<64x64xf32>
+  %dq = tiledattn.wait %f : !tiledattn.future<64x64xf32>
+  return
+}

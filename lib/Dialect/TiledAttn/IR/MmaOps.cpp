@@ -66,7 +66,8 @@ int64_t MmaAsyncOp::getK() {
 }
 
 /// Out of turns, the future's one use is a wait in the block it is made in
-/// (or in the turn's, after the turn).
+/// (or in the turn's, after the turn), or a later mma of that block that
+/// continues it (acc_in_flight).
 static LogicalResult verifyWaitedOnce(MmaAsyncOp op) {
   Value future = followOutOfTurns(op.getResult());
   if (!future.hasOneUse())
@@ -75,10 +76,18 @@ static LogicalResult verifyWaitedOnce(MmaAsyncOp op) {
                           "its registers undefined), but it has ")
            << std::distance(future.use_begin(), future.use_end()) << " uses";
   Operation *user = *future.user_begin();
-  if (!isa<WaitOp>(user))
-    return op.emitOpError("expected the result to go to a tiledattn.wait "
-                          "or out of a tiledattn.turn, but it goes to ")
+  auto next = dyn_cast<MmaAsyncOp>(user);
+  if (next && next.getAccInFlight() != future)
+    return op.emitOpError("expected the result to go to a later mma as its "
+                          "acc_in_flight, not as another operand");
+  if (!isa<WaitOp>(user) && !next)
+    return op.emitOpError("expected the result to go to a tiledattn.wait, "
+                          "a later tiledattn.mma_async's acc_in_flight or "
+                          "out of a tiledattn.turn, but it goes to ")
            << user->getName();
+  if (next && user->getBlock() != op->getBlock())
+    return op.emitOpError("expected the mma that continues this one "
+                          "(acc_in_flight) in the block it is made in");
   if (user->getBlock() != future.getParentBlock())
     return op.emitOpError("expected the result to be waited for in the "
                           "block it is made in (a wait under a branch or "
@@ -124,6 +133,16 @@ LogicalResult ReadRowsOp::verify() {
 }
 
 LogicalResult MmaAsyncOp::verify() {
+  if (Value previous = getAccInFlight()) {
+    if (getAcc())
+      return emitOpError("expected one accumulator, `acc` (a waited tile) "
+                         "or `acc_in_flight` (an mma still in flight), but "
+                         "got both");
+    if (!previous.getDefiningOp<MmaAsyncOp>())
+      return emitOpError("expected acc_in_flight to be the result of a "
+                         "tiledattn.mma_async (whose wgmmas this one "
+                         "continues)");
+  }
   Type aElement;
   int64_t k = getK();
   if (auto smem = dyn_cast<SmemType>(getA().getType())) {

@@ -154,7 +154,8 @@ Value WarpSpecializedWriter::mmaAsync(Value a, Value aRow, Value bSlot,
                                       int64_t bRows) {
   bool uniformA = aRow && schedule.getUniformRing();
   return MmaAsyncOp::create(b, loc, FutureType::get(b.getContext(), result), a,
-                            aRow, bSlot, /*b_row=*/Value(), acc, afterParts,
+                            aRow, bSlot, /*b_row=*/Value(), acc,
+                            /*acc_in_flight=*/Value(), afterParts,
                             /*transpose_a=*/false, transposeB, uniformA,
                             bRows ? b.getI64IntegerAttr(bRows) : IntegerAttr(),
                             /*b_col=*/IntegerAttr())

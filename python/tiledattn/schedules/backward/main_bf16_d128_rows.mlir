@@ -167,7 +167,7 @@ func.func @bwd_main_bf16_d128_rows(%q: !head, %k: !head, %v: !head, %do: !head,
         %dkf = tiledattn.mma_async %dsbuf[%crow] transpose_a uniform_a, %qs acc(%dk) : !half, !slot -> !tiledattn.future<64x128xf32>
         // Both consumers' dS are staged: dQ_i's column half c, over all
         // 128 keys (the first consumer's dS by K's first 64 rows, then the
-        // second's by the next 64), into block 2i + c.
+        // second's by the next 64, one chain of wgmmas), into block 2i + c.
         tiledattn.consumers_sync
         %dv2 = tiledattn.wait %dvf : !tiledattn.future<64x128xf32>
         %dk2 = tiledattn.wait %dkf : !tiledattn.future<64x128xf32>
@@ -175,14 +175,12 @@ func.func @bwd_main_bf16_d128_rows(%q: !head, %k: !head, %v: !head, %do: !head,
         %block = arith.addi %half, %c : index
         scf.if %first_half {
           %dqf0 = tiledattn.mma_async %dsbuf[%c0] uniform_a, %ks[%c0] b_rows(64) b_col(0) : !half, !kslot -> !tiledattn.future<64x64xf32>
-          %dq0 = tiledattn.wait %dqf0 : !tiledattn.future<64x64xf32>
-          %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(0) acc(%dq0) : !half, !kslot -> !tiledattn.future<64x64xf32>
+          %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(0) acc_in_flight(%dqf0) : !half, !kslot -> !tiledattn.future<64x64xf32>
           %dq = tiledattn.wait %dqf : !tiledattn.future<64x64xf32>
           tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %hd, %block] via %dqbuf0 : !tiledattn.tile<64x64xf32>, !accum, !half
         } else {
           %dqf0 = tiledattn.mma_async %dsbuf[%c0] uniform_a, %ks[%c0] b_rows(64) b_col(64) : !half, !kslot -> !tiledattn.future<64x64xf32>
-          %dq0 = tiledattn.wait %dqf0 : !tiledattn.future<64x64xf32>
-          %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(64) acc(%dq0) : !half, !kslot -> !tiledattn.future<64x64xf32>
+          %dqf = tiledattn.mma_async %dsbuf[%c64] uniform_a, %ks[%c64] b_rows(64) b_col(64) acc_in_flight(%dqf0) : !half, !kslot -> !tiledattn.future<64x64xf32>
           %dq = tiledattn.wait %dqf : !tiledattn.future<64x64xf32>
           tiledattn.bulk_reduce_add %dq into %dq_frags[%bz, %hd, %block] via %dqbuf1 : !tiledattn.tile<64x64xf32>, !accum, !half
         }

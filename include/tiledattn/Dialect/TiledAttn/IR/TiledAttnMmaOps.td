@@ -18,7 +18,9 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     AttrSizedOperandSegments, MemoryEffects<[MemRead]>,
     OptionalTypesMatchWith<"the accumulator is the result's tile", "result",
                            "acc",
-                           "::llvm::cast<FutureType>($_self).getTileType()">]> {
+                           "::llvm::cast<FutureType>($_self).getTileType()">,
+    OptionalTypesMatchWith<"the accumulator in flight is the result's future",
+                           "result", "acc_in_flight", "$_self">]> {
   let summary = "Start a warpgroup's 64-row mma on the tensor cores";
   let description = [{
     The `tiledattn.mma_async` operation starts, for the 128 threads of one
@@ -74,6 +76,13 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     swizzle's period). `K` is a multiple of 16 and `N` at most 256 (one
     wgmma); `A` and `B` hold the same element type, f16 or bf16.
 
+    With `acc_in_flight(%f)` the accumulator is the result of an earlier
+    `tiledattn.mma_async` of the same block that nobody has waited for:
+    this mma's k-steps continue that one's on the tensor cores (one chain
+    of wgmmas into the same registers, no wait between), and `%f` is used
+    by this op only; the chain's last future is waited for. The backward's
+    `dQ = dS_0 K_0 + dS_1 K_1` over two consumers' keys is two such mmas.
+
     Example:
 
     ```mlir
@@ -104,12 +113,20 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     %s5 = tiledattn.mma_async %q[%c0], %k[%c64] b_rows(64) transpose_b
         : !tiledattn.smem<64x128xbf16>, !tiledattn.smem<128x128xbf16>
           -> !tiledattn.future<64x64xf32>
+    %dq0 = tiledattn.mma_async %ds[%c0], %k b_rows(64) b_col(0)
+        : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x64xf32>
+    %dq = tiledattn.mma_async %ds[%c64], %k[%c64] b_rows(64) b_col(0)
+        acc_in_flight(%dq0)
+        : !tiledattn.smem<128x64xbf16>, !tiledattn.smem<128x128xbf16>
+          -> !tiledattn.future<64x64xf32>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TiledAttn_SmemType, TiledAttn_AnyTile]>:$a,
                        Optional<Index>:$a_row, TiledAttn_SmemType:$b,
                        Optional<Index>:$b_row,
                        Optional<TiledAttn_AnyTile>:$acc,
+                       Optional<TiledAttn_FutureType>:$acc_in_flight,
                        Variadic<TiledAttn_TokenType>:$after_parts,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        UnitAttr:$uniform_a,
@@ -121,7 +138,8 @@ def TiledAttn_MmaAsyncOp : TiledAttn_Op<"mma_async", [
     (`uniform_a` $uniform_a^)? `,` $b (`[` $b_row^ `]`)?
     (`b_rows` `(` $b_rows^ `)`)? (`b_col` `(` $b_col^ `)`)?
     (`transpose_b` $transpose_b^)?
-    (`acc` `(` $acc^ `)`)? (`after_parts` `(` $after_parts^ `)`)? attr-dict
+    (`acc` `(` $acc^ `)`)? (`acc_in_flight` `(` $acc_in_flight^ `)`)?
+    (`after_parts` `(` $after_parts^ `)`)? attr-dict
     `:` qualified(type($a)) `,` qualified(type($b)) `->`
     qualified(type($result))
   }];
