@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Speed of the backward's tile programs (tiledattn.backward_kernels) beside
 torch's SDPA backward (cuDNN and FlashAttention-2 backends), same run, on
-the paper preset's shapes (bf16, D = 128, 16 heads, B x S = 16k, not
-causal). TFLOP/s = 2.5 x the forward's 4 B H S^2 D / time, FA's convention.
+the paper preset's shapes (bf16, D = 128, 16 heads, B x S = 16k; --causal:
+torch's is_causal, with the causal row form). TFLOP/s = 2.5 x the forward's
+4 B H S^2 D (x 0.5 causal) / time, FA's convention.
 
     GPU machine: PYTHONPATH=python python3 scripts/backward_programs_speed.py \\
-        [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096]
+        [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096] [--causal]
 
 --cache: where the programs' bundles are (default build/kernels-tile-ir/flex-cache).
 Every main program (backward_kernels.MAIN_PROGRAMS) has a column, the
@@ -27,23 +28,30 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import tiledattn
 import tiledattn.attention
-from tiledattn.backward_kernels import DEFAULT_MAIN, MAIN_PROGRAMS, attention_backward
+from tiledattn.backward_kernels import (
+    CAUSAL_MAIN,
+    DEFAULT_MAIN,
+    MAIN_PROGRAMS,
+    attention_backward,
+)
 from tiledattn.bench.measure import median_ms
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def case(s, cache, candidates):
+def case(s, cache, candidates, causal=False):
     """One row: the programs, the candidates, cuDNN's and FA2's backward at length s."""
     b, h, d = 16384 // s, 16, 128
     q, k, v, grad = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
     scale = d**-0.5
-    launch = tiledattn.attention._prepare(q, k, v, None, 0.0, False, None, False, False, None)
+    launch = tiledattn.attention._prepare(q, k, v, None, 0.0, causal, None, False, False, None)
     out, lse = launch.run_with_lse()
-    flops = 2.5 * 4 * b * h * s * s * d
+    flops = 2.5 * 4 * b * h * s * s * d * (0.5 if causal else 1)
 
     def ours(**kwargs):
-        return attention_backward(q, k, v, out, lse, grad, scale, cache=cache, **kwargs)
+        return attention_backward(
+            q, k, v, out, lse, grad, scale, causal=causal, cache=cache, **kwargs
+        )
 
     times = [median_ms(ours)]
     shipped = ours()
@@ -59,7 +67,7 @@ def case(s, cache, candidates):
     def torch_backward(backend):
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
         with sdpa_kernel(backend):
-            o = F.scaled_dot_product_attention(*leaves)
+            o = F.scaled_dot_product_attention(*leaves, is_causal=causal)
         return lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True)
 
     times += [median_ms(torch_backward(SDPBackend.CUDNN_ATTENTION))]
@@ -80,11 +88,16 @@ def main():
         "--main-blocks", action="append", default=[], help="one that adds dQ in whole blocks"
     )
     parser.add_argument("--lengths", default="1024,4096")
+    parser.add_argument(
+        "--causal", action="store_true", help="causal attention (the causal row form)"
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     # The other main programs (backward_kernels.MAIN_PROGRAMS), then the bundles.
     candidates = [
-        (Path(p).stem, dict(main_program=p)) for p in MAIN_PROGRAMS if p != DEFAULT_MAIN
+        (Path(p).stem, dict(main_program=p))
+        for p, m in MAIN_PROGRAMS.items()
+        if p not in (DEFAULT_MAIN, CAUSAL_MAIN) and not m.causal and not args.causal
     ] + [
         (Path(m).name, dict(main_bundle=m, dq_layout=layout))
         for layout, bundles in (
@@ -94,11 +107,12 @@ def main():
         )
         for m in bundles
     ]
-    names = [Path(DEFAULT_MAIN).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
+    first = CAUSAL_MAIN if args.causal else DEFAULT_MAIN
+    names = [Path(first).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
     print("|---" * (len(names) + 3) + "|")
     for s in (int(x) for x in args.lengths.split(",")):
-        print(case(s, args.cache, candidates), flush=True)
+        print(case(s, args.cache, candidates, args.causal), flush=True)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def test_every_main_program_is_in_the_package():
 
 def test_autograd_sends_only_what_the_programs_cover():
     # tiledattn.backward sends a forward's backward to the programs only for
-    # CUDA bf16, head dim 128, not causal, one shape for q, k and v.
+    # CUDA bf16, head dim 128 (causal or not), K/V of a shape the program takes.
     from tiledattn.backward_kernels import covers
 
     meta = dict(device="meta", dtype=torch.bfloat16)
@@ -109,7 +109,9 @@ def test_autograd_sends_only_what_the_programs_cover():
 
     q = Cuda((1, 2, 64, 128))
     assert covers(q, q, q, False)
-    assert not covers(q, q, q, True)  # causal
+    assert covers(q, q, q, True)  # causal: the causal row form
+    with pytest.raises(ValueError, match="causal attention"):
+        covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
     assert not covers(*(Cuda((1, 2, 64, 128), torch.float16),) * 3, False)
     assert not covers(*(Cuda((1, 2, 64, 64)),) * 3, False)
     empty = Cuda((0, 2, 64, 128))
@@ -208,3 +210,21 @@ def test_a_main_bundle_must_take_the_main_programs_captures(tmp_path):
         _writes_gradients(tmp_path)
     write(params + [{"name": f"capture{i}", "dtype": "f32"} for i in range(4)])
     assert _writes_gradients(tmp_path) is False
+
+
+def test_a_main_program_of_the_other_causality_is_refused(monkeypatch):
+    q, k, v, out, lse, grad = _inputs()
+    with pytest.raises(ValueError, match="causal attention .* but got 'main_bf16_d128_rows.mlir'"):
+        attention_backward(
+            q, k, v, out, lse, grad, 0.1, causal=True, main_program="main_bf16_d128_rows.mlir"
+        )
+    with pytest.raises(ValueError, match="non-causal .* 'main_bf16_d128_rows_causal.mlir'"):
+        attention_backward(
+            q, k, v, out, lse, grad, 0.1, main_program="main_bf16_d128_rows_causal.mlir"
+        )
+    # $TILEDATTN_BACKWARD_MAIN names a non-causal program; causal calls keep theirs.
+    from tiledattn.backward_kernels import CAUSAL_MAIN, _main_program
+
+    monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "main_bf16_d128.mlir")
+    assert _main_program(None, causal=True) == CAUSAL_MAIN
+    assert _main_program(None) == "main_bf16_d128.mlir"

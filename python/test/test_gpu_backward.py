@@ -126,10 +126,10 @@ def test_a_small_gpt_trains_as_with_torch_sdpa():
     assert abs(mean_ours - mean_theirs) <= 0.01 * mean_theirs, (mean_ours, mean_theirs)
 
 
-def test_gradients_are_bitwise_identical_run_to_run():
-    # Issue 23's deterministic mode: the torch-ops backward has no atomics.
+def test_the_torch_ops_backward_is_bitwise_identical_run_to_run():
+    # fp16 (the programs' is bf16): the torch-ops backward has no atomics.
     torch.manual_seed(5)
-    q, k, v = (torch.randn(2, 8, 700, 128, device="cuda", dtype=torch.bfloat16) for _ in "qkv")
+    q, k, v = (torch.randn(2, 8, 700, 128, device="cuda", dtype=torch.float16) for _ in "qkv")
     grad_out = torch.randn(2, 8, 700, 128, device="cuda")
 
     def ours(q, k, v):
@@ -215,15 +215,17 @@ def test_the_tile_programs_backward_under_torch_compile_fullgraph():
         torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize(
     "shape",
     [(1, 8, 2, 300, 300), (2, 4, 1, 129, 1000), (1, 6, 3, 1000, 77)],
     ids=["gqa4", "mqa_sq_lt_sk", "gqa2_sq_gt_sk"],
 )
-def test_the_row_form_takes_gqa_and_cross_attention_through_autograd(shape, monkeypatch):
-    # With the row form selected, GQA / MQA and q, k of their own lengths go
-    # to the tile programs (not the torch-ops backward) and match float64
-    # with FlashAttention's criterion; dK and dV summed over each group.
+def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, causal, monkeypatch):
+    # GQA / MQA and q, k of their own lengths, causal (top-left) or not, go
+    # to the tile programs (the row forms; not the torch-ops backward) and
+    # match float64 with FlashAttention's criterion; dK and dV summed over
+    # each group.
     from tiledattn import backward
 
     def refuse(*args, **kwargs):
@@ -238,10 +240,10 @@ def test_the_row_form_takes_gqa_and_cross_attention_through_autograd(shape, monk
     grad_out = torch.randn(b, hq, sq, 128, device="cuda")
 
     def ours(q, k, v):
-        return tiledattn.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return tiledattn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
     def reference(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
     got = _grads(ours, q, k, v, grad_out)
     want = _grads(reference, *(t.double() for t in (q, k, v)), grad_out)

@@ -123,7 +123,7 @@ def _backward(ctx, grad_out, grad_lse):
         torch.are_deterministic_algorithms_enabled()
     ):
         dq, dk, dv = torch.ops.tiledattn.backward_programs(
-            q, k, v, out, lse, grad_out.to(out.dtype), grad_lse, ctx.scale
+            q, k, v, out, lse, grad_out.to(out.dtype), grad_lse, ctx.scale, ctx.causal
         )
     else:
         dq, dk, dv = sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, ctx.causal, ctx.scale)

@@ -4,11 +4,12 @@ by torch.ops.tiledattn.run_bundle.
 
     dq, dk, dv = backward_kernels.attention_backward(q, k, v, out, lse, grad_out, scale)
 
-What they cover today: bf16, head dim 128, no mask, not causal; the row
-form (main_bf16_d128_rows.mlir) also GQA / MQA (dK and dV summed over a
-group's query heads) and q and k of different lengths, the one-consumer
-program one length and one number of heads. Anything else raises
-UnsupportedInputError naming what it got.
+What they cover today: bf16, head dim 128, no mask, causal (torch's
+top-left, main_bf16_d128_rows_causal.mlir) or not; the row forms also GQA
+/ MQA (dK and dV summed over a group's query heads) and q and k of
+different lengths, the one-consumer program one length and one number of
+heads and no causal. Anything else raises UnsupportedInputError naming
+what it got.
 
 Autograd (tiledattn.backward) sends the backward of a forward these cover
 here, through the functional op `tiledattn::backward_programs` (opaque to
@@ -34,12 +35,13 @@ _DQ_LAYOUTS = ("halves", "blocks", "rows")
 
 
 class MainProgram(NamedTuple):
-    """How a main program adds dQ (attention_backward's dq_layout), and
-    whether it takes K/V of their own heads and length (GQA, cross-
-    attention) or only q's shape."""
+    """How a main program adds dQ (attention_backward's dq_layout), whether
+    it takes K/V of their own heads and length (GQA, cross-attention) or
+    only q's shape, and whether it is causal (top-left) attention's."""
 
     dq_layout: str
     any_kv_shape: bool
+    causal: bool = False
 
 
 # DEFAULT_MAIN is what autograd runs: the row form (FlashAttention-3's
@@ -49,7 +51,11 @@ class MainProgram(NamedTuple):
 MAIN_PROGRAMS = {
     "main_bf16_d128.mlir": MainProgram("blocks", any_kv_shape=False),
     "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True),
+    "main_bf16_d128_rows_causal.mlir": MainProgram("halves", any_kv_shape=True, causal=True),
 }
+# Causal attention's (is_causal); $TILEDATTN_BACKWARD_MAIN names a
+# non-causal one.
+CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 
 
@@ -62,14 +68,22 @@ def _kernel(cache, program):
     return compiler.compile(PROGRAMS / program, cache=cache)
 
 
-def _main_program(name):
-    """`name`, else $TILEDATTN_BACKWARD_MAIN, else DEFAULT_MAIN; one of
-    MAIN_PROGRAMS."""
+def _main_program(name, causal=False):
+    """`name`, else CAUSAL_MAIN if `causal`, else $TILEDATTN_BACKWARD_MAIN,
+    else DEFAULT_MAIN; one of MAIN_PROGRAMS, causal as `causal` is."""
+    if not name and causal:
+        return CAUSAL_MAIN
     name = name or os.environ.get("TILEDATTN_BACKWARD_MAIN") or DEFAULT_MAIN
     if name not in MAIN_PROGRAMS:
         raise ValueError(
             f"{_OP}: expected the main program ('main_program' or $TILEDATTN_BACKWARD_MAIN) "
             f"to be one of {tuple(MAIN_PROGRAMS)} but got {name!r}"
+        )
+    if MAIN_PROGRAMS[name].causal != causal:
+        raise ValueError(
+            f"{_OP}: expected a main program for {'causal' if causal else 'non-causal'} "
+            f"attention (causal={causal}) but got {name!r}, which is "
+            f"{'causal' if MAIN_PROGRAMS[name].causal else 'not causal'}"
         )
     return name
 
@@ -125,10 +139,9 @@ def _kv_shape_fits(q, k, v, any_kv_shape):
 def covers(q, k, v, causal, main_program=None) -> bool:
     """Whether the programs take the backward of this forward (on CUDA),
     with `main_program` (default: as attention_backward picks it)."""
-    program = MAIN_PROGRAMS[_main_program(main_program)]
+    program = MAIN_PROGRAMS[_main_program(main_program, causal)]
     return (
         q.is_cuda
-        and not causal
         and all(t.dtype == torch.bfloat16 and t.dim() == 4 for t in (q, k, v))
         and q.shape[-1] == 128
         and k.shape[-1] == 128
@@ -149,6 +162,7 @@ def attention_backward(
     scale,
     *,
     grad_lse=None,
+    causal=False,
     cache=None,
     main_program=None,
     main_bundle=None,
@@ -156,7 +170,8 @@ def attention_backward(
 ):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
-    (and the lse's, `grad_lse`, when the lse was used).
+    (and the lse's, `grad_lse`, when the lse was used); `causal`: torch's
+    is_causal (top-left).
     `cache`: where the programs' bundles are (default: the compile cache,
     then the ones the package carries). `main_program`: one of
     MAIN_PROGRAMS (default $TILEDATTN_BACKWARD_MAIN, else DEFAULT_MAIN).
@@ -168,7 +183,7 @@ def attention_backward(
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics)."""
-    program = _main_program(main_program)
+    program = _main_program(main_program, causal)
     dq_layout = dq_layout or MAIN_PROGRAMS[program].dq_layout
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
@@ -285,14 +300,15 @@ def backward_programs(
     grad_out: torch.Tensor,
     grad_lse: "torch.Tensor | None",
     scale: float,
+    causal: bool,
 ) -> "tuple[torch.Tensor, torch.Tensor, torch.Tensor]":
     """attention_backward as one functional op: what autograd calls, so that
     torch.compile sees one node with no mutation."""
-    return attention_backward(q, k, v, out, lse, grad_out, scale, grad_lse=grad_lse)
+    return attention_backward(q, k, v, out, lse, grad_out, scale, grad_lse=grad_lse, causal=causal)
 
 
 @backward_programs.register_fake
-def _(q, k, v, out, lse, grad_out, grad_lse, scale):
+def _(q, k, v, out, lse, grad_out, grad_lse, scale, causal):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 

@@ -1,19 +1,28 @@
 // REQUIRES: ptxas
-// RUN: tiledattn-opt %schedules/backward/experimental/main_bf16_d128_rows_causal.mlir --convert-tiledattn-to-nvgpu --tiledattn-lower-roles --tiledattn-lower-rings --tiledattn-lower-mma > %t.mlir
+// RUN: tiledattn-opt %schedules/backward/main_bf16_d128_rows_causal.mlir --convert-tiledattn-to-nvgpu --tiledattn-lower-roles --tiledattn-lower-rings --tiledattn-lower-mma > %t.mlir
 // RUN: FileCheck %s --input-file %t.mlir
-// RUN: rm -rf %t.bundle && tiledattn-compile %schedules/backward/experimental/main_bf16_d128_rows_causal.mlir -o %t.bundle 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// RUN: rm -rf %t.bundle && tiledattn-compile %schedules/backward/main_bf16_d128_rows_causal.mlir -o %t.bundle 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// RUN: FileCheck %s --check-prefix=GRID --input-file %t.bundle/manifest.json
 
-// The causal candidate of the row form (schedules/backward/experimental/
-// main_bf16_d128_rows_causal.mlir, which says what it changes) keeps
-// compiling: both roles loop over the query blocks from 2 j (the key tile's
-// diagonal) on, and S is masked before its 2^x.
+// The causal row form (schedules/backward/main_bf16_d128_rows_causal.mlir,
+// which says what it changes): both roles start at the key tile's diagonal,
+// query block min(2 j, query blocks), and walk (query blocks - that) blocks
+// of each query head of the group, the block carried from the diagonal on;
+// S is masked before its 2^x.
 // CHECK-LABEL: gpu.func @bwd_main_bf16_d128_rows_causal
-// CHECK: %[[DIAG:.*]] = arith.muli %{{.*}}, %c2 : index
-// CHECK: scf.for %{{.*}} = %[[DIAG]] to
+// CHECK: %[[DIAG2:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK: %[[DIAG:.*]] = arith.minui %[[DIAG2]], %{{.*}} : index
+// CHECK: %[[BLOCKS:.*]] = arith.subi %{{.*}}, %[[DIAG]] : index
+// CHECK: %[[STEPS:.*]] = arith.muli %{{.*}}, %[[BLOCKS]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[STEPS]] step %{{.*}} iter_args(%{{.*}} = %[[DIAG]],
 // CHECK: nvgpu.tma.async.load
-// CHECK: %[[CDIAG:.*]] = arith.muli %{{.*}}, %c2 : index
-// CHECK: scf.for %{{.*}} = %[[CDIAG]] to
+// CHECK: %[[CDIAG2:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK: %[[CDIAG:.*]] = arith.minui %[[CDIAG2]], %{{.*}} : index
+// CHECK: scf.for
 // CHECK: arith.cmpi
 // CHECK: 0xFF800000
 // CHECK-COUNT-32: ex2.approx
 // SUMMARY: bwd_main_bf16_d128_rows_causal: registers=168 {{.*}} threads=384
+// A block per 128-key tile of each K/V head.
+// GRID: "x": "ceil_div(seqlen_k, block_m)",
+// GRID-NEXT: "y": "heads_kv",
