@@ -94,6 +94,7 @@ def test_every_main_program_is_in_the_package():
 def test_autograd_sends_only_what_the_programs_cover():
     # tiledattn.backward sends a forward's backward to the programs only for
     # CUDA bf16, head dim 128 (causal or not), K/V of a shape the program takes.
+    from tiledattn import backward_kernels
     from tiledattn.backward_kernels import covers
 
     meta = dict(device="meta", dtype=torch.bfloat16)
@@ -109,7 +110,9 @@ def test_autograd_sends_only_what_the_programs_cover():
 
     q = Cuda((1, 2, 64, 128))
     assert covers(q, q, q, False)
-    assert covers(q, q, q, True)  # causal: the causal row form
+    # causal: the causal row form, once CAUSAL_IN_AUTOGRAD lets autograd use it
+    assert covers(q, q, q, True) == backward_kernels.CAUSAL_IN_AUTOGRAD
+    assert covers(q, q, q, True, "main_bf16_d128_rows_causal.mlir")
     with pytest.raises(ValueError, match="causal attention"):
         covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
     assert not covers(*(Cuda((1, 2, 64, 128), torch.float16),) * 3, False)

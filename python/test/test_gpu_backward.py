@@ -226,13 +226,14 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
     # to the tile programs (the row forms; not the torch-ops backward) and
     # match float64 with FlashAttention's criterion; dK and dV summed over
     # each group.
-    from tiledattn import backward
+    from tiledattn import backward, backward_kernels
 
     def refuse(*args, **kwargs):
         raise AssertionError("the torch-ops backward ran")
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
     monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "main_bf16_d128_rows.mlir")
+    monkeypatch.setattr(backward_kernels, "CAUSAL_IN_AUTOGRAD", True)
     b, hq, hkv, sq, sk = shape
     torch.manual_seed(sq + sk)
     q = torch.randn(b, hq, sq, 128, device="cuda", dtype=torch.bfloat16)

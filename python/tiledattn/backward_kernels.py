@@ -56,6 +56,11 @@ MAIN_PROGRAMS = {
 # Causal attention's (is_causal); $TILEDATTN_BACKWARD_MAIN names a
 # non-causal one.
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
+# Whether autograd sends causal backwards to CAUSAL_MAIN. Off until its GPU
+# tests pass in this form (its form without GQA passed at aef0c41; the
+# session that added GQA had no device time left to run it): causal keeps
+# the torch-ops backward, and attention_backward(causal=True) runs it.
+CAUSAL_IN_AUTOGRAD = False
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 
 
@@ -139,6 +144,8 @@ def _kv_shape_fits(q, k, v, any_kv_shape):
 def covers(q, k, v, causal, main_program=None) -> bool:
     """Whether the programs take the backward of this forward (on CUDA),
     with `main_program` (default: as attention_backward picks it)."""
+    if causal and main_program is None and not CAUSAL_IN_AUTOGRAD:
+        return False
     program = MAIN_PROGRAMS[_main_program(main_program, causal)]
     return (
         q.is_cuda
