@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Speed of the backward's tile programs (tiledattn.backward_kernels) beside
 torch's SDPA backward (cuDNN and FlashAttention-2 backends), same run, on
-the paper preset's shapes (bf16, D = 128, 16 heads, B x S = 16k; --causal:
+the paper preset's shapes (bf16, D = 128 and 16 heads, or --head-dim 64 and 32
+heads, B x S = 16k; --causal:
 torch's is_causal, with the causal row form). TFLOP/s = 2.5 x the forward's
 4 B H S^2 D (x 0.5 causal) / time, FA's convention.
 
@@ -29,6 +30,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import tiledattn
 import tiledattn.attention
 from tiledattn.backward_kernels import (
+    _DEFAULTS,
     CAUSAL_MAIN,
     DEFAULT_MAIN,
     MAIN_PROGRAMS,
@@ -39,9 +41,9 @@ from tiledattn.bench.measure import median_ms
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def case(s, cache, candidates, causal=False):
+def case(s, cache, candidates, causal=False, d=128):
     """One row: the programs, the candidates, cuDNN's and FA2's backward at length s."""
-    b, h, d = 16384 // s, 16, 128
+    b, h = 16384 // s, 2048 // d
     q, k, v, grad = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
     scale = d**-0.5
     launch = tiledattn.attention._prepare(q, k, v, None, 0.0, causal, None, False, False, None)
@@ -91,13 +93,17 @@ def main():
     parser.add_argument(
         "--causal", action="store_true", help="causal attention (the causal row form)"
     )
+    parser.add_argument("--head-dim", type=int, default=128, help="128 or 64 (H x D = 2048)")
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     # The other main programs (backward_kernels.MAIN_PROGRAMS), then the bundles.
     candidates = [
         (Path(p).stem, dict(main_program=p))
         for p, m in MAIN_PROGRAMS.items()
-        if p not in (DEFAULT_MAIN, CAUSAL_MAIN) and not m.causal and not args.causal
+        if p not in (DEFAULT_MAIN, CAUSAL_MAIN)
+        and not m.causal
+        and not args.causal
+        and m.head_dim == args.head_dim == 128
     ] + [
         (Path(m).name, dict(main_bundle=m, dq_layout=layout))
         for layout, bundles in (
@@ -107,12 +113,12 @@ def main():
         )
         for m in bundles
     ]
-    first = CAUSAL_MAIN if args.causal else DEFAULT_MAIN
+    first = _DEFAULTS[(args.head_dim, args.causal)]
     names = [Path(first).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
     print("|---" * (len(names) + 3) + "|")
     for s in (int(x) for x in args.lengths.split(",")):
-        print(case(s, args.cache, candidates, args.causal), flush=True)
+        print(case(s, args.cache, candidates, args.causal, args.head_dim), flush=True)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,19 @@ def test_refuses_other_dtypes():
 
 
 def test_refuses_other_head_dims():
-    q, k, v, out, lse, grad = _inputs(d=64)
-    with pytest.raises(tiledattn.UnsupportedInputError, match=r"\[B, H, S, 128\]"):
+    q, k, v, out, lse, grad = _inputs(d=96)
+    with pytest.raises(
+        tiledattn.UnsupportedInputError, match=r"head dim 128 or 64 .* \(1, 2, 64, 96\)"
+    ):
         attention_backward(q, k, v, out, lse, grad, 0.1)
+    # a program of another head dim, named
+    q, k, v, out, lse, grad = _inputs(d=64)
+    with pytest.raises(ValueError, match="of head dim 64 but got 'main_bf16_d128_rows.mlir'"):
+        attention_backward(q, k, v, out, lse, grad, 0.1, main_program="main_bf16_d128_rows.mlir")
+    with pytest.raises(ValueError, match="causal attention"):  # no causal D = 64 form yet
+        attention_backward(
+            q, k, v, out, lse, grad, 0.1, causal=True, main_program="main_bf16_d64_rows.mlir"
+        )
 
 
 def test_the_one_consumer_program_refuses_gqa_and_cross_attention():
@@ -110,9 +120,15 @@ def test_autograd_sends_only_what_the_programs_cover():
 
     q = Cuda((1, 2, 64, 128))
     assert covers(q, q, q, False)
-    # causal: the causal row form, once CAUSAL_IN_AUTOGRAD lets autograd use it
-    assert covers(q, q, q, True) == backward_kernels.CAUSAL_IN_AUTOGRAD
+    # causal and head dim 64: their row forms, once their GPU tests have
+    # passed (MAIN_PROGRAMS' in_autograd); asked for by name, they run
+    causal = backward_kernels.MAIN_PROGRAMS[backward_kernels.CAUSAL_MAIN]
+    assert covers(q, q, q, True) == causal.in_autograd
     assert covers(q, q, q, True, "main_bf16_d128_rows_causal.mlir")
+    q64 = Cuda((1, 2, 64, 64))
+    assert not covers(q64, q64, q64, False)
+    assert covers(q64, q64, q64, False, "main_bf16_d64_rows.mlir")
+    assert not covers(q64, q64, q64, True)  # no causal D = 64 form
     with pytest.raises(ValueError, match="causal attention"):
         covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
     assert not covers(*(Cuda((1, 2, 64, 128), torch.float16),) * 3, False)
@@ -132,13 +148,14 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert not covers(q, no_keys, no_keys, False, rows)
 
 
-def test_rows_of_fragments_inverts_the_register_order():
+@pytest.mark.parametrize("cols", [64, 128])
+def test_rows_of_fragments_inverts_the_register_order(cols):
     # tiledattn.bulk_reduce_add's block order, built here from its
     # definition (thread t's register pair j at 2 (128 j + t)), against
-    # the postprocess that puts the rows back.
+    # the postprocess that puts the rows back (64 columns: head dim 64's
+    # dQ blocks).
     from tiledattn.backward_kernels import rows_of_fragments
 
-    cols = 128
     tile = torch.arange(2 * 64 * cols, dtype=torch.float32).view(2, 64, cols)
     frags = torch.empty(1, 1, 2, 64 * cols)
     for t in range(128):
@@ -185,11 +202,13 @@ def test_dq_is_scaled_and_rounded_in_row_order_in_one_pass(layout):
     rows = {"halves": rows_of_column_halves, "blocks": lambda f: rows_of_fragments(f, 128)}.get(
         layout, lambda f: f
     )(acc)
-    got = _scaled(_in_row_order(acc, layout), 0.5, torch.bfloat16)
+    got = _scaled(_in_row_order(acc, layout), 0.5, torch.bfloat16, 128)
     assert got.is_contiguous() and got.shape == (2, 3, 128, 128)
     assert torch.equal(got, (rows * 0.5).to(torch.bfloat16))
     # A main program that scales dS itself: rounded only.
-    assert torch.equal(_scaled(_in_row_order(acc, layout), None, torch.bfloat16), rows.bfloat16())
+    assert torch.equal(
+        _scaled(_in_row_order(acc, layout), None, torch.bfloat16, 128), rows.bfloat16()
+    )
 
 
 def test_a_main_bundle_must_take_the_main_programs_captures(tmp_path):

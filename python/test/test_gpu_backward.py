@@ -233,7 +233,12 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
     monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "main_bf16_d128_rows.mlir")
-    monkeypatch.setattr(backward_kernels, "CAUSAL_IN_AUTOGRAD", True)
+    causal_main = backward_kernels.CAUSAL_MAIN
+    monkeypatch.setitem(
+        backward_kernels.MAIN_PROGRAMS,
+        causal_main,
+        backward_kernels.MAIN_PROGRAMS[causal_main]._replace(in_autograd=True),
+    )
     b, hq, hkv, sq, sk = shape
     torch.manual_seed(sq + sk)
     q = torch.randn(b, hq, sq, 128, device="cuda", dtype=torch.bfloat16)

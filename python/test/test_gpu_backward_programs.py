@@ -18,15 +18,16 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_rea
 PROGRAMS = Path(tiledattn.__file__).parent / "schedules" / "backward"
 
 
+@pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("shape", [(2, 3, 300), (1, 2, 128), (1, 1, 1)], ids=str)
-def test_preprocess_gives_the_rows_dot_products(shape):
+def test_preprocess_gives_the_rows_dot_products(shape, d):
     # D = rowsum(dO * O) per query row, in f32 from bf16 inputs, against
     # float64: odd lengths leave a partial last tile, whose rows past S the
     # program must not write (the lse buffer's tail stays as allocated).
-    kernel = tiledattn.compile(PROGRAMS / "preprocess_bf16_d128.mlir", cache=CACHE)
+    kernel = tiledattn.compile(PROGRAMS / f"preprocess_bf16_d{d}.mlir", cache=CACHE)
     torch.manual_seed(0)
     b, h, s = shape
-    o, do = (make(b, h, s, 128, torch.bfloat16) for _ in range(2))
+    o, do = (make(b, h, s, d, torch.bfloat16) for _ in range(2))
     launch = _prepare(o, do, do, None, 0.0, False, None, False, False, kernel.entry)
     _, delta = launch.run_with_lse()
     ref = (do.double() * o.double()).sum(-1)
@@ -58,7 +59,8 @@ def _softmax_attention(q, k, v, scale, causal=False):
 @pytest.mark.parametrize("program", [p for p, m in MAIN_PROGRAMS.items() if not m.causal])
 def test_main_program_gradients_match_float64(shape, program):
     # Odd lengths leave partial key and query tiles.
-    _check_against_float64(shape, False, main_program=program)
+    d = MAIN_PROGRAMS[program].head_dim
+    _check_against_float64(shape, False, d=d, main_program=program)
 
 
 # GQA and cross-attention (B, Hq, Hkv, Sq, Sk): the row form's. A block
@@ -76,11 +78,13 @@ def test_main_program_gradients_match_float64(shape, program):
     ],
     ids=str,
 )
-def test_row_form_gradients_match_float64_with_gqa_and_other_lengths(shape):
-    _check_against_float64(shape, False, main_program="main_bf16_d128_rows.mlir")
+@pytest.mark.parametrize("program", ["main_bf16_d128_rows.mlir", "main_bf16_d64_rows.mlir"])
+def test_row_form_gradients_match_float64_with_gqa_and_other_lengths(shape, program):
+    d = MAIN_PROGRAMS[program].head_dim
+    _check_against_float64(shape, False, d=d, main_program=program)
 
 
-def _check_against_float64(shape, causal, **programs):
+def _check_against_float64(shape, causal, d=128, **programs):
     """dQ, dK, dV of the preprocess and main programs (attention_backward
     with `programs`, its main_program or main_bundle arguments) against
     float64 autograd, with FlashAttention's criterion: each at most twice
@@ -89,9 +93,9 @@ def _check_against_float64(shape, causal, **programs):
     backward is under test. `shape`: (B, H, S), or (B, Hq, Hkv, Sq, Sk)."""
     b, hq, hkv, sq, sk = shape if len(shape) == 5 else (*shape[:2], *shape[1:], shape[2])
     torch.manual_seed(sq + 7 * sk)
-    q, grad = (make(b, hq, sq, 128, torch.bfloat16) for _ in range(2))
-    k, v = (make(b, hkv, sk, 128, torch.bfloat16) for _ in range(2))
-    scale = 128**-0.5
+    q, grad = (make(b, hq, sq, d, torch.bfloat16) for _ in range(2))
+    k, v = (make(b, hkv, sk, d, torch.bfloat16) for _ in range(2))
+    scale = d**-0.5
     group = hq // hkv
     leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
     q64, k64, v64 = leaves64

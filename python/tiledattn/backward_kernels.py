@@ -4,12 +4,13 @@ by torch.ops.tiledattn.run_bundle.
 
     dq, dk, dv = backward_kernels.attention_backward(q, k, v, out, lse, grad_out, scale)
 
-What they cover today: bf16, head dim 128, no mask, causal (torch's
-top-left, main_bf16_d128_rows_causal.mlir) or not; the row forms also GQA
-/ MQA (dK and dV summed over a group's query heads) and q and k of
-different lengths, the one-consumer program one length and one number of
-heads and no causal. Anything else raises UnsupportedInputError naming
-what it got.
+What they cover today: bf16, head dim 128 (and 64, main_bf16_d64_rows.mlir),
+no mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir) or
+not; the row forms also GQA / MQA (dK and dV summed over a group's query
+heads) and q and k of different lengths, the one-consumer program one
+length and one number of heads and no causal. Anything else raises
+UnsupportedInputError naming what it got. Autograd uses the programs
+marked `in_autograd` in MAIN_PROGRAMS, those whose GPU tests have passed.
 
 Autograd (tiledattn.backward) sends the backward of a forward these cover
 here, through the functional op `tiledattn::backward_programs` (opaque to
@@ -37,31 +38,37 @@ _DQ_LAYOUTS = ("halves", "blocks", "rows")
 class MainProgram(NamedTuple):
     """How a main program adds dQ (attention_backward's dq_layout), whether
     it takes K/V of their own heads and length (GQA, cross-attention) or
-    only q's shape, and whether it is causal (top-left) attention's."""
+    only q's shape, whether it is causal (top-left) attention's, its head
+    dim, and whether autograd uses it (its GPU tests have passed)."""
 
     dq_layout: str
     any_kv_shape: bool
     causal: bool = False
+    head_dim: int = 128
+    in_autograd: bool = False
 
 
-# DEFAULT_MAIN is what autograd runs: the row form (FlashAttention-3's
-# layout), which also takes GQA and cross-attention; the one-consumer
-# program stays as the reference form and an A/B baseline.
-# $TILEDATTN_BACKWARD_MAIN names the one to run.
+# The row form (FlashAttention-3's layout) is what autograd runs; the
+# one-consumer program stays as the reference form and an A/B baseline.
+# The causal row form's GQA form and the head dim 64 form have not run on
+# a GPU yet (the thirty-fifth session had no device time left), so
+# autograd keeps the torch-ops backward for them; attention_backward runs
+# them when asked.
 MAIN_PROGRAMS = {
     "main_bf16_d128.mlir": MainProgram("blocks", any_kv_shape=False),
-    "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True),
+    "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True, in_autograd=True),
     "main_bf16_d128_rows_causal.mlir": MainProgram("halves", any_kv_shape=True, causal=True),
+    "main_bf16_d64_rows.mlir": MainProgram("blocks", any_kv_shape=True, head_dim=64),
 }
-# Causal attention's (is_causal); $TILEDATTN_BACKWARD_MAIN names a
-# non-causal one.
-CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
-# Whether autograd sends causal backwards to CAUSAL_MAIN. Off until its GPU
-# tests pass in this form (its form without GQA passed at aef0c41; the
-# session that added GQA had no device time left to run it): causal keeps
-# the torch-ops backward, and attention_backward(causal=True) runs it.
-CAUSAL_IN_AUTOGRAD = False
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
+CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
+# The program a call runs unless one is named: by (head dim, causal).
+# $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
+_DEFAULTS = {
+    (128, False): DEFAULT_MAIN,
+    (128, True): CAUSAL_MAIN,
+    (64, False): "main_bf16_d64_rows.mlir",
+}
 
 
 @functools.lru_cache(maxsize=8)
@@ -73,37 +80,48 @@ def _kernel(cache, program):
     return compiler.compile(PROGRAMS / program, cache=cache)
 
 
-def _main_program(name, causal=False):
-    """`name`, else CAUSAL_MAIN if `causal`, else $TILEDATTN_BACKWARD_MAIN,
-    else DEFAULT_MAIN; one of MAIN_PROGRAMS, causal as `causal` is."""
-    if not name and causal:
-        return CAUSAL_MAIN
-    name = name or os.environ.get("TILEDATTN_BACKWARD_MAIN") or DEFAULT_MAIN
-    if name not in MAIN_PROGRAMS:
-        raise ValueError(
-            f"{_OP}: expected the main program ('main_program' or $TILEDATTN_BACKWARD_MAIN) "
-            f"to be one of {tuple(MAIN_PROGRAMS)} but got {name!r}"
-        )
-    if MAIN_PROGRAMS[name].causal != causal:
-        raise ValueError(
-            f"{_OP}: expected a main program for {'causal' if causal else 'non-causal'} "
-            f"attention (causal={causal}) but got {name!r}, which is "
-            f"{'causal' if MAIN_PROGRAMS[name].causal else 'not causal'}"
-        )
-    return name
+def _main_program(name, causal=False, head_dim=128):
+    """`name`, else $TILEDATTN_BACKWARD_MAIN where it is a program for this
+    head dim and causality, else the default one; one of MAIN_PROGRAMS,
+    causal as `causal` is, of head dim `head_dim` (or None: no program)."""
+    for given, source in ((name, "'main_program'"), (_env_program(), "$TILEDATTN_BACKWARD_MAIN")):
+        if not given:
+            continue
+        if given not in MAIN_PROGRAMS:
+            raise ValueError(
+                f"{_OP}: expected the main program ({source}) to be one of "
+                f"{tuple(MAIN_PROGRAMS)} but got {given!r}"
+            )
+        program = MAIN_PROGRAMS[given]
+        if (program.causal, program.head_dim) == (causal, head_dim):
+            return given
+        if given == name:
+            kind = "causal" if causal else "non-causal"
+            raise ValueError(
+                f"{_OP}: expected a main program for {kind} attention (causal={causal}) "
+                f"of head dim {head_dim} but got {name!r}, which is "
+                f"{'causal' if program.causal else 'not causal'}, of head dim "
+                f"{program.head_dim}"
+            )
+    return _DEFAULTS.get((head_dim, causal))
+
+
+def _env_program():
+    return os.environ.get("TILEDATTN_BACKWARD_MAIN")
 
 
 def _check(q, k, v, out, lse, grad_out, program):
+    d = MAIN_PROGRAMS[program].head_dim
     for name, t in (("q", q), ("k", k), ("v", v), ("out", out), ("grad_out", grad_out)):
-        if t.dim() != 4 or t.dtype != torch.bfloat16 or t.shape[-1] != 128:
+        if t.dim() != 4 or t.dtype != torch.bfloat16 or t.shape[-1] != d:
             raise UnsupportedInputError(
-                f"{_OP}: expected '{name}' to be a [B, H, S, 128] bfloat16 tensor (the "
-                f"programs' only form yet) but got {t.dtype} of shape {tuple(t.shape)}",
+                f"{_OP}: expected '{name}' to be a [B, H, S, {d}] bfloat16 tensor (the "
+                f"form {program} takes) but got {t.dtype} of shape {tuple(t.shape)}",
                 name,
             )
     if not _kv_shape_fits(q.shape, k.shape, v.shape, MAIN_PROGRAMS[program].any_kv_shape):
         what = (
-            "k and v of one shape [B, Hkv, Sk, 128] with q's batch and Hkv dividing q's heads"
+            f"k and v of one shape [B, Hkv, Sk, {d}] with q's batch and Hkv dividing q's heads"
             if MAIN_PROGRAMS[program].any_kv_shape
             else f"k and v of q's shape (one length and one number of heads: {program} "
             "takes no GQA or cross-attention; main_bf16_d128_rows.mlir does)"
@@ -144,14 +162,19 @@ def _kv_shape_fits(q, k, v, any_kv_shape):
 def covers(q, k, v, causal, main_program=None) -> bool:
     """Whether the programs take the backward of this forward (on CUDA),
     with `main_program` (default: as attention_backward picks it)."""
-    if causal and main_program is None and not CAUSAL_IN_AUTOGRAD:
+    if not all(t.dim() == 4 for t in (q, k, v)):
         return False
-    program = MAIN_PROGRAMS[_main_program(main_program, causal)]
+    name = _main_program(main_program, causal, q.shape[-1])
+    if name is None:
+        return False
+    program = MAIN_PROGRAMS[name]
+    if main_program is None and not program.in_autograd:
+        return False
     return (
         q.is_cuda
-        and all(t.dtype == torch.bfloat16 and t.dim() == 4 for t in (q, k, v))
-        and q.shape[-1] == 128
-        and k.shape[-1] == 128
+        and all(t.dtype == torch.bfloat16 for t in (q, k, v))
+        and k.shape[-1] == q.shape[-1]
+        and v.shape[-1] == q.shape[-1]
         and _kv_shape_fits(q.shape, k.shape, v.shape, program.any_kv_shape)
         # an empty batch or key set: the torch-ops backward's zeros
         and q.shape.numel() > 0
@@ -190,7 +213,15 @@ def attention_backward(
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics)."""
-    program = _main_program(main_program, causal)
+    program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
+    if program is None:
+        raise UnsupportedInputError(
+            f"{_OP}: expected head dim "
+            + " or ".join(sorted({str(d) for d, c in _DEFAULTS if c == causal}))
+            + f" ({'causal' if causal else 'not causal'}; the programs' forms) but got "
+            f"q of shape {tuple(q.shape)}",
+            "q",
+        )
     dq_layout = dq_layout or MAIN_PROGRAMS[program].dq_layout
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
@@ -198,7 +229,8 @@ def attention_backward(
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
-    preprocess = _kernel(cache, "preprocess_bf16_d128.mlir")
+    d = MAIN_PROGRAMS[program].head_dim
+    preprocess = _kernel(cache, f"preprocess_bf16_d{d}.mlir")
     q, k, v, out, grad_out = (t.contiguous() for t in (q, k, v, out, grad_out))
     lse = lse.contiguous()
     run = torch.ops.tiledattn.run_bundle
@@ -212,7 +244,7 @@ def attention_backward(
     blocks = -(-length // 64)
     dq_shape = {
         "halves": (batch, heads, 2 * blocks, 64 * 64),
-        "blocks": (batch, heads, blocks, 64 * 128),
+        "blocks": (batch, heads, blocks, 64 * d),
         "rows": q.shape,
     }[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
@@ -227,9 +259,10 @@ def attention_backward(
     # Each gradient scaled (unless the program did) and rounded in one pass
     # (torch.mul into a bf16 out): dQ from its fragment-ordered blocks
     # straight into rows.
-    dq = _scaled(_in_row_order(dq, dq_layout), None if writes else scale, q.dtype)[:, :, :length]
+    dq = _scaled(_in_row_order(dq, dq_layout), None if writes else scale, q.dtype, d)
+    dq = dq[:, :, :length]
     if not writes:
-        dk, dv = _scaled(dk, scale, q.dtype), dv.to(q.dtype)
+        dk, dv = _scaled(dk, scale, q.dtype, d), dv.to(q.dtype)
     return dq if length % 64 == 0 else dq.contiguous(), dk, dv
 
 
@@ -250,14 +283,14 @@ def _writes_gradients(bundle):
     return params[8]["dtype"] != "f32"
 
 
-def _scaled(t, scale, dtype):
+def _scaled(t, scale, dtype, cols):
     """t * scale (t if scale is None) as a contiguous `dtype` tensor,
     written once; `t` may be a permuted view of shape (B, H, row dims...,
     column dims...) whose rows and columns are the result's [B, H, rows,
-    128]."""
+    cols]."""
     batch, heads = t.shape[:2]
     result = torch.empty(
-        batch, heads, t.numel() // (batch * heads * 128), 128, dtype=dtype, device=t.device
+        batch, heads, t.numel() // (batch * heads * cols), cols, dtype=dtype, device=t.device
     )
     if scale is None:
         result.view(t.shape).copy_(t)
