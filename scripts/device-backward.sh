@@ -5,7 +5,8 @@
 #      test), with $TILEDATTN_BACKWARD_MAIN as given (default: the package's);
 #   2. scripts/backward_programs_speed.py: every main program beside cuDNN
 #      and FA2, plus the candidate bundles given as arguments (its --main /
-#      --main-blocks / --main-row-order options, passed through);
+#      --main-blocks / --main-row-order options, passed through); then the
+#      causal and head dim 64 forms;
 #   3. scripts/train_compare.py, 300 steps, not causal: the curves (JSON;
 #      `python3 scripts/train_compare.py --plot` draws them here).
 # The kernels come from the build's flex cache (the GPU machine has no
@@ -31,6 +32,13 @@ echo "backward tests: $(tail -n 1 "$OUTDIR/tests.txt")"
 timeout 150 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 "$@" \
   >"$OUTDIR/speed.txt" 2>&1 || status=1
 tail -n 5 "$OUTDIR/speed.txt"
+# The causal and head dim 64 forms (not yet in autograd: their first runs).
+for form in --causal "--head-dim 64"; do
+  # shellcheck disable=SC2086
+  timeout 90 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 $form \
+    >>"$OUTDIR/speed-forms.txt" 2>&1 || status=1
+done
+tail -n 10 "$OUTDIR/speed-forms.txt"
 timeout 90 python3 scripts/train_compare.py --steps 300 --out "$OUTDIR" >"$OUTDIR/train.txt" 2>&1 ||
   status=1
 tail -n 1 "$OUTDIR/train.txt"
