@@ -250,3 +250,34 @@ def test_a_main_program_of_the_other_causality_is_refused(monkeypatch):
     monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "main_bf16_d128.mlir")
     assert _main_program(None, causal=True) == CAUSAL_MAIN
     assert _main_program(None) == "main_bf16_d128.mlir"
+
+
+def test_the_deterministic_programs_take_only_non_causal_head_dim_128():
+    q, k, v, out, lse, grad = _inputs()
+    with pytest.raises(
+        tiledattn.UnsupportedInputError,
+        match="deterministic=True .* main_bf16_d128_rows_causal.mlir",
+    ):
+        attention_backward(q, k, v, out, lse, grad, 0.1, causal=True, deterministic=True)
+    q, k, v, out, lse, grad = _inputs(d=64)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="main_bf16_d64_rows.mlir"):
+        attention_backward(q, k, v, out, lse, grad, 0.1, deterministic=True)
+
+
+def test_autograd_takes_the_deterministic_programs_only_once_they_are_on(monkeypatch):
+    # Under torch.use_deterministic_algorithms autograd keeps the torch-ops
+    # backward until DETERMINISTIC_IN_AUTOGRAD (their GPU tests passed).
+    from tiledattn import backward_kernels
+    from tiledattn.backward_kernels import covers
+
+    class Cuda:
+        shape, dtype, is_cuda = torch.Size((1, 2, 64, 128)), torch.bfloat16, True
+
+        def dim(self):
+            return 4
+
+    q = Cuda()
+    assert covers(q, q, q, False, deterministic=True) == backward_kernels.DETERMINISTIC_IN_AUTOGRAD
+    monkeypatch.setattr(backward_kernels, "DETERMINISTIC_IN_AUTOGRAD", True)
+    assert covers(q, q, q, False, deterministic=True)
+    assert not covers(q, q, q, True, deterministic=True)  # causal: not yet

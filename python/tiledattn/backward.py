@@ -119,11 +119,22 @@ def _backward(ctx, grad_out, grad_lse):
     q, k, v, out, lse = ctx.saved_tensors
     if grad_out is None:
         grad_out = torch.zeros_like(out)
-    if backward_kernels.covers(q, k, v, ctx.causal) and not (
-        torch.are_deterministic_algorithms_enabled()
-    ):
+    # torch.use_deterministic_algorithms: the programs without atomics where
+    # they cover the call (backward_kernels.DETERMINISTIC_PROGRAMS), else
+    # the torch-ops backward, which has none either.
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    if backward_kernels.covers(q, k, v, ctx.causal, deterministic=deterministic):
         dq, dk, dv = torch.ops.tiledattn.backward_programs(
-            q, k, v, out, lse, grad_out.to(out.dtype), grad_lse, ctx.scale, ctx.causal
+            q,
+            k,
+            v,
+            out,
+            lse,
+            grad_out.to(out.dtype),
+            grad_lse,
+            ctx.scale,
+            ctx.causal,
+            deterministic,
         )
     else:
         dq, dk, dv = sdpa_backward(grad_out, grad_lse, q, k, v, out, lse, ctx.causal, ctx.scale)

@@ -64,6 +64,13 @@ DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
 # The program a call runs unless one is named: by (head dim, causal).
 # $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
+# The deterministic mode's programs (attention_backward(deterministic=True)):
+# dK and dV, then dQ in registers. Autograd uses them under
+# torch.use_deterministic_algorithms once DETERMINISTIC_IN_AUTOGRAD is on,
+# after their GPU tests have passed (they have not run yet); until then
+# that mode keeps the torch-ops backward.
+DETERMINISTIC_PROGRAMS = ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir")
+DETERMINISTIC_IN_AUTOGRAD = False
 _DEFAULTS = {
     (128, False): DEFAULT_MAIN,
     (128, True): CAUSAL_MAIN,
@@ -159,10 +166,13 @@ def _kv_shape_fits(q, k, v, any_kv_shape):
     return k == v and k[0] == q[0] and k[1] > 0 and q[1] % k[1] == 0
 
 
-def covers(q, k, v, causal, main_program=None) -> bool:
+def covers(q, k, v, causal, main_program=None, deterministic=False) -> bool:
     """Whether the programs take the backward of this forward (on CUDA),
-    with `main_program` (default: as attention_backward picks it)."""
+    with `main_program` (default: as attention_backward picks it), or
+    `deterministic` (bitwise the same gradients run to run)."""
     if not all(t.dim() == 4 for t in (q, k, v)):
+        return False
+    if deterministic and not (DETERMINISTIC_IN_AUTOGRAD and not causal and q.shape[-1] == 128):
         return False
     name = _main_program(main_program, causal, q.shape[-1])
     if name is None:
@@ -197,6 +207,7 @@ def attention_backward(
     main_program=None,
     main_bundle=None,
     dq_layout=None,
+    deterministic=False,
 ):
     """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
@@ -212,7 +223,9 @@ def attention_backward(
     64-column halves, block 2i + c, the row form), "blocks" (one
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
-    tiledattn.reduce_add's atomics)."""
+    tiledattn.reduce_add's atomics). `deterministic`: gradients bitwise the
+    same run to run, from DETERMINISTIC_PROGRAMS (no atomics; non-causal
+    head dim 128)."""
     program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
     if program is None:
         raise UnsupportedInputError(
@@ -226,6 +239,12 @@ def attention_backward(
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out, program)
+    if deterministic and program != DEFAULT_MAIN:
+        raise UnsupportedInputError(
+            f"{_OP}: expected non-causal head dim 128 attention for deterministic=True (the "
+            f"deterministic programs' only form yet) but the call's program is {program}",
+            "deterministic",
+        )
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
@@ -240,6 +259,8 @@ def attention_backward(
     run(out, grad_out, grad_out, out, delta, 1.0, str(preprocess.path))
     if grad_lse is not None:  # d lse / d s = P: dS = P (dP - D + dlse)
         delta -= grad_lse.float()
+    if deterministic:
+        return _deterministic(q, k, v, grad_out, lse, delta, scale, cache)
     batch, heads, length, _ = q.shape
     blocks = -(-length // 64)
     dq_shape = {
@@ -264,6 +285,17 @@ def attention_backward(
     if not writes:
         dk, dv = _scaled(dk, scale, q.dtype, d), dv.to(q.dtype)
     return dq if length % 64 == 0 else dq.contiguous(), dk, dv
+
+
+def _deterministic(q, k, v, grad_out, lse, delta, scale, cache):
+    """dK and dV, each written once by the block that owns its keys, then dQ
+    accumulated in registers over the key tiles in order: no atomics."""
+    dkdv, dq_program = (_kernel(cache, name) for name in DETERMINISTIC_PROGRAMS)
+    run = torch.ops.tiledattn.run_bundle
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(k)
+    run(q, k, v, grad_out, lse, float(scale), str(dkdv.path), [delta, dk, dv])
+    run(q, k, v, grad_out, lse, float(scale), str(dq_program.path), [delta, dq])
+    return dq, dk, dv
 
 
 @functools.lru_cache(maxsize=32)
@@ -341,14 +373,26 @@ def backward_programs(
     grad_lse: "torch.Tensor | None",
     scale: float,
     causal: bool,
+    deterministic: bool,
 ) -> "tuple[torch.Tensor, torch.Tensor, torch.Tensor]":
     """attention_backward as one functional op: what autograd calls, so that
     torch.compile sees one node with no mutation."""
-    return attention_backward(q, k, v, out, lse, grad_out, scale, grad_lse=grad_lse, causal=causal)
+    return attention_backward(
+        q,
+        k,
+        v,
+        out,
+        lse,
+        grad_out,
+        scale,
+        grad_lse=grad_lse,
+        causal=causal,
+        deterministic=deterministic,
+    )
 
 
 @backward_programs.register_fake
-def _(q, k, v, out, lse, grad_out, grad_lse, scale, causal):
+def _(q, k, v, out, lse, grad_out, grad_lse, scale, causal, deterministic):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
