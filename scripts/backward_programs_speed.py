@@ -94,6 +94,11 @@ def main():
         "--causal", action="store_true", help="causal attention (the causal row form)"
     )
     parser.add_argument("--head-dim", type=int, default=128, help="128 or 64 (H x D = 2048)")
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="a column for attention_backward(deterministic=True) (its two programs)",
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     # The other main programs (backward_kernels.MAIN_PROGRAMS), then the bundles.
@@ -113,6 +118,8 @@ def main():
         )
         for m in bundles
     ]
+    if args.deterministic:
+        candidates.append(("deterministic", dict(deterministic=True)))
     first = _DEFAULTS[(args.head_dim, args.causal)]
     names = [Path(first).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")

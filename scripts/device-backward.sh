@@ -5,8 +5,8 @@
 #      test), with $TILEDATTN_BACKWARD_MAIN as given (default: the package's);
 #   2. scripts/backward_programs_speed.py: every main program beside cuDNN
 #      and FA2, plus the candidate bundles given as arguments (its --main /
-#      --main-blocks / --main-row-order options, passed through); then the
-#      causal and head dim 64 forms;
+#      --main-blocks / --main-row-order options, passed through) and the
+#      deterministic mode; then the causal and head dim 64 forms;
 #   3. scripts/train_compare.py, 300 steps, not causal: the curves (JSON;
 #      `python3 scripts/train_compare.py --plot` draws them here).
 # The kernels come from the build's flex cache (the GPU machine has no
@@ -29,7 +29,7 @@ timeout 240 python3 -m pytest -q -p no:cacheprovider python/test/test_gpu_backwa
   python/test/test_gpu_backward.py python/test/test_gpu_training.py >"$OUTDIR/tests.txt" 2>&1 || status=1
 grep -E '^(FAILED|ERROR) ' "$OUTDIR/tests.txt" | head -n 20
 echo "backward tests: $(tail -n 1 "$OUTDIR/tests.txt")"
-timeout 150 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 "$@" \
+timeout 150 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --deterministic "$@" \
   >"$OUTDIR/speed.txt" 2>&1 || status=1
 tail -n 5 "$OUTDIR/speed.txt"
 # The causal and head dim 64 forms (not yet in autograd: their first runs).
