@@ -55,7 +55,7 @@ FailureOr<std::string> rule(Value value, int64_t blockM, Operation *loop,
               "the tensors' sizes), but it uses "
            << what;
   };
-  if (auto arg = dyn_cast<BlockArgument>(value))
+  if (isa<BlockArgument>(value))
     return fail("a block argument");
   Operation *def = value.getDefiningOp();
   auto binary = [&](StringRef format) -> FailureOr<std::string> {
