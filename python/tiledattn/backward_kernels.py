@@ -62,8 +62,6 @@ MAIN_PROGRAMS = {
 }
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
-# The program a call runs unless one is named: by (head dim, causal).
-# $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
 # The deterministic mode's programs (attention_backward(deterministic=True)):
 # dK and dV, then dQ in registers. Autograd uses them under
 # torch.use_deterministic_algorithms once DETERMINISTIC_IN_AUTOGRAD is on,
@@ -71,6 +69,8 @@ CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
 # that mode keeps the torch-ops backward.
 DETERMINISTIC_PROGRAMS = ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir")
 DETERMINISTIC_IN_AUTOGRAD = False
+# The program a call runs unless one is named: by (head dim, causal).
+# $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
 _DEFAULTS = {
     (128, False): DEFAULT_MAIN,
     (128, True): CAUSAL_MAIN,
@@ -91,7 +91,8 @@ def _main_program(name, causal=False, head_dim=128):
     """`name`, else $TILEDATTN_BACKWARD_MAIN where it is a program for this
     head dim and causality, else the default one; one of MAIN_PROGRAMS,
     causal as `causal` is, of head dim `head_dim` (or None: no program)."""
-    for given, source in ((name, "'main_program'"), (_env_program(), "$TILEDATTN_BACKWARD_MAIN")):
+    env = os.environ.get("TILEDATTN_BACKWARD_MAIN")
+    for given, source in ((name, "'main_program'"), (env, "$TILEDATTN_BACKWARD_MAIN")):
         if not given:
             continue
         if given not in MAIN_PROGRAMS:
@@ -111,10 +112,6 @@ def _main_program(name, causal=False, head_dim=128):
                 f"{program.head_dim}"
             )
     return _DEFAULTS.get((head_dim, causal))
-
-
-def _env_program():
-    return os.environ.get("TILEDATTN_BACKWARD_MAIN")
 
 
 def _check(q, k, v, out, lse, grad_out, program):
@@ -239,7 +236,8 @@ def attention_backward(
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out, program)
-    if deterministic and program != DEFAULT_MAIN:
+    # The deterministic programs' form, whichever main program the call has.
+    if deterministic and (MAIN_PROGRAMS[program].causal or MAIN_PROGRAMS[program].head_dim != 128):
         raise UnsupportedInputError(
             f"{_OP}: expected non-causal head dim 128 attention for deterministic=True (the "
             f"deterministic programs' only form yet) but the call's program is {program}",
