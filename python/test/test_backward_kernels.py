@@ -14,9 +14,28 @@ def _inputs(b=1, h=2, s=64, d=128, dtype=torch.bfloat16):
 
 
 def test_refuses_other_dtypes():
-    q, k, v, out, lse, grad = _inputs(dtype=torch.float16)
-    with pytest.raises(tiledattn.UnsupportedInputError, match="'q' to be a .* bfloat16"):
+    q, k, v, out, lse, grad = _inputs(dtype=torch.float32)
+    with pytest.raises(
+        tiledattn.UnsupportedInputError, match="'q' to be a .* bfloat16 or float16 tensor"
+    ):
         attention_backward(q, k, v, out, lse, grad, 0.1)
+    # one dtype for all: q's
+    q, k, v, out, lse, grad = _inputs(dtype=torch.float16)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="'k' to be a .* float16 tensor"):
+        attention_backward(q, k.bfloat16(), v, out, lse, grad, 0.1)
+
+
+def test_the_float16_programs_are_the_bf16_ones_with_their_element_type_edited():
+    from tiledattn.backward_kernels import DTYPES, PROGRAMS, program_text, program_texts
+
+    texts = list(program_texts())
+    assert len(texts) == len(DTYPES) * len(list(PROGRAMS.glob("*.mlir")))
+    for name, dtype, text in texts:
+        assert text == program_text(name, dtype)
+        if dtype == torch.float16:
+            # its types and its function's name; nothing else changes
+            assert "bf16" not in text and "xf16>" in text and "@bwd_" in text
+            assert text.count("f16") == program_text(name).count("bf16")
 
 
 def test_refuses_other_head_dims():
@@ -120,10 +139,10 @@ def test_autograd_sends_only_what_the_programs_cover():
 
     q = Cuda((1, 2, 64, 128))
     assert covers(q, q, q, False)
-    # causal and head dim 64: their row forms, once their GPU tests have
-    # passed (MAIN_PROGRAMS' in_autograd); asked for by name, they run
-    causal = backward_kernels.MAIN_PROGRAMS[backward_kernels.CAUSAL_MAIN]
-    assert covers(q, q, q, True) == causal.in_autograd
+    # causal, head dim 64 and float16: their forms, once their GPU tests
+    # have passed (IN_AUTOGRAD); asked for by name, they run
+    in_autograd = backward_kernels.IN_AUTOGRAD
+    assert covers(q, q, q, True) == ((backward_kernels.CAUSAL_MAIN, q.dtype) in in_autograd)
     assert covers(q, q, q, True, "main_bf16_d128_rows_causal.mlir")
     q64 = Cuda((1, 2, 64, 64))
     assert not covers(q64, q64, q64, False)
@@ -131,7 +150,13 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert not covers(q64, q64, q64, True)  # no causal D = 64 form
     with pytest.raises(ValueError, match="causal attention"):
         covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
-    assert not covers(*(Cuda((1, 2, 64, 128), torch.float16),) * 3, False)
+    f16 = Cuda((1, 2, 64, 128), torch.float16)
+    assert covers(f16, f16, f16, False) == (
+        (backward_kernels.DEFAULT_MAIN, f16.dtype) in in_autograd
+    )
+    assert covers(f16, f16, f16, False, backward_kernels.DEFAULT_MAIN)
+    assert not covers(f16, q, q, False, backward_kernels.DEFAULT_MAIN)  # mixed dtypes
+    assert not covers(*(Cuda((1, 2, 64, 128), torch.float32),) * 3, False, "main_bf16_d128.mlir")
     assert not covers(*(Cuda((1, 2, 64, 64)),) * 3, False)
     empty = Cuda((0, 2, 64, 128))
     assert not covers(empty, empty, empty, False)
@@ -266,7 +291,7 @@ def test_the_deterministic_programs_take_only_non_causal_head_dim_128():
 
 def test_autograd_takes_the_deterministic_programs_only_once_they_are_on(monkeypatch):
     # Under torch.use_deterministic_algorithms autograd keeps the torch-ops
-    # backward until DETERMINISTIC_IN_AUTOGRAD (their GPU tests passed).
+    # backward until IN_AUTOGRAD has the mode (their GPU tests passed).
     from tiledattn import backward_kernels
     from tiledattn.backward_kernels import covers
 
@@ -277,7 +302,8 @@ def test_autograd_takes_the_deterministic_programs_only_once_they_are_on(monkeyp
             return 4
 
     q = Cuda()
-    assert covers(q, q, q, False, deterministic=True) == backward_kernels.DETERMINISTIC_IN_AUTOGRAD
-    monkeypatch.setattr(backward_kernels, "DETERMINISTIC_IN_AUTOGRAD", True)
+    mode = (backward_kernels.DETERMINISTIC, torch.bfloat16)
+    assert covers(q, q, q, False, deterministic=True) == (mode in backward_kernels.IN_AUTOGRAD)
+    monkeypatch.setattr(backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {mode})
     assert covers(q, q, q, False, deterministic=True)
     assert not covers(q, q, q, True, deterministic=True)  # causal: not yet

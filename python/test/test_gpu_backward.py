@@ -233,11 +233,9 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
     monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "main_bf16_d128_rows.mlir")
-    causal_main = backward_kernels.CAUSAL_MAIN
-    monkeypatch.setitem(
-        backward_kernels.MAIN_PROGRAMS,
-        causal_main,
-        backward_kernels.MAIN_PROGRAMS[causal_main]._replace(in_autograd=True),
+    causal_form = (backward_kernels.CAUSAL_MAIN, torch.bfloat16)
+    monkeypatch.setattr(
+        backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {causal_form}
     )
     b, hq, hkv, sq, sk = shape
     torch.manual_seed(sq + sk)
@@ -262,7 +260,7 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
 
 
 def test_deterministic_mode_runs_the_programs_without_atomics_once_on(monkeypatch):
-    # With DETERMINISTIC_IN_AUTOGRAD on (its GPU tests passed), the mode
+    # With the mode in IN_AUTOGRAD (its GPU tests passed), it
     # runs dkdv_bf16_d128.mlir and dq_bf16_d128.mlir, not the torch-ops
     # backward, and the gradients are bitwise the same run to run.
     from tiledattn import backward, backward_kernels
@@ -271,7 +269,10 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(monkeypatc
         raise AssertionError("the torch-ops backward ran")
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
-    monkeypatch.setattr(backward_kernels, "DETERMINISTIC_IN_AUTOGRAD", True)
+    deterministic = (backward_kernels.DETERMINISTIC, torch.bfloat16)
+    monkeypatch.setattr(
+        backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {deterministic}
+    )
     torch.manual_seed(7)
     q = torch.randn(2, 8, 700, 128, device="cuda", dtype=torch.bfloat16)
     k, v = (torch.randn(2, 4, 700, 128, device="cuda", dtype=torch.bfloat16) for _ in "kv")
@@ -295,3 +296,41 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(monkeypatc
     for name, g, ref in zip("qkv", first, want):
         error = (g.double() - ref).abs().max().item()
         assert error <= 2e-2 * ref.abs().max().item() + 1e-3, f"d{name}: {error:.3g}"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize(
+    "shape, causal",
+    [((2, 4, 2, 300, 300, 128), True), ((1, 4, 1, 200, 333, 64), False)],
+    ids=["causal-gqa", "d64-mqa"],
+)
+def test_every_program_form_runs_through_autograd_once_in_autograd(
+    shape, causal, dtype, monkeypatch
+):
+    # Every (main program, dtype) form in IN_AUTOGRAD: autograd sends these
+    # backwards to the programs, not the torch-ops backward, and they match
+    # float64 with FlashAttention's criterion.
+    from tiledattn import backward, backward_kernels
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the torch-ops backward ran")
+
+    monkeypatch.setattr(backward, "sdpa_backward", refuse)
+    every_form = {(p, t) for p in backward_kernels.MAIN_PROGRAMS for t in backward_kernels.DTYPES}
+    monkeypatch.setattr(backward_kernels, "IN_AUTOGRAD", frozenset(every_form))
+    b, hq, hkv, sq, sk, d = shape
+    torch.manual_seed(sum(shape))
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype)
+    k, v = (torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype) for _ in "kv")
+    grad_out = torch.randn(b, hq, sq, d, device="cuda")
+
+    def sdpa(fn):
+        return lambda q, k, v: fn(q, k, v, is_causal=causal, enable_gqa=True)
+
+    got = _grads(sdpa(tiledattn.scaled_dot_product_attention), q, k, v, grad_out)
+    want = _grads(sdpa(F.scaled_dot_product_attention), *(t.double() for t in (q, k, v)), grad_out)
+    low = _grads(sdpa(F.scaled_dot_product_attention), q, k, v, grad_out)
+    for name, g, lo, ref in zip("qkv", got, low, want):
+        error = (g.double() - ref).abs().max().item()
+        floor = (lo.double() - ref).abs().max().item()
+        assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"

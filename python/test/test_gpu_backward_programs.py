@@ -2,8 +2,6 @@
 flex cache (scripts/flex_cache.py compiles them; the GPU machine has no
 compiler). They skip, saying why, without a Hopper GPU."""
 
-from pathlib import Path
-
 import pytest
 import torch
 from test_gpu import _skip_reason, make
@@ -11,23 +9,22 @@ from test_gpu_flex import CACHE
 
 import tiledattn
 from tiledattn.attention import _prepare
-from tiledattn.backward_kernels import MAIN_PROGRAMS, attention_backward
+from tiledattn.backward_kernels import MAIN_PROGRAMS, _kernel, attention_backward
 
 pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
 
-PROGRAMS = Path(tiledattn.__file__).parent / "schedules" / "backward"
 
-
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("shape", [(2, 3, 300), (1, 2, 128), (1, 1, 1)], ids=str)
-def test_preprocess_gives_the_rows_dot_products(shape, d):
-    # D = rowsum(dO * O) per query row, in f32 from bf16 inputs, against
+def test_preprocess_gives_the_rows_dot_products(shape, d, dtype):
+    # D = rowsum(dO * O) per query row, in f32 from 16-bit inputs, against
     # float64: odd lengths leave a partial last tile, whose rows past S the
     # program must not write (the lse buffer's tail stays as allocated).
-    kernel = tiledattn.compile(PROGRAMS / f"preprocess_bf16_d{d}.mlir", cache=CACHE)
+    kernel = _kernel(CACHE, f"preprocess_bf16_d{d}.mlir", dtype)
     torch.manual_seed(0)
     b, h, s = shape
-    o, do = (make(b, h, s, d, torch.bfloat16) for _ in range(2))
+    o, do = (make(b, h, s, d, dtype) for _ in range(2))
     launch = _prepare(o, do, do, None, 0.0, False, None, False, False, kernel.entry)
     _, delta = launch.run_with_lse()
     ref = (do.double() * o.double()).sum(-1)
@@ -84,17 +81,17 @@ def test_row_form_gradients_match_float64_with_gqa_and_other_lengths(shape, prog
     _check_against_float64(shape, False, d=d, main_program=program)
 
 
-def _check_against_float64(shape, causal, d=128, **programs):
+def _check_against_float64(shape, causal, d=128, dtype=torch.bfloat16, **programs):
     """dQ, dK, dV of the preprocess and main programs (attention_backward
     with `programs`, its main_program or main_bundle arguments) against
     float64 autograd, with FlashAttention's criterion: each at most twice
-    torch's bf16 error (its SDPA backward) plus a noise floor. The
-    forward's O and lse come from float64 (O rounded to bf16), so only the
-    backward is under test. `shape`: (B, H, S), or (B, Hq, Hkv, Sq, Sk)."""
+    torch's error in `dtype` (its SDPA backward) plus a noise floor. The
+    forward's O and lse come from float64 (O rounded to `dtype`), so only
+    the backward is under test. `shape`: (B, H, S), or (B, Hq, Hkv, Sq, Sk)."""
     b, hq, hkv, sq, sk = shape if len(shape) == 5 else (*shape[:2], *shape[1:], shape[2])
     torch.manual_seed(sq + 7 * sk)
-    q, grad = (make(b, hq, sq, d, torch.bfloat16) for _ in range(2))
-    k, v = (make(b, hkv, sk, d, torch.bfloat16) for _ in range(2))
+    q, grad = (make(b, hq, sq, d, dtype) for _ in range(2))
+    k, v = (make(b, hkv, sk, d, dtype) for _ in range(2))
     scale = d**-0.5
     group = hq // hkv
     leaves64 = [t.double().requires_grad_() for t in (q, k, v)]
@@ -113,7 +110,7 @@ def _check_against_float64(shape, causal, d=128, **programs):
         q,
         k,
         v,
-        out64.detach().to(torch.bfloat16),
+        out64.detach().to(dtype),
         lse64.detach().float(),
         grad,
         scale,
@@ -122,7 +119,7 @@ def _check_against_float64(shape, causal, d=128, **programs):
         **programs,
     )
     for name, g, lo, ref in zip("qkv", got, low, want):
-        assert g.dtype == torch.bfloat16 and g.shape == ref.shape, name
+        assert g.dtype == dtype and g.shape == ref.shape, name
         assert torch.isfinite(g).all(), f"d{name} has NaN/Inf"
         error = (g.double() - ref).abs().max().item()
         floor = (lo.double() - ref).abs().max().item()
@@ -172,3 +169,20 @@ def test_deterministic_programs_match_float64_and_themselves(shape):
     got = _check_against_float64(shape, False, deterministic=True)
     again = _check_against_float64(shape, False, deterministic=True)
     assert all(torch.equal(a, b) for a, b in zip(got, again))
+
+
+# float16: each program with its element type edited (backward_kernels.
+# program_text), every form at a partial tile, GQA and cross-lengths.
+@pytest.mark.parametrize("shape", [(2, 3, 100), (1, 4, 2, 300, 129)], ids=str)
+@pytest.mark.parametrize(
+    "form",
+    [
+        dict(causal=False),
+        dict(causal=True),
+        dict(causal=False, d=64),
+        dict(causal=False, deterministic=True),
+    ],
+    ids=["rows", "causal", "d64", "deterministic"],
+)
+def test_float16_forms_match_float64(shape, form):
+    _check_against_float64(shape, dtype=torch.float16, **form)

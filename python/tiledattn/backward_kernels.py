@@ -4,20 +4,23 @@ by torch.ops.tiledattn.run_bundle.
 
     dq, dk, dv = backward_kernels.attention_backward(q, k, v, out, lse, grad_out, scale)
 
-What they cover today: bf16, head dim 128 (and 64, main_bf16_d64_rows.mlir),
-no mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir) or
-not; the row forms also GQA / MQA (dK and dV summed over a group's query
-heads) and q and k of different lengths, the one-consumer program one
-length and one number of heads and no causal. Anything else raises
-UnsupportedInputError naming what it got. Autograd uses the programs
-marked `in_autograd` in MAIN_PROGRAMS, those whose GPU tests have passed.
+What they cover today: bf16 and float16 (the programs are written for
+bf16; program_text gives the float16 form, the same program with its
+element type edited), head dim 128 (and 64, main_bf16_d64_rows.mlir), no
+mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir) or not;
+the row forms also GQA / MQA (dK and dV summed over a group's query heads)
+and q and k of different lengths, the one-consumer program one length and
+one number of heads and no causal. Anything else raises
+UnsupportedInputError naming what it got. Autograd uses the (program,
+dtype) forms in IN_AUTOGRAD, those whose GPU tests have passed.
 
 Autograd (tiledattn.backward) sends the backward of a forward these cover
 here, through the functional op `tiledattn::backward_programs` (opaque to
 torch.compile), unless deterministic algorithms are on
-(torch.use_deterministic_algorithms): dQ's atomic adds make the programs'
-gradients differ run to run in the last bits, so that mode, and every
-input they do not cover, keeps the torch-ops backward.
+(torch.use_deterministic_algorithms): dQ's atomic adds make the main
+programs' gradients differ run to run in the last bits, so that mode runs
+DETERMINISTIC_PROGRAMS where IN_AUTOGRAD has them, and every input the
+programs do not cover keeps the torch-ops backward.
 """
 
 import functools
@@ -33,42 +36,42 @@ from .errors import UnsupportedInputError
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
 _DQ_LAYOUTS = ("halves", "blocks", "rows")
+# The element types the programs take, by the name their text uses.
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
 
 class MainProgram(NamedTuple):
     """How a main program adds dQ (attention_backward's dq_layout), whether
     it takes K/V of their own heads and length (GQA, cross-attention) or
-    only q's shape, whether it is causal (top-left) attention's, its head
-    dim, and whether autograd uses it (its GPU tests have passed)."""
+    only q's shape, whether it is causal (top-left) attention's, and its
+    head dim."""
 
     dq_layout: str
     any_kv_shape: bool
     causal: bool = False
     head_dim: int = 128
-    in_autograd: bool = False
 
 
 # The row form (FlashAttention-3's layout) is what autograd runs; the
 # one-consumer program stays as the reference form and an A/B baseline.
-# The causal row form's GQA form and the head dim 64 form have not run on
-# a GPU yet (the thirty-fifth session had no device time left), so
-# autograd keeps the torch-ops backward for them; attention_backward runs
-# them when asked.
 MAIN_PROGRAMS = {
     "main_bf16_d128.mlir": MainProgram("blocks", any_kv_shape=False),
-    "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True, in_autograd=True),
+    "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True),
     "main_bf16_d128_rows_causal.mlir": MainProgram("halves", any_kv_shape=True, causal=True),
     "main_bf16_d64_rows.mlir": MainProgram("blocks", any_kv_shape=True, head_dim=64),
 }
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
 # The deterministic mode's programs (attention_backward(deterministic=True)):
-# dK and dV, then dQ in registers. Autograd uses them under
-# torch.use_deterministic_algorithms once DETERMINISTIC_IN_AUTOGRAD is on,
-# after their GPU tests have passed (they have not run yet); until then
-# that mode keeps the torch-ops backward.
+# dK and dV, then dQ in registers.
 DETERMINISTIC_PROGRAMS = ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir")
-DETERMINISTIC_IN_AUTOGRAD = False
+DETERMINISTIC = DETERMINISTIC_PROGRAMS[0]
+# What autograd runs: the (main program, dtype) forms whose GPU tests have
+# passed, DETERMINISTIC standing for the deterministic mode's pair; every
+# other backward keeps the torch-ops one. The causal row form with GQA,
+# head dim 64, the deterministic mode and every float16 form have not run
+# on a GPU yet (attention_backward runs them when asked).
+IN_AUTOGRAD = frozenset({(DEFAULT_MAIN, torch.bfloat16)})
 # The program a call runs unless one is named: by (head dim, causal).
 # $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
 _DEFAULTS = {
@@ -78,13 +81,31 @@ _DEFAULTS = {
 }
 
 
-@functools.lru_cache(maxsize=8)
-def _kernel(cache, program):
+def program_text(program, dtype=torch.bfloat16):
+    """A program's MLIR for `dtype`: its file's text (written for bf16), or
+    for float16 the same program with every bf16 an f16 (its types, its
+    name, its comments): the lowering takes either element type."""
+    text = (PROGRAMS / program).read_text()
+    return text if dtype == torch.bfloat16 else text.replace("bf16", DTYPES[dtype])
+
+
+def program_texts():
+    """(program file, dtype, text) of every program in every dtype: what
+    the package and the GPU machine's cache carry compiled."""
+    for path in sorted(PROGRAMS.glob("*.mlir")):
+        for dtype in DTYPES:
+            yield path.name, dtype, program_text(path.name, dtype)
+
+
+@functools.lru_cache(maxsize=16)
+def _kernel(cache, program, dtype=torch.bfloat16):
     """A program's bundle, found (or compiled) once per cache directory:
     autograd calls this every backward, so a hash of the program's text and
     a look on disk per call would be host time spent twice
     (compiler.kernel_entry keeps the forward's kernels the same way)."""
-    return compiler.compile(PROGRAMS / program, cache=cache)
+    if dtype == torch.bfloat16:
+        return compiler.compile(PROGRAMS / program, cache=cache)
+    return compiler.compile(program_text(program, dtype), cache=cache)
 
 
 def _main_program(name, causal=False, head_dim=128):
@@ -116,11 +137,13 @@ def _main_program(name, causal=False, head_dim=128):
 
 def _check(q, k, v, out, lse, grad_out, program):
     d = MAIN_PROGRAMS[program].head_dim
+    dtype = q.dtype if q.dtype in DTYPES else torch.bfloat16
     for name, t in (("q", q), ("k", k), ("v", v), ("out", out), ("grad_out", grad_out)):
-        if t.dim() != 4 or t.dtype != torch.bfloat16 or t.shape[-1] != d:
+        if t.dim() != 4 or t.dtype != dtype or t.shape[-1] != d:
             raise UnsupportedInputError(
-                f"{_OP}: expected '{name}' to be a [B, H, S, {d}] bfloat16 tensor (the "
-                f"form {program} takes) but got {t.dtype} of shape {tuple(t.shape)}",
+                f"{_OP}: expected '{name}' to be a [B, H, S, {d}] {_dtype_name(dtype, q)} "
+                f"tensor (the form {program} takes) but got {t.dtype} of shape "
+                f"{tuple(t.shape)}",
                 name,
             )
     if not _kv_shape_fits(q.shape, k.shape, v.shape, MAIN_PROGRAMS[program].any_kv_shape):
@@ -154,6 +177,12 @@ def _check(q, k, v, out, lse, grad_out, program):
         )
 
 
+def _dtype_name(dtype, q):
+    """What _check asks for: bfloat16 or float16, q's dtype once q has one
+    of them."""
+    return str(dtype).removeprefix("torch.") if q.dtype in DTYPES else "bfloat16 or float16"
+
+
 def _kv_shape_fits(q, k, v, any_kv_shape):
     """Whether K and V of shapes `k`, `v` go with Q of shape `q`: q's shape,
     or (a program with any_kv_shape) one shape with q's batch and a number
@@ -169,17 +198,21 @@ def covers(q, k, v, causal, main_program=None, deterministic=False) -> bool:
     `deterministic` (bitwise the same gradients run to run)."""
     if not all(t.dim() == 4 for t in (q, k, v)):
         return False
-    if deterministic and not (DETERMINISTIC_IN_AUTOGRAD and not causal and q.shape[-1] == 128):
+    if deterministic and (causal or q.shape[-1] != 128):  # the mode's one form
         return False
     name = _main_program(main_program, causal, q.shape[-1])
     if name is None:
         return False
     program = MAIN_PROGRAMS[name]
-    if main_program is None and not program.in_autograd:
+    if (
+        main_program is None
+        and (DETERMINISTIC if deterministic else name, q.dtype) not in IN_AUTOGRAD
+    ):
         return False
     return (
         q.is_cuda
-        and all(t.dtype == torch.bfloat16 for t in (q, k, v))
+        and q.dtype in DTYPES
+        and all(t.dtype == q.dtype for t in (k, v))
         and k.shape[-1] == q.shape[-1]
         and v.shape[-1] == q.shape[-1]
         and _kv_shape_fits(q.shape, k.shape, v.shape, program.any_kv_shape)
@@ -206,7 +239,7 @@ def attention_backward(
     dq_layout=None,
     deterministic=False,
 ):
-    """dq, dk, dv (bfloat16) of softmax(scale q k^T) v, from the forward's
+    """dq, dk, dv (q's dtype: bfloat16 or float16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
     (and the lse's, `grad_lse`, when the lse was used); `causal`: torch's
     is_causal (top-left).
@@ -247,7 +280,7 @@ def attention_backward(
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
     d = MAIN_PROGRAMS[program].head_dim
-    preprocess = _kernel(cache, f"preprocess_bf16_d{d}.mlir")
+    preprocess = _kernel(cache, f"preprocess_bf16_d{d}.mlir", q.dtype)
     q, k, v, out, grad_out = (t.contiguous() for t in (q, k, v, out, grad_out))
     lse = lse.contiguous()
     run = torch.ops.tiledattn.run_bundle
@@ -268,7 +301,7 @@ def attention_backward(
     }[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
     # A candidate bundle runs instead of the main program (not compiled).
-    main = Path(main_bundle or _kernel(cache, program).path)
+    main = Path(main_bundle or _kernel(cache, program, q.dtype).path)
     writes = _writes_gradients(main)  # dK, dV written once, dS scaled in the loop
     if writes:
         dk, dv = torch.empty_like(k), torch.empty_like(k)
@@ -288,7 +321,7 @@ def attention_backward(
 def _deterministic(q, k, v, grad_out, lse, delta, scale, cache):
     """dK and dV, each written once by the block that owns its keys, then dQ
     accumulated in registers over the key tiles in order: no atomics."""
-    dkdv, dq_program = (_kernel(cache, name) for name in DETERMINISTIC_PROGRAMS)
+    dkdv, dq_program = (_kernel(cache, name, q.dtype) for name in DETERMINISTIC_PROGRAMS)
     run = torch.ops.tiledattn.run_bundle
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(k)
     run(q, k, v, grad_out, lse, float(scale), str(dkdv.path), [delta, dk, dv])
