@@ -166,7 +166,8 @@ def main() -> int:
         print(f"variant schedule {path.name}: {tiledattn.compile(path, cache=cache).path}")
     # The backward's hand-written tile programs and candidates
     # (python/test/test_gpu_backward_programs.py).
-    for name, dtype, text in program_texts():
+    # (The package carries them at the other head dims: scripts/package_kernels.py.)
+    for name, dtype, _, text in program_texts():
         print(f"backward program {name} {dtype}: {tiledattn.compile(text, cache=cache).path}")
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)

@@ -3,8 +3,9 @@ without a compiler (a wheel on a GPU machine has none) into
 build/kernels/by-text, which the wheel carries as tiledattn/kernels/by-text:
 decode_attention's, where scaled_dot_product_attention sends a decode
 (Sq <= 16), kvcache_attention's (contiguous and pages of 128 and 256), and
-the backward's tile programs in both dtypes (tiledattn.backward_kernels,
-which autograd uses). tiledattn.compile looks there when there is no compiler.
+the backward's tile programs in both dtypes and every head dim they take
+(tiledattn.backward_kernels, which autograd uses). tiledattn.compile looks
+there when there is no compiler.
 
     python3 scripts/package_kernels.py [OUT_DIR]
 
@@ -22,7 +23,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import torch  # noqa: E402
 
 import tiledattn  # noqa: E402
-from tiledattn.backward_kernels import program_texts  # noqa: E402
+from tiledattn.backward_kernels import HEAD_DIMS, program_texts  # noqa: E402
 from tiledattn.decode import PACKAGED_HEAD_DIMS, _kernel_text  # noqa: E402
 from tiledattn.kvcache import PACKAGED_PAGE_SIZES  # noqa: E402
 from tiledattn.kvcache import kernel_text as kvcache_kernel_text  # noqa: E402
@@ -42,9 +43,9 @@ def main() -> int:
                 for page in PACKAGED_PAGE_SIZES:
                     tiledattn.compile(kvcache_kernel_text(dtype, d, d, page), cache=cache)
                     print(f"kvcache {dtype} d{d} page={page}")
-        for name, dtype, text in program_texts():
+        for name, dtype, head_dim, text in program_texts(HEAD_DIMS):
             tiledattn.compile(text, cache=cache)
-            print(f"backward program {name} {dtype}")
+            print(f"backward program {name} {dtype} head dim {head_dim}")
         for bundle in (Path(cache) / "by-text").iterdir():
             if bundle.is_dir():
                 shutil.copytree(bundle, out / bundle.name)

@@ -25,12 +25,32 @@ def test_refuses_other_dtypes():
         attention_backward(q, k.bfloat16(), v, out, lse, grad, 0.1)
 
 
+def test_a_smaller_head_dim_is_the_programs_operands_edited():
+    # Head dim 96 on main_bf16_d128_rows.mlir's 128-column tiles: only the
+    # operands' head dim and the function's name change, and a header says so.
+    from tiledattn.backward_kernels import HEAD_DIMS, program_text, program_texts, tile_head_dim
+
+    own = program_text("main_bf16_d128_rows.mlir")
+    text = program_text("main_bf16_d128_rows.mlir", torch.float16, 96)
+    assert text.startswith("// Head dim 96: main_bf16_d128_rows.mlir (f16) on its 128-column")
+    assert "@bwd_main_f16_d96_rows(" in text and "memref<?x?x?x96xf16" in text
+    assert "x128xf16, strided" not in text and "!tiledattn.smem<64x128xf16>" in text
+    assert text.count("\n") == own.count("\n") + 2
+    assert [tile_head_dim(d) for d in HEAD_DIMS] == [64] * 4 + [128] * 4
+    assert {tile_head_dim(d) for d in (8, 72, 136, 0)} == {None}
+    with pytest.raises(ValueError, match="whose tiles are 128 columns\\) but got 64"):
+        program_text("main_bf16_d128_rows.mlir", head_dim=64)
+    padded = {(n, d) for n, _, d, _ in program_texts(HEAD_DIMS)}
+    assert ("main_bf16_d64_rows.mlir", 32) in padded and ("dq_bf16_d128.mlir", 96) in padded
+    assert ("main_bf16_d64_rows.mlir", 96) not in padded
+
+
 def test_the_float16_programs_are_the_bf16_ones_with_their_element_type_edited():
     from tiledattn.backward_kernels import DTYPES, PROGRAMS, program_text, program_texts
 
     texts = list(program_texts())
     assert len(texts) == len(DTYPES) * len(list(PROGRAMS.glob("*.mlir")))
-    for name, dtype, text in texts:
+    for name, dtype, _, text in texts:
         assert text == program_text(name, dtype)
         if dtype == torch.float16:
             # its types and its function's name; nothing else changes
@@ -39,11 +59,17 @@ def test_the_float16_programs_are_the_bf16_ones_with_their_element_type_edited()
 
 
 def test_refuses_other_head_dims():
+    for d in (136, 72, 8):  # past 128, or not a multiple of 16
+        q, k, v, out, lse, grad = _inputs(d=d)
+        with pytest.raises(
+            tiledattn.UnsupportedInputError,
+            match=rf"head dim 128 or 64 or a multiple of 16 below it .* \(1, 2, 64, {d}\)",
+        ):
+            attention_backward(q, k, v, out, lse, grad, 0.1)
+    # one head dim for all
     q, k, v, out, lse, grad = _inputs(d=96)
-    with pytest.raises(
-        tiledattn.UnsupportedInputError, match=r"head dim 128 or 64 .* \(1, 2, 64, 96\)"
-    ):
-        attention_backward(q, k, v, out, lse, grad, 0.1)
+    with pytest.raises(tiledattn.UnsupportedInputError, match=r"'k' to be a \[B, H, S, 96\]"):
+        attention_backward(q, k[..., :80], v, out, lse, grad, 0.1)
     # a program of another head dim, named
     q, k, v, out, lse, grad = _inputs(d=64)
     with pytest.raises(ValueError, match="of head dim 64 but got 'main_bf16_d128_rows.mlir'"):
@@ -142,7 +168,7 @@ def test_autograd_sends_only_what_the_programs_cover():
     # causal, head dim 64 and float16: their forms, once their GPU tests
     # have passed (IN_AUTOGRAD); asked for by name, they run
     in_autograd = backward_kernels.IN_AUTOGRAD
-    assert covers(q, q, q, True) == ((backward_kernels.CAUSAL_MAIN, q.dtype) in in_autograd)
+    assert covers(q, q, q, True) == ((backward_kernels.CAUSAL_MAIN, q.dtype, 128) in in_autograd)
     assert covers(q, q, q, True, "main_bf16_d128_rows_causal.mlir")
     q64 = Cuda((1, 2, 64, 64))
     assert not covers(q64, q64, q64, False)
@@ -152,7 +178,7 @@ def test_autograd_sends_only_what_the_programs_cover():
         covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
     f16 = Cuda((1, 2, 64, 128), torch.float16)
     assert covers(f16, f16, f16, False) == (
-        (backward_kernels.DEFAULT_MAIN, f16.dtype) in in_autograd
+        (backward_kernels.DEFAULT_MAIN, f16.dtype, 128) in in_autograd
     )
     assert covers(f16, f16, f16, False, backward_kernels.DEFAULT_MAIN)
     assert not covers(f16, q, q, False, backward_kernels.DEFAULT_MAIN)  # mixed dtypes
@@ -302,7 +328,7 @@ def test_autograd_takes_the_deterministic_programs_only_once_they_are_on(monkeyp
             return 4
 
     q = Cuda()
-    mode = (backward_kernels.DETERMINISTIC, torch.bfloat16)
+    mode = (backward_kernels.DETERMINISTIC, torch.bfloat16, 128)
     assert covers(q, q, q, False, deterministic=True) == (mode in backward_kernels.IN_AUTOGRAD)
     monkeypatch.setattr(backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {mode})
     assert covers(q, q, q, False, deterministic=True)

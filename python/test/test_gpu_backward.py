@@ -233,7 +233,7 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
     monkeypatch.setenv("TILEDATTN_BACKWARD_MAIN", "main_bf16_d128_rows.mlir")
-    causal_form = (backward_kernels.CAUSAL_MAIN, torch.bfloat16)
+    causal_form = (backward_kernels.CAUSAL_MAIN, torch.bfloat16, 128)
     monkeypatch.setattr(
         backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {causal_form}
     )
@@ -269,7 +269,7 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(monkeypatc
         raise AssertionError("the torch-ops backward ran")
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
-    deterministic = (backward_kernels.DETERMINISTIC, torch.bfloat16)
+    deterministic = (backward_kernels.DETERMINISTIC, torch.bfloat16, 128)
     monkeypatch.setattr(
         backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {deterministic}
     )
@@ -301,13 +301,18 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(monkeypatc
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize(
     "shape, causal",
-    [((2, 4, 2, 300, 300, 128), True), ((1, 4, 1, 200, 333, 64), False)],
-    ids=["causal-gqa", "d64-mqa"],
+    [
+        ((2, 4, 2, 300, 300, 128), True),
+        ((1, 4, 1, 200, 333, 64), False),
+        ((1, 4, 2, 129, 300, 96), True),
+        ((2, 2, 2, 100, 100, 32), False),
+    ],
+    ids=["causal-gqa", "d64-mqa", "d96-causal", "d32"],
 )
 def test_every_program_form_runs_through_autograd_once_in_autograd(
     shape, causal, dtype, monkeypatch
 ):
-    # Every (main program, dtype) form in IN_AUTOGRAD: autograd sends these
+    # Every (main program, dtype, head dim) form in IN_AUTOGRAD: autograd sends these
     # backwards to the programs, not the torch-ops backward, and they match
     # float64 with FlashAttention's criterion.
     from tiledattn import backward, backward_kernels
@@ -316,7 +321,12 @@ def test_every_program_form_runs_through_autograd_once_in_autograd(
         raise AssertionError("the torch-ops backward ran")
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
-    every_form = {(p, t) for p in backward_kernels.MAIN_PROGRAMS for t in backward_kernels.DTYPES}
+    every_form = {
+        (p, t, d)
+        for p in backward_kernels.MAIN_PROGRAMS
+        for t in backward_kernels.DTYPES
+        for d in backward_kernels.HEAD_DIMS
+    }
     monkeypatch.setattr(backward_kernels, "IN_AUTOGRAD", frozenset(every_form))
     b, hq, hkv, sq, sk, d = shape
     torch.manual_seed(sum(shape))

@@ -186,3 +186,21 @@ def test_deterministic_programs_match_float64_and_themselves(shape):
 )
 def test_float16_forms_match_float64(shape, form):
     _check_against_float64(shape, dtype=torch.float16, **form)
+
+
+# Head dims below the programs' (backward_kernels.program_text): 96 and 80
+# on the D = 128 programs' tiles, 32 on the D = 64 one's; each form.
+@pytest.mark.parametrize("shape", [(2, 3, 100), (1, 4, 2, 129, 300)], ids=str)
+@pytest.mark.parametrize(
+    "form",
+    [
+        dict(causal=False, d=96),
+        dict(causal=True, d=80),
+        dict(causal=False, d=32),
+        dict(causal=False, d=96, deterministic=True),
+        dict(causal=True, d=96, dtype=torch.float16),
+    ],
+    ids=["d96", "d80-causal", "d32", "d96-deterministic", "d96-causal-fp16"],
+)
+def test_smaller_head_dims_match_float64(shape, form):
+    _check_against_float64(shape, **form)

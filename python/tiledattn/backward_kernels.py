@@ -6,8 +6,9 @@ by torch.ops.tiledattn.run_bundle.
 
 What they cover today: bf16 and float16 (the programs are written for
 bf16; program_text gives the float16 form, the same program with its
-element type edited), head dim 128 (and 64, main_bf16_d64_rows.mlir), no
-mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir) or not;
+element type edited), head dim 128 (and 64, main_bf16_d64_rows.mlir; and
+every other multiple of 16 up to 128, on those programs' tiles, program_text
+editing their operands' head dim), no mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir) or not;
 the row forms also GQA / MQA (dK and dV summed over a group's query heads)
 and q and k of different lengths, the one-consumer program one length and
 one number of heads and no causal. Anything else raises
@@ -25,6 +26,7 @@ programs do not cover keeps the torch-ops backward.
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -38,6 +40,8 @@ _OP = "tiledattn.backward_kernels.attention_backward"
 _DQ_LAYOUTS = ("halves", "blocks", "rows")
 # The element types the programs take, by the name their text uses.
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
+# The head dims they take: every multiple of 16 up to 128 (tile_head_dim).
+HEAD_DIMS = tuple(range(16, 129, 16))
 
 
 class MainProgram(NamedTuple):
@@ -66,12 +70,13 @@ CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
 # dK and dV, then dQ in registers.
 DETERMINISTIC_PROGRAMS = ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir")
 DETERMINISTIC = DETERMINISTIC_PROGRAMS[0]
-# What autograd runs: the (main program, dtype) forms whose GPU tests have
-# passed, DETERMINISTIC standing for the deterministic mode's pair; every
-# other backward keeps the torch-ops one. The causal row form with GQA,
-# head dim 64, the deterministic mode and every float16 form have not run
-# on a GPU yet (attention_backward runs them when asked).
-IN_AUTOGRAD = frozenset({(DEFAULT_MAIN, torch.bfloat16)})
+# What autograd runs: the (main program, dtype, head dim) forms whose GPU
+# tests have passed, DETERMINISTIC standing for the deterministic mode's
+# pair; every other backward keeps the torch-ops one. The causal row form
+# with GQA, head dim 64, the deterministic mode, every float16 form and the
+# padded head dims have not run on a GPU yet (attention_backward runs them
+# when asked).
+IN_AUTOGRAD = frozenset({(DEFAULT_MAIN, torch.bfloat16, 128)})
 # The program a call runs unless one is named: by (head dim, causal).
 # $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
 _DEFAULTS = {
@@ -81,37 +86,88 @@ _DEFAULTS = {
 }
 
 
-def program_text(program, dtype=torch.bfloat16):
-    """A program's MLIR for `dtype`: its file's text (written for bf16), or
-    for float16 the same program with every bf16 an f16 (its types, its
-    name, its comments): the lowering takes either element type."""
+def tile_head_dim(head_dim):
+    """The head dim of the programs that run head dim `head_dim`: 64 or 128,
+    the smallest that holds it (a multiple of 16: TMA fills the tiles'
+    columns past it with zeros), else None."""
+    if head_dim % 16 or not 0 < head_dim <= 128:
+        return None
+    return 64 if head_dim <= 64 else 128
+
+
+def program_text(program, dtype=torch.bfloat16, head_dim=None):
+    """A program's MLIR for `dtype` and `head_dim` (default: the program's
+    own). Its file's text is written for bf16; for float16 it is the same
+    program with every bf16 an f16 (its types, its name, its comments): the
+    lowering takes either element type. For a smaller head dim, the
+    operands' head dim is edited (the tiles keep the program's columns, TMA
+    loads zeros past the operands' and the caller keeps the gradients'
+    first `head_dim` columns)."""
     text = (PROGRAMS / program).read_text()
-    return text if dtype == torch.bfloat16 else text.replace("bf16", DTYPES[dtype])
+    if dtype != torch.bfloat16:
+        text = text.replace("bf16", DTYPES[dtype])
+    own = _own_head_dim(program)
+    if head_dim is None or head_dim == own:
+        return text
+    if tile_head_dim(head_dim) != own:
+        raise ValueError(
+            f"{_OP}: expected a head dim that {program} runs (a multiple of 16 whose "
+            f"tiles are {own} columns) but got {head_dim}"
+        )
+    text = text.replace(f"memref<?x?x?x{own}x", f"memref<?x?x?x{head_dim}x")
+    return (
+        f"// Head dim {head_dim}: {program} ({DTYPES[dtype]}) on its {own}-column tiles,\n"
+        "// the operands' head dim edited (backward_kernels.program_text).\n"
+        + re.sub(rf"(@bwd_\w*?_d){own}", rf"\g<1>{head_dim}", text)
+    )
 
 
-def program_texts():
-    """(program file, dtype, text) of every program in every dtype: what
-    the package and the GPU machine's cache carry compiled."""
+def _own_head_dim(program):
+    """The head dim a program's file is written for (its name's _d<N>)."""
+    return int(re.search(r"_d(\d+)", program).group(1))
+
+
+def program_texts(head_dims=()):
+    """(program file, dtype, head dim, text) of every program in every
+    dtype, at its own head dim and at each of `head_dims` it runs: what the
+    package (own head dims) and the GPU machine's cache (the tests' padded
+    ones too) carry compiled."""
     for path in sorted(PROGRAMS.glob("*.mlir")):
-        for dtype in DTYPES:
-            yield path.name, dtype, program_text(path.name, dtype)
+        own = _own_head_dim(path.name)
+        for d in (own, *(d for d in head_dims if d != own and tile_head_dim(d) == own)):
+            for dtype in DTYPES:
+                yield path.name, dtype, d, program_text(path.name, dtype, d)
 
 
-@functools.lru_cache(maxsize=16)
-def _kernel(cache, program, dtype=torch.bfloat16):
+@functools.lru_cache(maxsize=32)
+def _kernel(cache, program, dtype=torch.bfloat16, head_dim=None):
     """A program's bundle, found (or compiled) once per cache directory:
     autograd calls this every backward, so a hash of the program's text and
     a look on disk per call would be host time spent twice
     (compiler.kernel_entry keeps the forward's kernels the same way)."""
-    if dtype == torch.bfloat16:
+    if dtype == torch.bfloat16 and head_dim in (None, _own_head_dim(program)):
         return compiler.compile(PROGRAMS / program, cache=cache)
-    return compiler.compile(program_text(program, dtype), cache=cache)
+    return compiler.compile(program_text(program, dtype, head_dim), cache=cache)
+
+
+@functools.lru_cache(maxsize=64)
+def _obtainable(program, dtype, head_dim):
+    """Whether the bundle of a form is compiled or can be (a wheel without
+    the compiler carries only the programs' own head dims): autograd sends
+    a padded head dim to the programs only where it is."""
+    try:
+        _kernel(None, program, dtype, head_dim)
+    except compiler.CompileError:
+        return False
+    return True
 
 
 def _main_program(name, causal=False, head_dim=128):
     """`name`, else $TILEDATTN_BACKWARD_MAIN where it is a program for this
     head dim and causality, else the default one; one of MAIN_PROGRAMS,
-    causal as `causal` is, of head dim `head_dim` (or None: no program)."""
+    causal as `causal` is, whose tiles take head dim `head_dim`
+    (tile_head_dim; or None: no program)."""
+    head_dim = tile_head_dim(head_dim) if head_dim else None
     env = os.environ.get("TILEDATTN_BACKWARD_MAIN")
     for given, source in ((name, "'main_program'"), (env, "$TILEDATTN_BACKWARD_MAIN")):
         if not given:
@@ -136,7 +192,7 @@ def _main_program(name, causal=False, head_dim=128):
 
 
 def _check(q, k, v, out, lse, grad_out, program):
-    d = MAIN_PROGRAMS[program].head_dim
+    d = q.shape[-1]
     dtype = q.dtype if q.dtype in DTYPES else torch.bfloat16
     for name, t in (("q", q), ("k", k), ("v", v), ("out", out), ("grad_out", grad_out)):
         if t.dim() != 4 or t.dtype != dtype or t.shape[-1] != d:
@@ -198,28 +254,31 @@ def covers(q, k, v, causal, main_program=None, deterministic=False) -> bool:
     `deterministic` (bitwise the same gradients run to run)."""
     if not all(t.dim() == 4 for t in (q, k, v)):
         return False
-    if deterministic and (causal or q.shape[-1] != 128):  # the mode's one form
+    head_dim = q.shape[-1]
+    if deterministic and (causal or tile_head_dim(head_dim) != 128):  # the mode's form
         return False
-    name = _main_program(main_program, causal, q.shape[-1])
+    name = _main_program(main_program, causal, head_dim)
     if name is None:
         return False
     program = MAIN_PROGRAMS[name]
-    if (
-        main_program is None
-        and (DETERMINISTIC if deterministic else name, q.dtype) not in IN_AUTOGRAD
-    ):
+    runs = DETERMINISTIC_PROGRAMS if deterministic else (name,)
+    if main_program is None and (runs[0], q.dtype, head_dim) not in IN_AUTOGRAD:
         return False
-    return (
+    fits = (
         q.is_cuda
         and q.dtype in DTYPES
         and all(t.dtype == q.dtype for t in (k, v))
-        and k.shape[-1] == q.shape[-1]
-        and v.shape[-1] == q.shape[-1]
+        and k.shape[-1] == head_dim
+        and v.shape[-1] == head_dim
         and _kv_shape_fits(q.shape, k.shape, v.shape, program.any_kv_shape)
         # an empty batch or key set: the torch-ops backward's zeros
         and q.shape.numel() > 0
         and k.shape.numel() > 0
     )
+    if not fits or head_dim == program.head_dim:
+        return fits
+    preprocess = f"preprocess_bf16_d{program.head_dim}.mlir"
+    return all(_obtainable(p, q.dtype, head_dim) for p in (preprocess, *runs))
 
 
 def attention_backward(
@@ -261,8 +320,8 @@ def attention_backward(
         raise UnsupportedInputError(
             f"{_OP}: expected head dim "
             + " or ".join(sorted({str(d) for d, c in _DEFAULTS if c == causal}))
-            + f" ({'causal' if causal else 'not causal'}; the programs' forms) but got "
-            f"q of shape {tuple(q.shape)}",
+            + f" or a multiple of 16 below it ({'causal' if causal else 'not causal'}; the "
+            f"programs' forms) but got q of shape {tuple(q.shape)}",
             "q",
         )
     dq_layout = dq_layout or MAIN_PROGRAMS[program].dq_layout
@@ -279,8 +338,10 @@ def attention_backward(
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
-    d = MAIN_PROGRAMS[program].head_dim
-    preprocess = _kernel(cache, f"preprocess_bf16_d{d}.mlir", q.dtype)
+    # The programs' tiles are d columns wide; a smaller head runs on them
+    # (program_text), its gradients the first `head` columns of d-wide ones.
+    head, d = q.shape[-1], MAIN_PROGRAMS[program].head_dim
+    preprocess = _kernel(cache, f"preprocess_bf16_d{d}.mlir", q.dtype, head)
     q, k, v, out, grad_out = (t.contiguous() for t in (q, k, v, out, grad_out))
     lse = lse.contiguous()
     run = torch.ops.tiledattn.run_bundle
@@ -291,7 +352,7 @@ def attention_backward(
     if grad_lse is not None:  # d lse / d s = P: dS = P (dP - D + dlse)
         delta -= grad_lse.float()
     if deterministic:
-        return _deterministic(q, k, v, grad_out, lse, delta, scale, cache)
+        return _deterministic(q, k, v, grad_out, lse, delta, scale, cache, d)
     batch, heads, length, _ = q.shape
     blocks = -(-length // 64)
     dq_shape = {
@@ -301,32 +362,42 @@ def attention_backward(
     }[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
     # A candidate bundle runs instead of the main program (not compiled).
-    main = Path(main_bundle or _kernel(cache, program, q.dtype).path)
+    main = Path(main_bundle or _kernel(cache, program, q.dtype, head).path)
     writes = _writes_gradients(main)  # dK, dV written once, dS scaled in the loop
+    kv_shape = (*k.shape[:-1], d)
     if writes:
-        dk, dv = torch.empty_like(k), torch.empty_like(k)
+        dk, dv = (torch.empty(kv_shape, dtype=k.dtype, device=k.device) for _ in "kv")
     else:  # f32 accumulators, added into
-        dk, dv = (torch.zeros(k.shape, dtype=torch.float32, device=q.device) for _ in "kv")
+        dk, dv = (torch.zeros(kv_shape, dtype=torch.float32, device=q.device) for _ in "kv")
     run(q, k, v, grad_out, lse, float(scale), str(main), [delta, dq, dk, dv])
     # Each gradient scaled (unless the program did) and rounded in one pass
     # (torch.mul into a bf16 out): dQ from its fragment-ordered blocks
     # straight into rows.
     dq = _scaled(_in_row_order(dq, dq_layout), None if writes else scale, q.dtype, d)
-    dq = dq[:, :, :length]
     if not writes:
         dk, dv = _scaled(dk, scale, q.dtype, d), dv.to(q.dtype)
-    return dq if length % 64 == 0 else dq.contiguous(), dk, dv
+    return tuple(_head_columns(g, head) for g in (dq[:, :, :length], dk, dv))
 
 
-def _deterministic(q, k, v, grad_out, lse, delta, scale, cache):
+def _head_columns(grad, head):
+    """A gradient's first `head` columns (of its tiles' d), contiguous."""
+    return (
+        grad if grad.shape[-1] == head and grad.is_contiguous() else grad[..., :head].contiguous()
+    )
+
+
+def _deterministic(q, k, v, grad_out, lse, delta, scale, cache, d):
     """dK and dV, each written once by the block that owns its keys, then dQ
-    accumulated in registers over the key tiles in order: no atomics."""
-    dkdv, dq_program = (_kernel(cache, name, q.dtype) for name in DETERMINISTIC_PROGRAMS)
+    accumulated in registers over the key tiles in order: no atomics. The
+    gradients are d columns wide (the tiles'), q's head dim kept."""
+    head = q.shape[-1]
+    dkdv, dq_program = (_kernel(cache, name, q.dtype, head) for name in DETERMINISTIC_PROGRAMS)
     run = torch.ops.tiledattn.run_bundle
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(k)
+    dq = torch.empty(*q.shape[:-1], d, dtype=q.dtype, device=q.device)
+    dk, dv = (torch.empty(*k.shape[:-1], d, dtype=k.dtype, device=k.device) for _ in "kv")
     run(q, k, v, grad_out, lse, float(scale), str(dkdv.path), [delta, dk, dv])
     run(q, k, v, grad_out, lse, float(scale), str(dq_program.path), [delta, dq])
-    return dq, dk, dv
+    return tuple(_head_columns(g, head) for g in (dq, dk, dv))
 
 
 @functools.lru_cache(maxsize=32)
