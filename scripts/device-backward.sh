@@ -6,12 +6,14 @@
 #   2. scripts/backward_programs_speed.py: every main program beside cuDNN
 #      and FA2, plus the candidate bundles given as arguments (its --main /
 #      --main-blocks / --main-row-order options, passed through) and the
-#      deterministic mode; then the causal and head dim 64 forms;
+#      deterministic mode; then the causal form (with the causal candidates
+#      given as --causal-main BUNDLE) and head dim 64;
 #   3. scripts/train_compare.py, 300 steps, not causal: the curves (JSON;
 #      `python3 scripts/train_compare.py --plot` draws them here).
 # The kernels come from the build's flex cache (the GPU machine has no
 # compiler).
 #   there: OUT=<dir> bash scripts/device-backward.sh [--main BUNDLE ...]
+#          [--causal-main BUNDLE ...]
 #          (carry build/device-carry.tgz, scripts/device-pack.sh)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
@@ -25,20 +27,25 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=python PYTHONWARNINGS=ignore
 export TILEDATTN_KERNEL_DIR=${TILEDATTN_KERNEL_DIR:-$PWD/build/kernels}
 export TILEDATTN_RUNTIME_LIB=${TILEDATTN_RUNTIME_LIB:-$PWD/build/runtime/libtiledattn_runtime.so}
 status=0
+args=() causal_args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --causal-main ]; then causal_args+=(--main "$2"); else args+=("$1" "$2"); fi
+  shift 2
+done
 timeout 240 python3 -m pytest -q -p no:cacheprovider python/test/test_gpu_backward_programs.py \
   python/test/test_gpu_backward.py python/test/test_gpu_training.py >"$OUTDIR/tests.txt" 2>&1 || status=1
 grep -E '^(FAILED|ERROR) ' "$OUTDIR/tests.txt" | head -n 20
 echo "backward tests: $(tail -n 1 "$OUTDIR/tests.txt")"
-timeout 150 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --deterministic "$@" \
+timeout 150 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --deterministic ${args[@]+"${args[@]}"} \
   >"$OUTDIR/speed.txt" 2>&1 || status=1
 tail -n 5 "$OUTDIR/speed.txt"
-# The causal and head dim 64 forms (not yet in autograd: their first runs).
-for form in --causal "--head-dim 64"; do
-  # shellcheck disable=SC2086
-  timeout 90 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 $form \
-    >>"$OUTDIR/speed-forms.txt" 2>&1 || status=1
-done
-tail -n 10 "$OUTDIR/speed-forms.txt"
+# The causal form (and its candidates) and head dim 64.
+timeout 90 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --causal \
+  ${causal_args[@]+"${causal_args[@]}"} >"$OUTDIR/speed-causal.txt" 2>&1 || status=1
+tail -n 5 "$OUTDIR/speed-causal.txt"
+timeout 60 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --head-dim 64 \
+  >"$OUTDIR/speed-d64.txt" 2>&1 || status=1
+tail -n 5 "$OUTDIR/speed-d64.txt"
 timeout 90 python3 scripts/train_compare.py --steps 300 --out "$OUTDIR" >"$OUTDIR/train.txt" 2>&1 ||
   status=1
 tail -n 1 "$OUTDIR/train.txt"
