@@ -117,10 +117,11 @@
 // DYNPTX-DAG: redux.sync.min.u32
 // D=256 up to 512 keys: block_n 64 (512 = 8 x 64; 80 leaves a block 40%
 // used), persistent, with the ring position and Q's base through
-// redux.sync (uniform_ring) so the block loop stays on the uniform datapath.
+// redux.sync (uniform_ring) so the block loop stays on the uniform datapath;
+// through the tile program, its producer one thread at 40 registers.
 // SHORT512: "max_seqlen_k": 512,
 // SHORT512-NOT: "min_seqlen_k"
-// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}persistent = true, tma_store = true, overlap_epilogue = true, uniform_ring = true>"
+// SHORT512: "schedule": "#tiledattn.schedule<block_m = 128, block_n = 64,{{.*}}producer_regs = 40, consumer_regs = 232,{{.*}}persistent = true, tma_store = true, overlap_epilogue = true, uniform_ring = true, one_thread_producer = true>"
 // Causal D=256 up to 512 keys: block_n 64, one block per tile, whose first
 // Q.K^T starts on the first atoms of Q and K, and each consumer stops at
 // the last block its rows reach (consumer 0 skips every tile's last block).
