@@ -243,6 +243,8 @@ private:
   /// two 8-column chunks of the warp's 16 rows each (the accumulator's
   /// register order is stmatrix's fragment order), addressed as
   /// matrixX4Rows says. `each` (if given) maps register j's value first.
+  /// A packed tile's words (i32, registers 2k and 2k + 1 of the f32 one)
+  /// go to stmatrix as they are.
   void storeMatrices(const AccumulatorPlace &p, ArrayRef<Value> acc,
                      TypedValue<SmemType> stage, Value address, Value firstRow,
                      int64_t cols,
@@ -251,13 +253,17 @@ private:
     int64_t atomBytes = stage.getType().getRows() * 128;
     MatrixX4Rows m = matrixX4Rows(p, address, firstRow);
     MLIRContext *ctx = b.getContext();
+    bool packed = !acc.empty() && acc.front().getType().isInteger(32);
     for (int64_t i = 0; i < cols / 8; i += 2) {
       SmallVector<Value> values;
-      for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
-        values.push_back(each ? each(j, acc[j]) : acc[j]);
+      if (!packed)
+        for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
+          values.push_back(each ? each(j, acc[j]) : acc[j]);
       Value pointer = matrixX4Pointer(m, i, atomBytes);
       NVVM::StMatrixOp::create(
-          b, loc, pointer, math.pack(values, elementType),
+          b, loc, pointer,
+          packed ? Regs(acc.begin() + 2 * i, acc.begin() + 2 * i + 4)
+                 : math.pack(values, elementType),
           NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
           NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
           NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16));

@@ -1,9 +1,9 @@
 // Shipped default schedule: f16, head dim 128, no mask. Warp-specialized TMA + wgmma.
 // Run for key/value lengths >= 2048; the bundle without a range covers the rest.
-// Lowered through its tile program (split_tail: for_each_tile ...
-// split_tail, merge_pieces); hold_packed keeps the held O packed across the
-// back edge, which is what brought the program level with the emitter's
-// kernel (H100, same run: 1.000x at 4k, 1.013x at 16k; docs/perf-notes.md).
+// Lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter), with
+// hold_packed (the held O scaled and packed across the back edge), until its
+// tile program, which now writes hold_packed too, is A/B-timed against it
+// (docs/perf-notes.md, thirty-sixth session).
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d128_long.mlir -o sdpa_fwd_f16_d128_long
 // docs/Schedules.md describes every field.
@@ -12,7 +12,7 @@
 
 func.func @sdpa_fwd_f16_d128_long(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32)
-    attributes {tiledattn.min_seqlen_k = 2048 : i64} {
+    attributes {tiledattn.min_seqlen_k = 2048 : i64, tiledattn.hopper_emitter} {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,

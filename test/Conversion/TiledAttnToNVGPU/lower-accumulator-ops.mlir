@@ -9,6 +9,7 @@
 !rows = !llvm.struct<(f32, f32)>
 !acc16 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 !words16 = !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
+!words128 = !llvm.struct<(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32)>
 !acc128 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 module attributes {gpu.container_module} {
   gpu.module @m {
@@ -376,6 +377,34 @@ module attributes {gpu.container_module} {
             memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
             !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>,
             memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+      gpu.return
+    }
+
+    // tma_store of a packed tile (hold_packed's held O): its words go to
+    // stmatrix as they are, words 4k .. 4k + 3 for the k-th stmatrix, with no
+    // scaling, no packing and no lse.
+    // CHECK-LABEL: gpu.func @tma_store_packed
+    // CHECK-SAME: (%[[W:.*]]: !llvm.struct<(i32, {{.*}})>,
+    // CHECK-DAG: %[[W0:.*]] = llvm.extractvalue %[[W]][0]
+    // CHECK-DAG: %[[W3:.*]] = llvm.extractvalue %[[W]][3]
+    // CHECK-DAG: %[[W4:.*]] = llvm.extractvalue %[[W]][4]
+    // CHECK-NOT: arith.truncf
+    // CHECK-NOT: arith.mulf
+    // CHECK: nvvm.stmatrix %{{.*}}, %[[W0]], %{{.*}}, %{{.*}}, %[[W3]] {{.*}}shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
+    // CHECK: nvvm.stmatrix %{{.*}}, %[[W4]],
+    // CHECK-COUNT-6: nvvm.stmatrix
+    // CHECK-NOT: nvvm.stmatrix
+    // CHECK-NOT: memref.store
+    // CHECK: gpu.return
+    gpu.func @tma_store_packed(%w: !words128,
+                               %dest: memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+                               %row: index, %stage: index, %srow: index) kernel {
+      %ot = builtin.unrealized_conversion_cast %w : !words128 to !tiledattn.tile<64x128xbf16>
+      %st = builtin.unrealized_conversion_cast %stage : index to !tiledattn.smem<128x128xbf16>
+      tiledattn.tma_store %ot into %dest[%row, %row, %row] via %st[%srow]
+          : !tiledattn.tile<64x128xbf16>,
+            memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+            !tiledattn.smem<128x128xbf16>
       gpu.return
     }
 

@@ -335,6 +335,28 @@ func.func @tma_store_lse_without_statistics(%o: !o, %lse: !lse, %acc: !tiledattn
 // -----
 
 !o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_packed_to_another_type(%o: !o, %acc: !tiledattn.tile<64x128xf16>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // expected-error @+1 {{expected an f32 acc tile or one packed to dest's element type 'bf16', but got '!tiledattn.tile<64x128xf16>'}}
+  tiledattn.tma_store %acc into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<64x128xf16>, !o, !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @tma_store_packed_with_statistics(%o: !o, %acc: !tiledattn.tile<64x128xbf16>, %r: !tiledattn.tile<64xf32>, %i: index) {
+  %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
+  // expected-error @+1 {{expected no row_max and row_sum with a packed acc tile (O normalized already), but got them}}
+  tiledattn.tma_store %acc, %r, %r into %o[%i, %i, %i] via %s[%i]
+      : !tiledattn.tile<64x128xbf16>, !o, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+!o = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 func.func @tma_store_with_one_statistic(%o: !o, %acc: !tiledattn.tile<64x128xf32>, %r: !tiledattn.tile<64xf32>, %i: index) {
   %s = tiledattn.alloc : !tiledattn.smem<128x128xbf16>
   // expected-error @+1 {{expected both row_max and row_sum (O normalized here) or neither (O stored as it is)}}

@@ -54,6 +54,12 @@ func.func @tma_store(%o: !o, %lse: !lse, %acc: !acc, %m: !rows, %l: !rows, %i: i
   // CHECK: tiledattn.tma_store %[[ACC]], %[[M]], %[[L]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>, !tiledattn.tile<64xf32>, !tiledattn.tile<64xf32>{{$}}
   tiledattn.tma_store %acc, %m, %l into %o[%i, %i, %i] via %stage[%i]
       : !acc, !o, !tiledattn.smem<128x128xbf16>, !rows, !rows
+  // A packed O (normalized already), stored as it is.
+  // CHECK: %[[PACKED:.*]] = tiledattn.truncate %[[ACC]]
+  // CHECK-NEXT: tiledattn.tma_store %[[PACKED]] into %[[O]][%[[I]], %[[I]], %[[I]]] via %[[STAGE]][%[[I]]] : !tiledattn.tile<64x128xbf16>, memref<{{.*}}>, !tiledattn.smem<128x128xbf16>{{$}}
+  %packed = tiledattn.truncate %acc : !acc to !tiledattn.tile<64x128xbf16>
+  tiledattn.tma_store %packed into %o[%i, %i, %i] via %stage[%i]
+      : !tiledattn.tile<64x128xbf16>, !o, !tiledattn.smem<128x128xbf16>
   return
 }
 

@@ -535,6 +535,46 @@ func.func @defer_store(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %
 
 // -----
 
+// hold_packed: at the end of its tile the O a tile hands the next is
+// normalized (finish_rows writes the lse, rescale by 1 / l) and packed
+// (truncate), so the loop carries a bf16 tile and no row statistics, and
+// the deferred store takes it as it is (no statistics, no lse).
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @hold_packed
+// CHECK-SAME: (%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%{{[^:]*}}: {{[^%]*}}%[[O:[^:]*]]: {{[^%]*}}%[[LSE:[^:]*]]:
+// CHECK: } consumers(2) regs(240) {
+// CHECK:   %[[ACC0:.*]] = tiledattn.constant 0.000000e+00 : !tiledattn.tile<64x128xf32>
+// CHECK:   %[[ZERO:.*]] = tiledattn.truncate %[[ACC0]] : !tiledattn.tile<64x128xf32> to !tiledattn.tile<64x128xbf16>
+// CHECK:   %[[LAST:.*]]:6 = tiledattn.for_each_tile %{{.*}}, %{{.*}}, %{{.*}} iter_args(%{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : index, !tiledattn.tile<64x128xbf16>, index, index, index, i1)
+// CHECK:   ^bb0(%[[BX:[^:]*]]: index, %[[BY:[^:]*]]: index, %[[BZ:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[HELD:[^:]*]]: !tiledattn.tile<64x128xbf16>, %[[HROW:[^:]*]]: index, %[[HHEAD:[^:]*]]: index, %[[HBATCH:[^:]*]]: index, %[[HVALID:[^:]*]]: i1):
+// CHECK:     scf.if %[[HVALID]] {
+// CHECK-NEXT:  tiledattn.tma_store_wait
+// CHECK-NEXT:  tiledattn.tma_store %[[HELD]] into %[[O]][%[[HBATCH]], %[[HHEAD]], %[[HROW]]] via %{{.*}} : !tiledattn.tile<64x128xbf16>,
+// CHECK:     %[[INV:.*]] = tiledattn.finish_rows %{{.*}}, %{{.*}} into %[[LSE]][%[[BZ]], %[[BY]], %[[ROW:.*]]] :
+// CHECK-NEXT: %[[SCALED:.*]] = tiledattn.rescale %{{.*}}, %[[INV]]
+// CHECK-NEXT: %[[PACKED:.*]] = tiledattn.truncate %[[SCALED]] : !tiledattn.tile<64x128xf32> to !tiledattn.tile<64x128xbf16>
+// CHECK:     tiledattn.yield %{{.*}}, %[[PACKED]], %[[ROW]], %[[BY]], %[[BZ]], %{{.*}} :
+// CHECK:   scf.if %[[LAST]]#5 {
+// CHECK-NEXT: tiledattn.tma_store_wait
+// CHECK-NEXT: tiledattn.tma_store %[[LAST]]#1 into %[[O]][%[[LAST]]#4, %[[LAST]]#3, %[[LAST]]#2] via
+func.func @hold_packed(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   persistent = true, tma_store = true,
+                                   q_buffers = 2, defer_store = true,
+                                   hold_packed = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // tile_order = across_heads: both roles walk the tiles heads and batches
 // fastest (causal: longest first); uniform_consumer: the roles' consumer
 // index is known warp-uniform.

@@ -174,6 +174,20 @@ LogicalResult TmaStoreOp::verify() {
   if (!getRowMax() && getLse())
     return emitOpError("expected row_max and row_sum with lse (the lse is "
                        "computed from them)");
+  // A packed acc (O normalized and truncated, say by tiledattn.truncate) is
+  // stored as it is.
+  Type element = getDest().getType().getElementType();
+  if (!acc.getElementType().isF32()) {
+    if (acc.getElementType() != element)
+      return emitOpError("expected an f32 acc tile or one packed to dest's "
+                         "element type ")
+             << element << ", but got " << acc;
+    if (getRowMax())
+      return emitOpError("expected no row_max and row_sum with a packed acc "
+                         "tile (O normalized already), but got them");
+    acc = TileType::get(getContext(), acc.getShape(),
+                        Float32Type::get(getContext()));
+  }
   // Without statistics the rows are checked against themselves.
   auto rows = TileType::get(getContext(), {acc.getNumRows()},
                             Float32Type::get(getContext()));
@@ -186,7 +200,6 @@ LogicalResult TmaStoreOp::verify() {
            << kWarpgroupRows << " rows (one TMA box a 64-column atom), but got "
            << acc;
   SmemType stage = getStage().getType();
-  Type element = getDest().getType().getElementType();
   if (stage.getElementType() != element)
     return emitOpError("expected the stage's element type to be dest's, ")
            << element << ", but got " << stage.getElementType();

@@ -388,7 +388,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
   note(getQPerConsumer(), "q_per_consumer");
   note(getPrefetchNextKv(), "prefetch_next_kv");
   note(getRowSumMma(), "row_sum_mma");
-  note(getHoldPacked(), "hold_packed");
   note(getStageOInQ(), "stage_o_in_q");
   note(getStoreByAtom(), "store_by_atom");
   note(getKvMulticast(), "kv_multicast");

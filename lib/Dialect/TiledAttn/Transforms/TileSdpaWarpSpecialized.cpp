@@ -28,34 +28,35 @@
 // the schedule gives O a tile of its own (ScheduleAttr::stagesOInItsOwnTile),
 // in a tiledattn.alloc, waited for before the next tile writes it again.
 // With defer_store a tile's O is carried to the next tile and stored between
-// the issue and the wait of that tile's first S. With overlap_epilogue the
-// rows' 1 / l and lse (tiledattn.finish_rows) are computed under the last
-// P.V, and O, normalized after it, is stored as it is; tile_order,
-// uniform_consumer and uniform_ring become attributes of the tile loops,
-// the roles, and the ring gets and Q's mmas (`uniform_a`).
-// With q_in_registers each consumer reads its rows of Q into registers once
-// per tile (tiledattn.read_rows) and every S takes A from there. With
-// q_by_atom Q's ring fills in parts, one per atom (the first before the
-// first K block, the rest after it), and the tile's first S takes Q
-// `partial`, waiting for each atom before its k-steps (`after_parts`); with
-// k0_by_atom the first K block comes in the same put as Q (`with`), each of
-// its atoms on Q's atom's barrier, and the first S takes it `partial` too.
-// With skip_masked_blocks (causal) each consumer's loops end at the last
-// block its own rows reach (a bound said warp-uniform, tiledattn.uniform),
-// it takes an empty turn for each later block of the tile, and the producer
-// releases those blocks' slots for it (tiledattn.ring.skip).
-// With narrow_diagonal (causal, overlap_softmax) a masked block whose keys
-// from 64 on are right of all the consumer's rows takes a narrow form in
-// a warp-uniform scf.if: S over its first 64 keys (`mma_async ...
-// b_rows(64)`), P in f32, packed after the P.V's wait (`tiledattn.truncate`)
-// and widened with zeros to the block's (`tiledattn.resize`), and for the
-// last block a P.V over those 64 keys.
-// With dynamic_tiles the tile loops are `dynamic`: the producer's thread
-// takes each next tile from the launch's counter and tags Q's put with its
-// rank, ending with an end mark (a tagged put with no copy); the consumers'
-// loops take Q's slot and read the rank from its tag (`ranks_from`).
-// The schedule's other refinements are not written yet: the pass refuses a
-// schedule that sets one (ScheduleAttr::getHopperRefinements), naming it.
+// the issue and the wait of that tile's first S; with hold_packed it is
+// normalized (finish_rows, rescale, its lse written) and packed (truncate)
+// at the end of its tile, so half the registers cross the back edge. With
+// overlap_epilogue the rows' 1 / l and lse (tiledattn.finish_rows) are computed
+// under the last P.V, and O, normalized after it, is stored as it is;
+// tile_order, uniform_consumer and uniform_ring become attributes of the tile
+// loops, the roles, and the ring gets and Q's mmas (`uniform_a`). With
+// q_in_registers each consumer reads its rows of Q into registers once per tile
+// (tiledattn.read_rows) and every S takes A from there. With q_by_atom Q's ring
+// fills in parts, one per atom (the first before the first K block, the rest
+// after it), and the tile's first S takes Q `partial`, waiting for each atom
+// before its k-steps (`after_parts`); with k0_by_atom the first K block comes
+// in the same put as Q (`with`), each of its atoms on Q's atom's barrier, and
+// the first S takes it `partial` too. With skip_masked_blocks (causal) each
+// consumer's loops end at the last block its own rows reach (a bound said
+// warp-uniform, tiledattn.uniform), it takes an empty turn for each later block
+// of the tile, and the producer releases those blocks' slots for it
+// (tiledattn.ring.skip). With narrow_diagonal (causal, overlap_softmax) a
+// masked block whose keys from 64 on are right of all the consumer's rows takes
+// a narrow form in a warp-uniform scf.if: S over its first 64 keys (`mma_async
+// ... b_rows(64)`), P in f32, packed after the P.V's wait
+// (`tiledattn.truncate`) and widened with zeros to the block's
+// (`tiledattn.resize`), and for the last block a P.V over those 64 keys. With
+// dynamic_tiles the tile loops are `dynamic`: the producer's thread takes each
+// next tile from the launch's counter and tags Q's put with its rank, ending
+// with an end mark (a tagged put with no copy); the consumers' loops take Q's
+// slot and read the rank from its tag (`ranks_from`). The schedule's other
+// refinements are not written yet: the pass refuses a schedule that sets one
+// (ScheduleAttr::getHopperRefinements), naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -306,15 +307,16 @@ void WarpSpecializedWriter::writeConsumer(Value consumer) {
   c.slotRow = arith::MulIOp::create(b, loc, consumer, idx(kWarpgroupRows));
   // defer_store: no O is held before the first tile.
   SmallVector<Value> noneHeld;
-  if (schedule.getDeferStore())
-    noneHeld = HeldO{acc0,
-                     rowMax0,
-                     rowSum0,
-                     idx(0),
-                     idx(0),
-                     idx(0),
-                     arith::ConstantIntOp::create(b, loc, 0, 1)}
-                   .values();
+  Value none = arith::ConstantIntOp::create(b, loc, 0, 1);
+  if (schedule.getHoldPacked()) {
+    Type oElement = op.getO().getType().getElementType();
+    packedZero = TruncateOp::create(
+        b, loc, tile({kWarpgroupRows, headDimV}, oElement), acc0);
+    noneHeld = HeldO{packedZero, {}, {}, idx(0), idx(0), idx(0), none}.values();
+  } else if (schedule.getDeferStore()) {
+    noneHeld =
+        HeldO{acc0, rowMax0, rowSum0, idx(0), idx(0), idx(0), none}.values();
+  }
   SmallVector<Value> last = forEachTile(
       /*producer=*/false,
       [&](ValueRange carried) -> SmallVector<Value> {
@@ -364,6 +366,10 @@ void WarpSpecializedWriter::writeConsumer(Value consumer) {
         // Held until the next tile has issued its first S.
         RingReleaseOp::create(b, loc, qRing, c.qToken);
         Value valid = storesTile();
+        if (schedule.getHoldPacked())
+          return HeldO{
+              packHeld(c, out, valid), {}, {}, c.row, at.head, at.batch, valid}
+              .values();
         return HeldO{out[0], out[1], out[2], c.row, at.head, at.batch, valid}
             .values();
       },
@@ -389,14 +395,37 @@ void WarpSpecializedWriter::skipTurns() {
     issueInTurn([] { return SmallVector<Value>(); });
 }
 
+/// hold_packed: the rows' 1 / l and lse (finish_rows), O scaled by them
+/// and packed (truncate), at the end of the tile; with split_tail only in
+/// the piece that stores the tile (the others hold zeros, never stored).
+Value WarpSpecializedWriter::packHeld(const Consumer &c, ArrayRef<Value> out,
+                                      Value valid) {
+  auto pack = [&]() -> Value {
+    Value inv = FinishRowsOp::create(b, loc, out[1].getType(), out[1], out[2],
+                                     op.getLse(), at.batch, at.head, c.row);
+    Value scaled = RescaleOp::create(b, loc, c.accType, out[0], inv);
+    return TruncateOp::create(b, loc, packedZero.getType(), scaled);
+  };
+  if (!splitTail())
+    return pack();
+  auto ifOp = scf::IfOp::create(b, loc, packedZero.getType(), valid,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(b, loc, pack());
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loc, packedZero);
+  return ifOp.getResult(0);
+}
+
 /// Stores the held O, if there is one, through the O tile (once the copy
-/// before has read it).
+/// before has read it); a packed one as it is.
 void WarpSpecializedWriter::storeHeld(const Consumer &c) {
   ifThen(held.valid, [&] {
     TmaStoreWaitOp::create(b, loc);
     TmaStoreOp::create(b, loc, held.acc, held.rowMax, held.rowSum, op.getO(),
                        held.batch, held.head, held.row, oStage, c.slotRow,
-                       op.getLse());
+                       held.rowMax ? op.getLse() : Value());
   });
 }
 

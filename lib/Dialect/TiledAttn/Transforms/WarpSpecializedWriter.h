@@ -193,7 +193,8 @@ private:
   };
 
   /// defer_store: the O a tile hands the next, carried by the tile loop in
-  /// this order (values() / from()).
+  /// this order (values() / from()). With hold_packed, O normalized and
+  /// packed (its lse written already), with no row statistics.
   struct HeldO {
     Value acc, rowMax, rowSum;
     /// Where it goes: the consumer's first row, the head and the batch.
@@ -201,12 +202,22 @@ private:
     /// Whether there is one (i1; not before the first tile).
     Value valid;
     SmallVector<Value> values() const {
+      if (!rowMax)
+        return {acc, row, head, batch, valid};
       return {acc, rowMax, rowSum, row, head, batch, valid};
     }
     static HeldO from(ValueRange v) {
+      if (v.size() == 5)
+        return {v[0], Value(), Value(), v[1], v[2], v[3], v[4]};
       return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     }
   };
+  /// hold_packed: O's zeros packed (what a tile that stores nothing holds).
+  Value packedZero;
+  /// hold_packed: the tile's O (`out`: O, scaled row max, row sum)
+  /// normalized and packed, its lse written, where `valid` (the tile's
+  /// storing piece) says so.
+  Value packHeld(const Consumer &c, ArrayRef<Value> out, Value valid);
   HeldO held;
 
   /// Whether the tile's O is stored here: always, or with split_tail by the

@@ -342,7 +342,10 @@ def TiledAttn_TmaStoreOp : TiledAttn_Op<"tma_store", [
     log-sum-exp), but writes O through shared memory. Without `row_max` and
     `row_sum` (and then without `lse`) it stores `acc` as it is: O already
     normalized, say by `tiledattn.rescale` with the factors
-    `tiledattn.finish_rows` returns. The warpgroup writes
+    `tiledattn.finish_rows` returns, in f32 or packed to `dest`'s element
+    type (`tiledattn.truncate`: a program that holds O across a loop's back
+    edge holds half the registers, words stmatrix takes as they are). The
+    warpgroup writes
     the normalized rows of its `64 x C` accumulator into rows
     `stage_row .. stage_row + 63` (and the first `C` columns) of `stage`,
     then one of its threads copies them to `dest` by TMA, one box per
