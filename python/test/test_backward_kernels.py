@@ -148,7 +148,8 @@ def test_every_main_program_is_in_the_package():
 
 def test_autograd_sends_only_what_the_programs_cover():
     # tiledattn.backward sends a forward's backward to the programs only for
-    # CUDA bf16, head dim 128 (causal or not), K/V of a shape the program takes.
+    # CUDA bf16 or float16, the forms in IN_AUTOGRAD, K/V of a shape the
+    # program takes.
     from tiledattn import backward_kernels
     from tiledattn.backward_kernels import covers
 
@@ -171,8 +172,14 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert covers(q, q, q, True) == ((backward_kernels.CAUSAL_MAIN, q.dtype, 128) in in_autograd)
     assert covers(q, q, q, True, "main_bf16_d128_rows_causal.mlir")
     q64 = Cuda((1, 2, 64, 64))
-    assert not covers(q64, q64, q64, False)
+    assert covers(q64, q64, q64, False)
     assert covers(q64, q64, q64, False, "main_bf16_d64_rows.mlir")
+    # head dims on the programs' tiles: those whose GPU tests passed
+    for d in backward_kernels.HEAD_DIMS:
+        qd = Cuda((1, 2, 64, d))
+        program = backward_kernels._DEFAULTS[(backward_kernels.tile_head_dim(d), False)]
+        assert covers(qd, qd, qd, False) == ((program, qd.dtype, d) in in_autograd), d
+    assert covers(*(Cuda((1, 2, 64, 96)),) * 3, False)
     assert not covers(q64, q64, q64, True)  # no causal D = 64 form
     with pytest.raises(ValueError, match="causal attention"):
         covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
@@ -183,7 +190,7 @@ def test_autograd_sends_only_what_the_programs_cover():
     assert covers(f16, f16, f16, False, backward_kernels.DEFAULT_MAIN)
     assert not covers(f16, q, q, False, backward_kernels.DEFAULT_MAIN)  # mixed dtypes
     assert not covers(*(Cuda((1, 2, 64, 128), torch.float32),) * 3, False, "main_bf16_d128.mlir")
-    assert not covers(*(Cuda((1, 2, 64, 64)),) * 3, False)
+    assert not covers(*(Cuda((1, 2, 64, 72)),) * 3, False)  # no program's head dim
     empty = Cuda((0, 2, 64, 128))
     assert not covers(empty, empty, empty, False)
     # GQA and cross-attention: the row form's, not the one-consumer program's.

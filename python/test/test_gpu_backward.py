@@ -315,12 +315,16 @@ def test_every_program_form_runs_through_autograd_once_in_autograd(
     # Every (main program, dtype, head dim) form in IN_AUTOGRAD: autograd sends these
     # backwards to the programs, not the torch-ops backward, and they match
     # float64 with FlashAttention's criterion.
+    from test_gpu_flex import CACHE
+
     from tiledattn import backward, backward_kernels
 
     def refuse(*args, **kwargs):
         raise AssertionError("the torch-ops backward ran")
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
+    # The forward's kernels of head dims 96 and 32 (scripts/flex_cache.py)
+    monkeypatch.setenv("TILEDATTN_CACHE_DIR", str(CACHE))
     every_form = {
         (p, t, d)
         for p in backward_kernels.MAIN_PROGRAMS

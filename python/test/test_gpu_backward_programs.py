@@ -188,8 +188,9 @@ def test_float16_forms_match_float64(shape, form):
     _check_against_float64(shape, dtype=torch.float16, **form)
 
 
-# Head dims below the programs' (backward_kernels.program_text): 96 and 80
-# on the D = 128 programs' tiles, 32 on the D = 64 one's; each form.
+# Head dims below the programs' (backward_kernels.program_text): 80, 96
+# and 112 on the D = 128 programs' tiles, 16, 32 and 48 on the D = 64 one's;
+# each form.
 @pytest.mark.parametrize("shape", [(2, 3, 100), (1, 4, 2, 129, 300)], ids=str)
 @pytest.mark.parametrize(
     "form",
@@ -199,8 +200,22 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=False, d=32),
         dict(causal=False, d=96, deterministic=True),
         dict(causal=True, d=96, dtype=torch.float16),
+        dict(causal=False, d=16),
+        dict(causal=False, d=48, dtype=torch.float16),
+        dict(causal=True, d=112),
+        dict(causal=False, d=112, deterministic=True),
     ],
-    ids=["d96", "d80-causal", "d32", "d96-deterministic", "d96-causal-fp16"],
+    ids=[
+        "d96",
+        "d80-causal",
+        "d32",
+        "d96-deterministic",
+        "d96-causal-fp16",
+        "d16",
+        "d48-fp16",
+        "d112-causal",
+        "d112-deterministic",
+    ],
 )
 def test_smaller_head_dims_match_float64(shape, form):
     _check_against_float64(shape, **form)
