@@ -123,16 +123,15 @@ def _own_head_dim(program):
 # What autograd runs: the (main program, dtype, head dim) forms whose GPU
 # tests have passed, DETERMINISTIC standing for the deterministic mode's
 # pair; every other backward keeps the torch-ops one (attention_backward
-# runs any form when asked). Their GPU tests passed at 7a8f32e (H100):
-# the row forms, causal or not, with GQA and other lengths, head dim 64,
-# the deterministic mode, float16, and head dims 32, 80 and 96 (16, 48 and
-# 112 ran in the next commit's tests).
-_VERIFIED_HEAD_DIMS = (32, 64, 80, 96, 128)
+# runs any form when asked). Their GPU tests passed at 7a8f32e and e077752
+# (H100): the row forms, causal or not, with GQA and other lengths, head
+# dim 64, the deterministic mode, float16, and every head dim on the
+# programs' tiles (HEAD_DIMS).
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
     for program in (*_DEFAULTS.values(), DETERMINISTIC)
     for dtype in DTYPES
-    for d in _VERIFIED_HEAD_DIMS
+    for d in HEAD_DIMS
     if tile_head_dim(d) == _own_head_dim(program)
 )
 
