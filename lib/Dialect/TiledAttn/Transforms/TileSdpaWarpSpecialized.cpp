@@ -307,15 +307,23 @@ void WarpSpecializedWriter::writeConsumer(Value consumer) {
   c.slotRow = arith::MulIOp::create(b, loc, consumer, idx(kWarpgroupRows));
   // defer_store: no O is held before the first tile.
   SmallVector<Value> noneHeld;
-  Value none = arith::ConstantIntOp::create(b, loc, 0, 1);
+  auto nothingHeld = [&](Value acc, Value rowMax, Value rowSum) {
+    return HeldO{acc,
+                 rowMax,
+                 rowSum,
+                 idx(0),
+                 idx(0),
+                 idx(0),
+                 arith::ConstantIntOp::create(b, loc, 0, 1)}
+        .values();
+  };
   if (schedule.getHoldPacked()) {
     Type oElement = op.getO().getType().getElementType();
     packedZero = TruncateOp::create(
         b, loc, tile({kWarpgroupRows, headDimV}, oElement), acc0);
-    noneHeld = HeldO{packedZero, {}, {}, idx(0), idx(0), idx(0), none}.values();
+    noneHeld = nothingHeld(packedZero, Value(), Value());
   } else if (schedule.getDeferStore()) {
-    noneHeld =
-        HeldO{acc0, rowMax0, rowSum0, idx(0), idx(0), idx(0), none}.values();
+    noneHeld = nothingHeld(acc0, rowMax0, rowSum0);
   }
   SmallVector<Value> last = forEachTile(
       /*producer=*/false,
