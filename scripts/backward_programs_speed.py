@@ -9,7 +9,8 @@ torch's is_causal, with the causal row form). TFLOP/s = 2.5 x the forward's
     GPU machine: PYTHONPATH=python python3 scripts/backward_programs_speed.py \\
         [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096] [--causal]
 
---cache: where the programs' bundles are (default build/kernels-tile-ir/flex-cache).
+--cache: where the programs' bundles are (default: the compile cache, then
+the package's, build/kernels/by-text, as autograd finds them).
 Every main program (backward_kernels.MAIN_PROGRAMS) has a column, the
 default first; each other one, and each candidate bundle, is timed after
 a check that its gradients equal the default's within bf16 rounding (one
@@ -37,8 +38,6 @@ from tiledattn.backward_kernels import (
     attention_backward,
 )
 from tiledattn.bench.measure import median_ms
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def case(s, cache, candidates, causal=False, d=128):
@@ -81,7 +80,7 @@ def case(s, cache, candidates, causal=False, d=128):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=ROOT / "build/kernels-tile-ir/flex-cache")
+    parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--main", action="append", default=[], help="a candidate main bundle")
     parser.add_argument(
         "--main-row-order", action="append", default=[], help="one that adds dQ in row order"

@@ -10,8 +10,8 @@
 #      given as --causal-main BUNDLE) and head dim 64;
 #   3. scripts/train_compare.py, 300 steps, not causal: the curves (JSON;
 #      `python3 scripts/train_compare.py --plot` draws them here).
-# The kernels come from the build's flex cache (the GPU machine has no
-# compiler).
+# The programs' bundles are the package's (build/kernels/by-text,
+# scripts/package_kernels.py; the GPU machine has no compiler).
 #   there: OUT=<dir> bash scripts/device-backward.sh [--main BUNDLE ...]
 #          [--causal-main BUNDLE ...]
 #          (carry build/device-carry.tgz, scripts/device-pack.sh)

@@ -37,7 +37,6 @@ from torch.nn.attention.flex_attention import create_block_mask  # noqa: E402
 
 import tiledattn  # noqa: E402
 from tiledattn.attention import padded_kernel_text  # noqa: E402
-from tiledattn.backward_kernels import program_texts  # noqa: E402
 from tiledattn.bench.masks import MASKS as BENCH_MASKS  # noqa: E402
 from tiledattn.bench.score_mods import SCORE_MODS as BENCH_SCORE_MODS  # noqa: E402
 from tiledattn.decode import SCHEDULES as DECODE_SCHEDULES  # noqa: E402
@@ -164,11 +163,9 @@ def main() -> int:
     # included, is the key).
     for path in sorted((ROOT / "python/tiledattn/schedules/variants").glob("*.mlir")):
         print(f"variant schedule {path.name}: {tiledattn.compile(path, cache=cache).path}")
-    # The backward's hand-written tile programs and candidates
-    # (python/test/test_gpu_backward_programs.py).
-    # (The package carries them at the other head dims: scripts/package_kernels.py.)
-    for name, dtype, _, text in program_texts():
-        print(f"backward program {name} {dtype}: {tiledattn.compile(text, cache=cache).path}")
+    # (The backward's tile programs, every dtype and head dim, are the
+    # package's: scripts/package_kernels.py; tiledattn.compile finds them
+    # there when a test's cache does not have them.)
     # scripts/capture_speed.py's key padding: one row of kept keys for all.
     keys = torch.ones(1, 1, 1, 300, dtype=torch.bool).expand(2, 1, 200, 300)
     text, _ = mask_kernel_text(keys, (2, 4, 200, 300), False, torch.bfloat16, 128, 128)

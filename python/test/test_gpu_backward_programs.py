@@ -1,6 +1,7 @@
-"""GPU tests of the backward's tile programs (issue 23), from the build's
-flex cache (scripts/flex_cache.py compiles them; the GPU machine has no
-compiler). They skip, saying why, without a Hopper GPU."""
+"""GPU tests of the backward's tile programs (issue 23), from the
+package's bundles (scripts/package_kernels.py compiles every dtype and head
+dim into build/kernels/by-text, where tiledattn.compile finds them: the GPU
+machine has no compiler). They skip, saying why, without a Hopper GPU."""
 
 import pytest
 import torch

@@ -8,12 +8,13 @@ What they cover today: bf16 and float16 (the programs are written for
 bf16; program_text gives the float16 form, the same program with its
 element type edited), head dim 128 (and 64, main_bf16_d64_rows.mlir; and
 every other multiple of 16 up to 128, on those programs' tiles, program_text
-editing their operands' head dim), no mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir) or not;
-the row forms also GQA / MQA (dK and dV summed over a group's query heads)
-and q and k of different lengths, the one-consumer program one length and
-one number of heads and no causal. Anything else raises
-UnsupportedInputError naming what it got. Autograd uses the (program,
-dtype) forms in IN_AUTOGRAD, those whose GPU tests have passed.
+editing their operands' head dim), no mask, causal (torch's top-left,
+main_bf16_d128_rows_causal.mlir) or not; the row forms also GQA / MQA (dK
+and dV summed over a group's query heads) and q and k of different
+lengths, the one-consumer program one length and one number of heads and
+no causal. Anything else raises UnsupportedInputError naming what it got.
+Autograd uses the (program, dtype, head dim) forms in IN_AUTOGRAD, those
+whose GPU tests have passed.
 
 Autograd (tiledattn.backward) sends the backward of a forward these cover
 here, through the functional op `tiledattn::backward_programs` (opaque to
