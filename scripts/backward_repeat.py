@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Back-to-back launches of the backward's programs at one shape, for a
+fault that shows only when launches queue up (issue 23: the head dim 64
+program at B 16, H 32, S 1024). One checked launch first, then --launches
+more without a sync between them, then each launch's gradients against the
+first's (they must be equal up to the atomics' order).
+
+    GPU machine: PYTHONPATH=python python3 scripts/backward_repeat.py \\
+        [--head-dim 64] [--batch 16] [--heads 32] [--length 1024] \\
+        [--launches 30] [--main BUNDLE] [--sync-each]
+
+Run it under compute-sanitizer with a sanitizer build as --main (built with
+`tiledattn-compile --sanitizer-build`) and few launches.
+"""
+
+import argparse
+
+import torch
+
+import tiledattn.attention
+from tiledattn.backward_kernels import attention_backward
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--length", type=int, default=1024)
+    parser.add_argument("--launches", type=int, default=30)
+    parser.add_argument("--main", default=None, help="a main bundle to run instead")
+    parser.add_argument("--sync-each", action="store_true", help="synchronize after each launch")
+    args = parser.parse_args()
+    shape = (args.batch, args.heads, args.length, args.head_dim)
+    torch.manual_seed(0)
+    q, k, v, grad = (torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+    launch = tiledattn.attention._prepare(q, k, v, None, 0.0, False, None, False, False, None)
+    out, lse = launch.run_with_lse()
+    scale = args.head_dim**-0.5
+
+    def backward():
+        return attention_backward(q, k, v, out, lse, grad, scale, main_bundle=args.main)
+
+    first = backward()
+    torch.cuda.synchronize()
+    print(f"shape {shape}: first launch done", flush=True)
+    results = []
+    for n in range(args.launches):
+        results.append(backward())
+        if args.sync_each:
+            torch.cuda.synchronize()
+            print(f"launch {n + 1} done", flush=True)
+    torch.cuda.synchronize()
+    worst = 0.0
+    for got in results:
+        for a, b in zip(got, first):
+            worst = max(worst, (a.float() - b.float()).abs().max().item())
+    bound = 2e-2 * max(b.float().abs().max().item() for b in first)
+    verdict = "ok" if worst <= bound else "DIFFERS"
+    print(f"{args.launches} launches: largest difference from the first {worst:.3g} ({verdict})")
+
+
+if __name__ == "__main__":
+    main()
