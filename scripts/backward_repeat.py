@@ -18,7 +18,7 @@ import argparse
 import torch
 
 import tiledattn.attention
-from tiledattn.backward_kernels import attention_backward
+from tiledattn.backward_kernels import _kernel, attention_backward
 
 
 def main():
@@ -29,6 +29,7 @@ def main():
     parser.add_argument("--length", type=int, default=1024)
     parser.add_argument("--launches", type=int, default=30)
     parser.add_argument("--main", default=None, help="a main bundle to run instead")
+    parser.add_argument("--preprocess", default=None, help="a preprocess bundle to check instead")
     parser.add_argument("--sync-each", action="store_true", help="synchronize after each launch")
     args = parser.parse_args()
     shape = (args.batch, args.heads, args.length, args.head_dim)
@@ -37,6 +38,27 @@ def main():
     launch = tiledattn.attention._prepare(q, k, v, None, 0.0, False, None, False, False, None)
     out, lse = launch.run_with_lse()
     scale = args.head_dim**-0.5
+    # Each stage's output checked first: the forward's O and lse, the
+    # preprocess's D = rowsum(dO * O) against torch's.
+    d = 64 if args.head_dim <= 64 else 128
+    preprocess = _kernel(None, f"preprocess_bf16_d{d}.mlir", q.dtype, args.head_dim).path
+    preprocess = args.preprocess or preprocess
+    delta = torch.empty_like(lse)
+    torch.ops.tiledattn.run_bundle(out, grad, grad, out, delta, 1.0, str(preprocess))
+    torch.cuda.synchronize()
+    want = (grad.float() * out.float()).sum(-1)
+    for name, t in (("o", out), ("lse", lse), ("delta", delta)):
+        bad = (~torch.isfinite(t)).nonzero()
+        where = sorted({tuple(r[:3].tolist()) for r in bad[:4096]})[:8]
+        print(f"  {name}: {len(bad)} not finite {where if len(bad) else ''}")
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    off = (out.float() - ref.float()).abs().amax(-1)
+    print(
+        f"  o: largest difference from torch's {off.max().item():.3g}, rows over 0.02: "
+        f"{(off > 0.02).nonzero()[:8].tolist()}"
+    )
+    wrong = ((delta - want).abs() > 1e-2 * (1 + want.abs())).nonzero()
+    print(f"  delta: {len(wrong)} rows differ from torch's, first {wrong[:8].tolist()}")
 
     def backward():
         return attention_backward(q, k, v, out, lse, grad, scale, main_bundle=args.main)
@@ -44,6 +66,11 @@ def main():
     first = backward()
     torch.cuda.synchronize()
     print(f"shape {shape}: first launch done", flush=True)
+    for name, g in zip(("dq", "dk", "dv"), first):
+        bad = (~torch.isfinite(g)).nonzero()
+        if len(bad):
+            where = sorted({tuple(r[:3].tolist()) for r in bad[:4096]})[:8]
+            print(f"  {name}: {len(bad)} not finite, (batch, head, row) first: {where}")
     results = []
     for n in range(args.launches):
         results.append(backward())

@@ -89,7 +89,8 @@ void mlir::tiledattn::buildNVGPUToPTXPipeline(
   gpuModule.addPass(createCanonicalizerPass());
   gpuModule.addPass(createCSEPass());
   gpuModule.addPass(createReconcileUnrealizedCastsPass());
-  gpuModule.addPass(createMarkTensorMapParamsPass()); // ours
+  gpuModule.addPass(createMarkTensorMapParamsPass());       // ours
+  gpuModule.addPass(createExternDynamicSharedMemoryPass()); // ours
 
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;

@@ -9,7 +9,9 @@
 // their register budgets, TMA copies of Q and of K and V per block (two
 // 64-column boxes each), the consumers' mmas in turns on named barriers,
 // the softmax and the store of O and the lse from registers. ptxas
-// assembles it without spills.
+// assembles it without spills. The dynamic shared memory is declared extern
+// (tiledattn-extern-dynamic-shared-memory), after the static mbarriers, not
+// a one-byte static beside them.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
@@ -23,8 +25,11 @@ func.func @tile_program(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, 
   return
 }
 
+// CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
 // CHECK: .entry tile_program(
 // CHECK-COUNT-3: .param .align 64 .b8 tile_program_param_{{[0-9]+}}[128]
+// CHECK-NOT: __dynamic_shmem__0 has been demoted
+// CHECK-NOT: .shared .align 16 .b8 __dynamic_shmem__0;
 // CHECK: mbarrier.init
 // CHECK: prefetch.tensormap
 // CHECK: bar.sync {{[[:space:]]*}}0;

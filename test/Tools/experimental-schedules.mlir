@@ -17,7 +17,7 @@
 // RUN: FileCheck %s --check-prefix=KVM-PTX --input-file %t/8/kernel.ptx
 // RUN: FileCheck %s --check-prefix=KVM-MANIFEST --input-file %t/8/manifest.json
 
-// CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=50177 threads=128 -> {{.*}}
+// CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=50176 threads=128 -> {{.*}}
 // OFF: is lowered only with the experimental-wgmma option
 // TWO: [[NAME]]: registers=128 spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=256 -> {{.*}}
 // TWO-PTX: .minnctapersm 2

@@ -14,9 +14,9 @@
 // Dynamic: 1024 (alignment pad) + Q 128 x 128 x 2 + 2 stages x (K + V) x
 // 128 x 128 x 2 = 164864. Static: the 10 mbarriers of the tile program's
 // rings (a full and an empty one per slot: Q's, then 2 stages x (K + V)),
-// 8 bytes each, and upstream's dynamic-shared-memory symbol, 88 bytes as
-// ptxas counts them.
-// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=164952 threads=384 -> {{.*}}
+// 8 bytes each (the dynamic shared memory is extern, after them, not a
+// static of its own: tiledattn-extern-dynamic-shared-memory).
+// SUMMARY: sdpa_fwd_bf16_d128_causal: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=164944 threads=384 -> {{.*}}
 
 // CHECK-DAG: "format_version": 1
 // CHECK-DAG: "name": "sdpa_fwd_bf16_d128_causal"

@@ -317,4 +317,35 @@ def ApproximateMathPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ExternDynamicSharedMemoryPass
+    : Pass<"tiledattn-extern-dynamic-shared-memory",
+           "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declare the dynamic shared memory extern, after the static "
+                "shared variables";
+  let description = [{
+    Runs on lowered kernels (`llvm.mlir.global` in a `gpu.module`, after
+    convert-gpu-to-nvvm). Upstream lowers `gpu.dynamic_shared_memory` to an
+    internal zero-length array in shared memory (`__dynamic_shmem__0`). The
+    NVPTX backend of LLVM 22 demotes such a global into its one kernel and
+    prints it as a one-byte `.shared .b8 __dynamic_shmem__0;`, so ptxas
+    places it among the static shared variables: the kernel's tiles then
+    start where the mbarriers are (`__mbarrier`, 8 bytes after it). Under
+    load, TMA data and barrier state overwrote each other: NaN rows and
+    "unspecified launch failure" in the backward's preprocess at head dim 64
+    (issue 23). This pass gives every zero-length shared array external
+    linkage, which NVPTX prints as CUDA's `extern __shared__`:
+
+    ```mlir
+    llvm.mlir.global internal @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+    // becomes
+    llvm.mlir.global external @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+    // PTX: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
+    ```
+
+    ptxas then places the dynamic shared memory after every static
+    variable, where the launch's dynamic bytes are.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TILEDATTN_CONVERSION_PASSES_TD
