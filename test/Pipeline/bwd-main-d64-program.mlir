@@ -20,8 +20,11 @@
 // dK_c and dV_c (64 x 64 each) written once as bf16 pairs.
 // CHECK-COUNT-32: vector.store {{.*}} : memref<?x?x?x?xbf16>, vector<2xbf16>
 // CHECK-NOT: vector.store
-// SUMMARY: bwd_main_bf16_d64_rows: registers=168 {{.*}} threads=384
-// PRE: bwd_preprocess_bf16_d64: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0
+// With .maxnreg 168, ptxas gives the consumers their setmaxnreg budget of
+// 240 (without it, C7508: 104 bytes spilled at 168), and the preprocess,
+// which needs 46, starts with the 168 its budgets share.
+// SUMMARY: bwd_main_bf16_d64_rows: registers=168 spill_stores=0 spill_loads=0 stack=0 {{.*}} threads=384
+// PRE: bwd_preprocess_bf16_d64: registers=168 spill_stores=0 spill_loads=0 stack=0
 // The launch: a block per 128-key tile of each K/V head.
 // RUN: FileCheck %s --check-prefix=GRID --input-file %t.bundle/manifest.json
 // GRID: "x": "ceil_div(seqlen_k, block_m)",

@@ -37,4 +37,4 @@
 // The last reduction has read its stage before the block exits.
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // It spills (docs/Design.md says where from); the summary names it.
-// SUMMARY: bwd_main_bf16_d128: registers=255 spill_stores={{[0-9]+}}
+// SUMMARY: bwd_main_bf16_d128: registers=248 spill_stores={{[0-9]+}}

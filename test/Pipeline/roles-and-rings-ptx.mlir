@@ -6,6 +6,10 @@
 // The skeleton of a warp-specialized kernel in tile IR: a producer
 // warpgroup fills K and V rings by TMA, two consumer warpgroups take turns
 // reading them. Through the whole pipeline to PTX that ptxas assembles.
+// The kernel starts with the registers its roles' budgets share (.maxnreg
+// 168 for 384 threads); without it ptxas ignores setmaxnreg wherever it
+// cannot tell the count at entry (C7508), and a kernel that needs fewer
+// registers shares its multiprocessor with other blocks.
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
@@ -58,10 +62,13 @@ module attributes {gpu.container_module} {
 }
 
 // CHECK: .entry skeleton(
+// CHECK: .maxntid 384, 1, 1
+// CHECK-NEXT: .maxnreg 168
 // CHECK-DAG: setmaxnreg.dec.sync.aligned.u32 24;
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32 240;
 // CHECK-DAG: bar.arrive
 // CHECK-DAG: bar.sync {{.*}}, 256;
 // CHECK-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK-DAG: mbarrier.try_wait.parity.shared.b64
+// PTXAS-NOT: C7508
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

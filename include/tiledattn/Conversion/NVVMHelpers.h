@@ -224,6 +224,18 @@ inline void setRegisterBudget(OpBuilder &b, Location loc, int64_t registers,
       NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
 }
 
+/// The registers per thread `kernel` starts with (.maxnreg), unless it has
+/// a count already: without one ptxas ignores setmaxnreg (C7508) wherever
+/// it cannot tell the count at entry, and a kernel that needs fewer
+/// registers than its budgets assume would share the multiprocessor.
+inline void setEntryRegisters(gpu::GPUFuncOp kernel, int64_t registers) {
+  StringRef name = NVVM::NVVMDialect::getMaxnregAttrName();
+  if (!kernel->hasAttr(name))
+    kernel->setAttr(
+        name,
+        IntegerAttr::get(IntegerType::get(kernel.getContext(), 32), registers));
+}
+
 /// `index` through a warp reduction (redux.sync umin): the same value, now
 /// known warp-uniform to ptxas, which keeps what follows from it on the
 /// uniform datapath. Every lane of the warp must reach it.

@@ -54,6 +54,9 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
                             arith::ConstantIndexOp::create(b, loc, 0));
   auto split = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
 
+  if (registerBudgets)
+    setEntryRegisters(roles->getParentOfType<gpu::GPUFuncOp>(),
+                      roles.getEntryRegs());
   b.setInsertionPointToStart(&split.getThenRegion().front());
   if (registerBudgets)
     setRegisterBudget(b, loc, roles.getProducerRegs(),

@@ -25,9 +25,22 @@ func.func @budget_too_big() {
 // -----
 
 func.func @register_file() {
-  // expected-error @+1 {{expected 128 * (producer_regs + consumers * consumer_regs) <= 65536 registers, but got 95232}}
+  // expected-error @+1 {{expected 128 * (producer_regs + consumers * consumer_regs) <= 65536 registers (512 threads at 128 each, the kernel's .maxnreg), but got 95232}}
   tiledattn.warp_specialize producer regs(24) {
   } consumers(3) regs(240) {
+  ^bb0(%c: index):
+  }
+  return
+}
+
+// -----
+
+// 65536 registers, but 384 threads start with 168 each (65536 / 384, down
+// to a multiple of 8): 64512 to share.
+func.func @register_share() {
+  // expected-error @+1 {{expected 128 * (producer_regs + consumers * consumer_regs) <= 64512 registers (384 threads at 168 each, the kernel's .maxnreg), but got 65536}}
+  tiledattn.warp_specialize producer regs(32) {
+  } consumers(2) regs(240) {
   ^bb0(%c: index):
   }
   return

@@ -17,9 +17,6 @@
 using namespace mlir;
 using namespace mlir::tiledattn;
 
-/// Registers of one multiprocessor, shared by the threads of its blocks.
-static constexpr int64_t kRegistersPerSm = 65536;
-
 LogicalResult WarpSpecializeOp::verify() {
   for (auto [name, regs] :
        {std::pair<StringRef, int64_t>{"producer_regs", getProducerRegs()},
@@ -30,12 +27,17 @@ LogicalResult WarpSpecializeOp::verify() {
              << " to be a multiple of 8 in [24, 256] (a setmaxnreg "
                 "budget), but got "
              << regs;
+  // setmaxnreg moves registers within the block's share: its threads times
+  // the count each starts with (the kernel's .maxnreg).
   int64_t total =
       128 * (getProducerRegs() + getConsumers() * getConsumerRegs());
-  if (total > kRegistersPerSm)
+  int64_t share = getNumThreads() * getEntryRegs();
+  if (total > share)
     return emitOpError("expected 128 * (producer_regs + consumers * "
                        "consumer_regs) <= ")
-           << kRegistersPerSm << " registers, but got " << total;
+           << share << " registers (" << getNumThreads() << " threads at "
+           << getEntryRegs() << " each, the kernel's .maxnreg), but got "
+           << total;
   if (!getProducer().empty() && getProducer().front().getNumArguments())
     return emitOpError("expected the producer region to take no argument, "
                        "but it takes ")

@@ -307,7 +307,7 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     int64_t getEntryRegs() const {
       if (getCtasPerSm() <= 1)
         return 0;
-      return (65536 / (getCtasPerSm() * getNumThreads())) / 8 * 8;
+      return entryRegisters(getNumThreads(), getCtasPerSm());
     }
     /// Bytes of shared memory the schedule needs for a head dim and element
     /// width (Q tiles plus the K/V ring; 0 when nothing is staged).

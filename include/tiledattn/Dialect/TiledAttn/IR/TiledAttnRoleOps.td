@@ -63,6 +63,9 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
   let extraClassDeclaration = [{
     /// Threads per block: one warpgroup per role instance.
     int64_t getNumThreads() { return 128 * (getConsumers() + 1); }
+    /// Registers per thread at the kernel's entry (its .maxnreg), which
+    /// the roles' budgets share.
+    int64_t getEntryRegs() { return entryRegisters(getNumThreads()); }
   }];
 }
 
