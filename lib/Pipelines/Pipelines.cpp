@@ -44,6 +44,7 @@ void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(
   // (each pass leaves kernels without its ops alone).
   LowerRolesPassOptions roles;
   roles.registerBudgets = options.registerBudgets;
+  roles.entryRegisters = options.entryRegisters;
   pm.addPass(createLowerRolesPass(roles));
   pm.addPass(createLowerRingsPass());
   pm.addPass(createLowerMmaPass());

@@ -1,15 +1,14 @@
 // REQUIRES: ptxas
-// RUN: env CUDA_HOME=%cuda_home tiledattn-opt %s --tiledattn-lower-roles --tiledattn-lower-rings --tiledattn-to-ptx-pipeline | %PYTHON %S/Inputs/extract_ptx.py > %t.ptx
+// RUN: env CUDA_HOME=%cuda_home tiledattn-opt %s --tiledattn-lower-roles=entry-registers=true --tiledattn-lower-rings --tiledattn-to-ptx-pipeline | %PYTHON %S/Inputs/extract_ptx.py > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // The skeleton of a warp-specialized kernel in tile IR: a producer
 // warpgroup fills K and V rings by TMA, two consumer warpgroups take turns
 // reading them. Through the whole pipeline to PTX that ptxas assembles.
-// The kernel starts with the registers its roles' budgets share (.maxnreg
-// 168 for 384 threads); without it ptxas ignores setmaxnreg wherever it
-// cannot tell the count at entry (C7508), and a kernel that needs fewer
-// registers shares its multiprocessor with other blocks.
+// With entry-registers, the kernel starts with the registers its roles'
+// budgets share (.maxnreg 168 for 384 threads); without it ptxas ignores
+// setmaxnreg wherever it cannot tell the count at entry (C7508).
 
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>

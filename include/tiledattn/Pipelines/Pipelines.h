@@ -40,6 +40,13 @@ struct TiledAttnToPTXOptions
       llvm::cl::desc("Give warp roles their register budgets with setmaxnreg "
                      "(off for builds run under compute-sanitizer)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> entryRegisters{
+      *this, "entry-registers",
+      llvm::cl::desc("Declare the registers a warp-specialized tile "
+                     "program's threads start with (.maxnreg), which "
+                     "tiledattn-compile asks for where ptxas would drop "
+                     "setmaxnreg (C7508)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> libdevice{
       *this, "libdevice",
       llvm::cl::desc("libdevice bitcode to link into the kernels, for math "

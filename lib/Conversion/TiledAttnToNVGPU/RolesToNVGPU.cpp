@@ -43,7 +43,7 @@ struct Consumers {
 };
 
 void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
-                bool registerBudgets) {
+                bool registerBudgets, bool entryRegisters) {
   OpBuilder b(roles);
   Location loc = roles.getLoc();
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -54,7 +54,7 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
                             arith::ConstantIndexOp::create(b, loc, 0));
   auto split = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
 
-  if (registerBudgets)
+  if (registerBudgets && entryRegisters)
     setEntryRegisters(roles->getParentOfType<gpu::GPUFuncOp>(),
                       roles.getEntryRegs());
   b.setInsertionPointToStart(&split.getThenRegion().front());
@@ -136,7 +136,7 @@ public:
     for (WarpSpecializeOp r : roles) {
       SmallVector<TurnOp> turns = turnsOf.lookup(r);
       Consumers consumers;
-      lowerRoles(r, consumers, registerBudgets);
+      lowerRoles(r, consumers, registerBudgets, entryRegisters);
       for (TurnOp turn : turns)
         lowerTurn(turn, consumers);
       for (ConsumersSyncOp sync : syncsOf.lookup(r)) {
