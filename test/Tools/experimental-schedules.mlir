@@ -13,6 +13,8 @@
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_fwd_bf16_d64.mlir -o %t/6 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_fwd_bf16_d64
 // RUN: FileCheck %s --check-prefix=TWO-PTX --input-file %t/6/kernel.ptx
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_fwd_f16_d64.mlir -o %t/7 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_fwd_f16_d64
+// RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_bf16_d64.mlir -o %t/9 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_bf16_d64
+// RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_f16_d64.mlir -o %t/10 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/experimental/kv_multicast_fwd_bf16_d128.mlir -o %t/8 | FileCheck %s --check-prefix=KVM
 // RUN: FileCheck %s --check-prefix=KVM-PTX --input-file %t/8/kernel.ptx
 // RUN: FileCheck %s --check-prefix=KVM-MANIFEST --input-file %t/8/manifest.json

@@ -291,15 +291,6 @@ LogicalResult SdpaOp::verify() {
                        "round's tiles by their keys, all of equal length "
                        "only without a mask, so expected false with causal, "
                        "but got true");
-  // Measured wrong: causal kernels with two blocks per multiprocessor left
-  // NaN rows on the H200 at >= 1k tokens (the same kernel with one block
-  // per multiprocessor was right). Refused until the cause is found.
-  if (schedule.getCtasPerSm() > 1 && getCausal())
-    return emitOpError("schedule field ctas_per_sm: causal kernels with two "
-                       "blocks per multiprocessor gave NaN rows on the H200 "
-                       "(cause not found yet, docs/Hopper.md), so expected "
-                       "1, but got ")
-           << schedule.getCtasPerSm();
   // Blocks sharing a multiprocessor share its 228 KiB; each also costs 1 KiB
   // the system reserves.
   if (schedule.getCtasPerSm() > 1 &&
