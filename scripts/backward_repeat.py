@@ -21,6 +21,28 @@ import tiledattn.attention
 from tiledattn.backward_kernels import _kernel, attention_backward
 
 
+def compare_with_reference(q, k, v, out, lse, grad, scale, candidate):
+    """Each gradient's largest error against torch's float32 math backward,
+    for the default programs, `candidate` (a main bundle) and torch's bf16
+    FLASH backward (the same-precision error a backward should be near)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def torch_grads(dtype, backend):
+        leaves = [t.detach().to(dtype).requires_grad_() for t in (q, k, v)]
+        with sdpa_kernel(backend):
+            o = torch.nn.functional.scaled_dot_product_attention(*leaves, scale=scale)
+        return torch.autograd.grad(o, leaves, grad.to(dtype))
+
+    want = torch_grads(torch.float32, SDPBackend.MATH)
+    runs = {"programs": attention_backward(q, k, v, out, lse, grad, scale)}
+    if candidate:
+        runs[candidate] = attention_backward(q, k, v, out, lse, grad, scale, main_bundle=candidate)
+    runs["torch FLASH bf16"] = torch_grads(torch.bfloat16, SDPBackend.FLASH_ATTENTION)
+    for name, got in runs.items():
+        errors = [(g.float() - w).abs().max().item() for g, w in zip(got, want)]
+        print(f"  {name}: largest error dq {errors[0]:.3g} dk {errors[1]:.3g} dv {errors[2]:.3g}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--head-dim", type=int, default=64)
@@ -30,6 +52,11 @@ def main():
     parser.add_argument("--launches", type=int, default=30)
     parser.add_argument("--main", default=None, help="a main bundle to run instead")
     parser.add_argument("--preprocess", default=None, help="a preprocess bundle to check instead")
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="compare the programs' gradients (and --main's) with float32 torch math's",
+    )
     parser.add_argument("--sync-each", action="store_true", help="synchronize after each launch")
     args = parser.parse_args()
     shape = (args.batch, args.heads, args.length, args.head_dim)
@@ -63,6 +90,8 @@ def main():
     def backward():
         return attention_backward(q, k, v, out, lse, grad, scale, main_bundle=args.main)
 
+    if args.reference:
+        compare_with_reference(q, k, v, out, lse, grad, scale, args.main)
     first = backward()
     torch.cuda.synchronize()
     print(f"shape {shape}: first launch done", flush=True)
