@@ -16,7 +16,8 @@ default first; each other one, and each candidate bundle, is timed after
 a check that its gradients equal the default's within bf16 rounding (one
 that disagrees is noted with its error: a probe may leave work out on
 purpose, to see what that work costs). --main: candidate bundles that add
-dQ in two 64-column halves a query block (as main_bf16_d128_rows.mlir);
+dQ as the default program of the head dim does (the row forms: two 64-column
+halves a query block at D = 128, whole 64 x 64 blocks at D = 64);
 --main-blocks: as one 64 x 128 block (as main_bf16_d128.mlir);
 --main-row-order: in row order (tiledattn.reduce_add's atomics).
 """
@@ -81,7 +82,12 @@ def case(s, cache, candidates, causal=False, d=128):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=None)
-    parser.add_argument("--main", action="append", default=[], help="a candidate main bundle")
+    parser.add_argument(
+        "--main",
+        action="append",
+        default=[],
+        help="a candidate main bundle that adds dQ as the default program does",
+    )
     parser.add_argument(
         "--main-row-order", action="append", default=[], help="one that adds dQ in row order"
     )
@@ -101,6 +107,7 @@ def main():
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     # The other main programs (backward_kernels.MAIN_PROGRAMS), then the bundles.
+    first = _DEFAULTS[(args.head_dim, args.causal)]
     candidates = [
         (Path(p).stem, dict(main_program=p))
         for p, m in MAIN_PROGRAMS.items()
@@ -111,7 +118,7 @@ def main():
     ] + [
         (Path(m).name, dict(main_bundle=m, dq_layout=layout))
         for layout, bundles in (
-            ("halves", args.main),
+            (MAIN_PROGRAMS[first].dq_layout, args.main),
             ("blocks", args.main_blocks),
             ("rows", args.main_row_order),
         )
@@ -119,7 +126,6 @@ def main():
     ]
     if args.deterministic:
         candidates.append(("deterministic", dict(deterministic=True)))
-    first = _DEFAULTS[(args.head_dim, args.causal)]
     names = [Path(first).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
     print("|---" * (len(names) + 3) + "|")
