@@ -225,9 +225,9 @@ inline void setRegisterBudget(OpBuilder &b, Location loc, int64_t registers,
 }
 
 /// The registers per thread `kernel` starts with (.maxnreg), unless it has
-/// a count already: without one ptxas ignores setmaxnreg (C7508) wherever
-/// it cannot tell the count at entry, and a kernel that needs fewer
-/// registers than its budgets assume would share the multiprocessor.
+/// a count already: without one ptxas drops setmaxnreg (C7508) wherever it
+/// cannot tell the count at entry, and the roles keep the launch's count
+/// instead of their budgets.
 inline void setEntryRegisters(gpu::GPUFuncOp kernel, int64_t registers) {
   StringRef name = NVVM::NVVMDialect::getMaxnregAttrName();
   if (!kernel->hasAttr(name))
