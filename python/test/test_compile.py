@@ -121,3 +121,20 @@ def test_missing_runtime_library_message(tmp_path):
     ).stdout
     assert f"the runtime library {tmp_path}/nope.so does not exist; build it with" in out
     assert "TILEDATTN_RUNTIME_LIB" in out
+
+
+def test_a_rebuilt_compiler_replaces_the_by_text_copy(fake_compiler, tmp_path, monkeypatch):
+    # The by-text copy (what a machine without the compiler finds) is keyed by
+    # the text alone: another compiler's output for the same text replaces
+    # it, so a fixed compiler's bundle is what the GPU machine runs.
+    from tiledattn.compiler import _by_text
+
+    kernel = tiledattn.compile(SCHEDULE)
+    portable = _by_text(SCHEDULE, tmp_path / "cache")
+    assert (portable / "kernel.ptx").read_bytes() == (kernel.path / "kernel.ptx").read_bytes()
+    (portable / "kernel.ptx").write_text("// an older compiler's PTX\n")
+    (tmp_path / "cache" / kernel.path.name).rename(tmp_path / "old-key")  # a new compiler's key
+    again = tiledattn.compile(SCHEDULE)
+    assert fake_compiler() == 2
+    assert (portable / "kernel.ptx").read_bytes() == (again.path / "kernel.ptx").read_bytes()
+    assert not any(p.name.startswith(".copy-") for p in portable.parent.iterdir())

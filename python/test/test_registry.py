@@ -263,3 +263,36 @@ def test_score_mod_must_be_text(fake_kernel_dir):
     registry.refresh()
     assert "bad_f16_d96" not in [e.name for e in registry.kernels()]
     assert "field 'score_mod': expected a string" in registry.explain(torch.float16, 96, False)
+
+
+def test_a_bundle_from_before_the_shared_memory_fix_is_refused(tmp_path):
+    # Before tiledattn-extern-dynamic-shared-memory (1e2ce23) LLVM printed the
+    # dynamic shared memory as a static beside the mbarriers, under the first
+    # tile: such a bundle gives NaN rows under load, so it is refused by name.
+    bundle = bundles.make_bundle(tmp_path, "bf16", 128, False)
+    ptx = bundle / "kernel.ptx"
+    ptx.write_text(
+        "// __dynamic_shmem__0 has been demoted\n"
+        + ptx.read_text().replace("{", "{\n\t.shared .align 16 .b8 __dynamic_shmem__0;", 1)
+    )
+    with pytest.raises(
+        tiledattn.InvalidInputError,
+        match=r"manifest\.json: expected a bundle whose dynamic shared memory is declared "
+        r"extern, but kernel\.ptx has it as a static beside the mbarriers .* compile the "
+        r"schedule again",
+    ):
+        registry.read_bundle(bundle)
+
+
+def test_every_built_bundle_declares_its_shared_memory_extern():
+    # What the build compiled (shipped, by-text, tile-IR, sanitizer and
+    # mma_sync bundles) reads without the refusal above.
+    from pathlib import Path
+
+    build = Path(__file__).resolve().parents[2] / "build"
+    dirs = ["kernels", "kernels/by-text", "kernels-tile-ir", "kernels-sanitize", "kernels-mma_sync"]
+    found = [p.parent for d in dirs for p in (build / d).glob("*/manifest.json")]
+    if not found:
+        pytest.skip(f"no bundles under {build} (run scripts/setup.sh)")
+    for bundle in found:
+        registry.read_bundle(bundle)

@@ -203,17 +203,33 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
 
 
 def _keep_by_text(bundle: Path, portable: Path) -> None:
+    """Copies `bundle` to its by-text place (found there without the
+    compiler), replacing a copy another compiler made: the text is the same
+    but its PTX may not be (the key has no compiler in it)."""
     if (portable / "manifest.json").is_file():
-        return
+        if _same_file(portable / "kernel.ptx", bundle / "kernel.ptx"):
+            return
     portable.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=portable.parent, prefix=".copy-") as work:
         copy = Path(work) / "bundle"
         shutil.copytree(bundle, copy)
+        if portable.exists():  # out of the way, then replaced
+            try:
+                portable.rename(Path(work) / "stale")
+            except OSError:
+                pass  # another process moved it first
         try:
             copy.rename(portable)
         except OSError:
             if not (portable / "manifest.json").is_file():
                 raise
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
 
 
 def compile(

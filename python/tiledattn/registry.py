@@ -119,6 +119,30 @@ class KernelEntry:
         )
 
 
+# What LLVM 22 printed for the dynamic shared memory before
+# tiledattn-extern-dynamic-shared-memory (1e2ce23): a one-byte static that
+# ptxas put beside the mbarriers, under the kernel's first tile (NaN rows and
+# launch failures under load; docs/Design.md, Stage 3).
+_OVERLAPPING_SHARED_MEMORY = b"// __dynamic_shmem__0 has been demoted"
+
+
+def _refuse_overlapping_shared_memory(path, manifest, manifest_path):
+    """A bundle compiled before the fix computes wrong rows under load:
+    refused, naming what to do, rather than run."""
+    ptx = path / str(manifest.get("ptx", "kernel.ptx"))
+    try:
+        text = ptx.read_bytes()
+    except OSError:
+        return  # the runtime names a missing PTX or cubin itself
+    if _OVERLAPPING_SHARED_MEMORY in text:
+        raise InvalidInputError(
+            f"tiledattn: {manifest_path}: expected a bundle whose dynamic shared memory is "
+            f"declared extern, but {ptx.name} has it as a static beside the mbarriers (a "
+            "tiledattn-compile from before tiledattn-extern-dynamic-shared-memory; its "
+            "tiles overlap its mbarriers): compile the schedule again"
+        )
+
+
 def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
     """Reads the selection fields of `path`/manifest.json.
 
@@ -157,6 +181,8 @@ def read_bundle(path: "str | os.PathLike[str]") -> KernelEntry:
             f"tiledattn: {manifest_path}: field 'format_version': expected "
             f"{FORMAT_VERSION} but found {version}"
         )
+
+    _refuse_overlapping_shared_memory(path, manifest, manifest_path)
 
     def optional_length(name):
         if name not in manifest:
