@@ -15,12 +15,22 @@
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_fwd_f16_d64.mlir -o %t/7 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_bf16_d64.mlir -o %t/9 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_bf16_d64
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_f16_d64.mlir -o %t/10 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_f16_d64
+// RUN: FileCheck %s --check-prefix=CAUSAL-PTX --input-file %t/9/kernel.ptx
 // RUN: tiledattn-compile %schedules/experimental/kv_multicast_fwd_bf16_d128.mlir -o %t/8 | FileCheck %s --check-prefix=KVM
 // RUN: FileCheck %s --check-prefix=KVM-PTX --input-file %t/8/kernel.ptx
 // RUN: FileCheck %s --check-prefix=KVM-MANIFEST --input-file %t/8/manifest.json
 
 // CHECK: [[NAME]]: registers={{[0-9]+}} spill_stores=0 spill_loads=0 stack=0 smem=50176 threads=128 -> {{.*}}
 // OFF: is lowered only with the experimental-wgmma option
+// ctas_per_sm = 2 through the tile program (the default pipeline's path for
+// it since the thirty-seventh session): a thread starts with 65536 / (2 x 256)
+// registers, which the roles' setmaxnreg budgets share.
+// CAUSAL-PTX: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
+// CAUSAL-PTX: .entry two_ctas_causal_fwd_bf16_d64(
+// CAUSAL-PTX-DAG: .maxnreg 128
+// CAUSAL-PTX-DAG: .minnctapersm 2
+// CAUSAL-PTX-DAG: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
+// CAUSAL-PTX-DAG: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}232;
 // TWO: [[NAME]]: registers=128 spill_stores=0 spill_loads=0 stack=0 smem={{[0-9]+}} threads=256 -> {{.*}}
 // TWO-PTX: .minnctapersm 2
 // TWO-PTX: .maxnreg 128

@@ -378,7 +378,6 @@ SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
     if (isSet)
       set.push_back(name);
   };
-  note(getCtasPerSm() != 1, "ctas_per_sm");
   note(getConditionalRescale(), "conditional_rescale");
   // The program normalizes O under the last P.V only for a TMA store of
   // the tile's own O.
