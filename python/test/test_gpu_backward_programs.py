@@ -164,11 +164,12 @@ def test_causal_row_form_gradients_match_float64(shape):
     [(1, 1, 1), (2, 3, 100), (1, 2, 300), (1, 4, 2, 300, 300), (1, 2, 2, 100, 1000)],
     ids=str,
 )
-def test_deterministic_programs_match_float64_and_themselves(shape):
-    # dkdv_bf16_d128.mlir then dq_bf16_d128.mlir: against float64 with
+@pytest.mark.parametrize("d", [128, 64])
+def test_deterministic_programs_match_float64_and_themselves(shape, d):
+    # dkdv_bf16_d<d>.mlir then dq_bf16_d<d>.mlir: against float64 with
     # FlashAttention's criterion, and bitwise the same on a second run.
-    got = _check_against_float64(shape, False, deterministic=True)
-    again = _check_against_float64(shape, False, deterministic=True)
+    got = _check_against_float64(shape, False, deterministic=True, d=d)
+    again = _check_against_float64(shape, False, deterministic=True, d=d)
     assert all(torch.equal(a, b) for a, b in zip(got, again))
 
 
@@ -205,6 +206,7 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=False, d=48, dtype=torch.float16),
         dict(causal=True, d=112),
         dict(causal=False, d=112, deterministic=True),
+        dict(causal=False, d=32, deterministic=True),
     ],
     ids=[
         "d96",
@@ -216,6 +218,7 @@ def test_float16_forms_match_float64(shape, form):
         "d48-fp16",
         "d112-causal",
         "d112-deterministic",
+        "d32-deterministic",
     ],
 )
 def test_smaller_head_dims_match_float64(shape, form):

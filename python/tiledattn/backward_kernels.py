@@ -67,10 +67,15 @@ MAIN_PROGRAMS = {
 }
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
-# The deterministic mode's programs (attention_backward(deterministic=True)):
-# dK and dV, then dQ in registers.
-DETERMINISTIC_PROGRAMS = ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir")
-DETERMINISTIC = DETERMINISTIC_PROGRAMS[0]
+# The deterministic mode's programs (attention_backward(deterministic=True)),
+# by the head dim of their tiles: dK and dV, then dQ in registers.
+DETERMINISTIC_PROGRAMS = {
+    128: ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir"),
+    64: ("dkdv_bf16_d64.mlir", "dq_bf16_d64.mlir"),
+}
+# The D = 128 pair, which IN_AUTOGRAD names; the D = 64 one joins it once its
+# GPU tests have passed (compiled, not yet run: thirty-seventh session).
+DETERMINISTIC = DETERMINISTIC_PROGRAMS[128][0]
 # The program a call runs unless one is named: by (head dim, causal).
 # $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
 _DEFAULTS = {
@@ -270,13 +275,13 @@ def covers(q, k, v, causal, main_program=None, deterministic=False) -> bool:
     if not all(t.dim() == 4 for t in (q, k, v)):
         return False
     head_dim = q.shape[-1]
-    if deterministic and (causal or tile_head_dim(head_dim) != 128):  # the mode's form
+    if deterministic and causal:  # the mode's programs are not causal
         return False
     name = _main_program(main_program, causal, head_dim)
     if name is None:
         return False
     program = MAIN_PROGRAMS[name]
-    runs = DETERMINISTIC_PROGRAMS if deterministic else (name,)
+    runs = DETERMINISTIC_PROGRAMS[program.head_dim] if deterministic else (name,)
     if main_program is None and (runs[0], q.dtype, head_dim) not in IN_AUTOGRAD:
         return False
     fits = (
@@ -328,8 +333,8 @@ def attention_backward(
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics). `deterministic`: gradients bitwise the
-    same run to run, from DETERMINISTIC_PROGRAMS (no atomics; non-causal
-    head dim 128)."""
+    same run to run, from DETERMINISTIC_PROGRAMS (no atomics; not causal;
+    the D = 64 pair not yet run on a GPU)."""
     program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
     if program is None:
         raise UnsupportedInputError(
@@ -344,10 +349,10 @@ def attention_backward(
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out, program)
     # The deterministic programs' form, whichever main program the call has.
-    if deterministic and (MAIN_PROGRAMS[program].causal or MAIN_PROGRAMS[program].head_dim != 128):
+    if deterministic and MAIN_PROGRAMS[program].causal:
         raise UnsupportedInputError(
-            f"{_OP}: expected non-causal head dim 128 attention for deterministic=True (the "
-            f"deterministic programs' only form yet) but the call's program is {program}",
+            f"{_OP}: expected non-causal attention for deterministic=True (the deterministic "
+            f"programs' form yet) but the call's program is {program}",
             "deterministic",
         )
     if not scale > 0:
@@ -406,7 +411,7 @@ def _deterministic(q, k, v, grad_out, lse, delta, scale, cache, d):
     accumulated in registers over the key tiles in order: no atomics. The
     gradients are d columns wide (the tiles'), q's head dim kept."""
     head = q.shape[-1]
-    dkdv, dq_program = (_kernel(cache, name, q.dtype, head) for name in DETERMINISTIC_PROGRAMS)
+    dkdv, dq_program = (_kernel(cache, name, q.dtype, head) for name in DETERMINISTIC_PROGRAMS[d])
     run = torch.ops.tiledattn.run_bundle
     dq = torch.empty(*q.shape[:-1], d, dtype=q.dtype, device=q.device)
     dk, dv = (torch.empty(*k.shape[:-1], d, dtype=k.dtype, device=k.device) for _ in "kv")

@@ -1,0 +1,142 @@
+// The backward's dK and dV for the deterministic mode at head dim 64
+// (issue 23): dkdv_bf16_d128.mlir (which says what it computes) as an edit
+// for D = 64, as main_bf16_d64_rows.mlir is of the row form: Q_i and dO_i
+// slots of 64 x 64, K and V of 128 x 64, dK_c and dV_c 64 x 64
+// accumulators, each written once by the block that owns its keys; dQ
+// comes from dq_bf16_d64.mlir, in registers. Head dims 16-48 run on its
+// tiles as on the row form's (backward_kernels.program_text).
+//
+// Compiled, not yet run on a GPU (thirty-seventh session).
+//
+// Captures: delta = D, grad_k and grad_v ([B, Hkv, Sk, 64] bf16).
+!head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!rows = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!captured_rows = memref<?x?x?xf32>
+!grad = memref<?x?x?x?xbf16>
+!slot = !tiledattn.smem<64x64xbf16>
+!ring = !tiledattn.ring<2, 64x64xbf16>
+!kslot = !tiledattn.smem<128x64xbf16>
+!kring = !tiledattn.ring<1, 128x64xbf16>
+!half = !tiledattn.smem<128x64xbf16>
+func.func @bwd_dkdv_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head,
+                               %lse: !rows, %scale: f32, %delta: !captured_rows,
+                               %grad_k: !grad, %grad_v: !grad)
+    attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  // The tile's K and V (one 128-row slot each, read by both consumers),
+  // Q_i and dO_i (a slot each per query block).
+  %kr = tiledattn.ring releases(8) : !kring
+  %vr = tiledattn.ring releases(8) : !kring
+  %qr = tiledattn.ring releases(8) : !ring
+  %dor = tiledattn.ring releases(8) : !ring
+  // P and dS (queries x keys), consumer c's in rows 64c .. 64c + 63.
+  %pbuf = tiledattn.alloc : !half
+  %dsbuf = tiledattn.alloc : !half
+  tiledattn.warp_specialize producer regs(24) {
+    %tid = gpu.thread_id x
+    %first = arith.cmpi eq, %tid, %c0 : index
+    %sq = memref.dim %q, %c2 : !head
+    %sk = memref.dim %k, %c2 : !head
+    %kb = arith.ceildivui %sk, %c128 : index
+    %qb = arith.ceildivui %sq, %c64 : index
+    %hq = memref.dim %q, %c1 : !head
+    %hkv = memref.dim %k, %c1 : !head
+    %group = arith.divui %hq, %hkv : index
+    %steps = arith.muli %group, %qb : index
+    %b = memref.dim %q, %c0 : !head
+    scf.if %first {
+      %n = tiledattn.for_each_tile %kb, %hkv, %b iter_args(%c0 : index) -> index {
+      ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
+        %key = arith.muli %bx, %c128 : index
+        tiledattn.ring.put %kr[%done] : !kring {
+        ^bb0(%slot: !kslot):
+          tiledattn.tma_load %k[%bz, %by, %key] into %slot : !head, !kslot
+        }
+        tiledattn.ring.put %vr[%done] : !kring {
+        ^bb0(%slot: !kslot):
+          tiledattn.tma_load %v[%bz, %by, %key] into %slot : !head, !kslot
+        }
+        // Every query block of every query head of the group, head-major.
+        %base = arith.muli %done, %steps : index
+        %head0 = arith.muli %by, %group : index
+        scf.for %j = %c0 to %steps step %c1 {
+          %pos = arith.addi %base, %j : index
+          %g = arith.divui %j, %qb : index
+          %i = arith.remui %j, %qb : index
+          %hd = arith.addi %head0, %g : index
+          %row = arith.muli %i, %c64 : index
+          tiledattn.ring.put %qr[%pos] : !ring {
+          ^bb0(%slot: !slot):
+            tiledattn.tma_load %q[%bz, %hd, %row] into %slot : !head, !slot
+          }
+          tiledattn.ring.put %dor[%pos] : !ring {
+          ^bb0(%slot: !slot):
+            tiledattn.tma_load %do[%bz, %hd, %row] into %slot : !head, !slot
+          }
+        }
+        tiledattn.yield %kv : index
+      }
+    }
+  } consumers(2) regs(240) {
+  ^bb0(%c: index):
+    %zero = tiledattn.constant 0.0 : !tiledattn.tile<64x64xf32>
+    %sq = memref.dim %q, %c2 : !head
+    %sk = memref.dim %k, %c2 : !head
+    %kb = arith.ceildivui %sk, %c128 : index
+    %qb = arith.ceildivui %sq, %c64 : index
+    %hq = memref.dim %q, %c1 : !head
+    %hkv = memref.dim %k, %c1 : !head
+    %group = arith.divui %hq, %hkv : index
+    %steps = arith.muli %group, %qb : index
+    %b = memref.dim %q, %c0 : !head
+    %crow = arith.muli %c, %c64 : index
+    %n = tiledattn.for_each_tile %kb, %hkv, %b iter_args(%c0 : index) -> index {
+    ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
+      %ks, %kt = tiledattn.ring.get %kr[%done] : !kring
+      %vs, %vt = tiledattn.ring.get %vr[%done] : !kring
+      %base = arith.muli %done, %steps : index
+      %head0 = arith.muli %by, %group : index
+      // The query blocks of the group's heads in turn: block %i of head
+      // %hd, carried (no division in the loop).
+      %grads:4 = scf.for %j = %c0 to %steps step %c1
+          iter_args(%dv = %zero, %dk = %zero, %i = %c0, %hd = %head0) -> (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>, index, index) {
+        %pos = arith.addi %base, %j : index
+        %row = arith.muli %i, %c64 : index
+        %qs, %qt = tiledattn.ring.get %qr[%pos] : !ring
+        %ds, %dt = tiledattn.ring.get %dor[%pos] : !ring
+        %sf = tiledattn.mma_async %qs[%c0] uniform_a, %ks[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
+        %dpf = tiledattn.mma_async %ds[%c0] uniform_a, %vs[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
+        %st = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        %p = tiledattn.exp_from_lse %st, %lse[%bz, %hd, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
+        tiledattn.stage %p into %pbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
+        %dvf = tiledattn.mma_async %pbuf[%crow] transpose_a uniform_a, %ds acc(%dv) : !half, !slot -> !tiledattn.future<64x64xf32>
+        %dpt = tiledattn.wait %dpf : !tiledattn.future<64x64xf32>
+        %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %hd, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
+        tiledattn.stage %dst into %dsbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
+        %dkf = tiledattn.mma_async %dsbuf[%crow] transpose_a uniform_a, %qs acc(%dk) : !half, !slot -> !tiledattn.future<64x64xf32>
+        %dv2 = tiledattn.wait %dvf : !tiledattn.future<64x64xf32>
+        %dk2 = tiledattn.wait %dkf : !tiledattn.future<64x64xf32>
+        tiledattn.ring.release %qr, %qt : !ring
+        tiledattn.ring.release %dor, %dt : !ring
+        %i1 = arith.addi %i, %c1 : index
+        %wrap = arith.cmpi eq, %i1, %qb : index
+        %inext = arith.select %wrap, %c0, %i1 : index
+        %hd1 = arith.addi %hd, %c1 : index
+        %hdnext = arith.select %wrap, %hd1, %hd : index
+        scf.yield %dv2, %dk2, %inext, %hdnext : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>, index, index
+      }
+      tiledattn.ring.release %kr, %kt : !kring
+      tiledattn.ring.release %vr, %vt : !kring
+      %key0 = arith.muli %bx, %c128 : index
+      %key = arith.addi %key0, %crow : index
+      tiledattn.store_tile %grads#1 into %grad_k[%bz, %by, %key] : !tiledattn.tile<64x64xf32>, !grad
+      tiledattn.store_tile %grads#0 into %grad_v[%bz, %by, %key] : !tiledattn.tile<64x64xf32>, !grad
+      tiledattn.yield %kv : index
+    }
+  }
+  return
+}
