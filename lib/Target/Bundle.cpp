@@ -401,6 +401,7 @@ PtxasReport mlir::tiledattn::parsePtxasLog(StringRef log) {
   // and any of them costs the same: every wgmma waits for the one before.
   llvm::Regex serialized("\\((C[0-9]+)\\).*wgmma\\.mma_async instructions "
                          "are serialized");
+  report.setmaxnregIgnored = log.contains("(C7508)");
   SmallVector<StringRef> lines;
   log.split(lines, '\n');
   for (StringRef line : lines) {
@@ -430,6 +431,12 @@ void mlir::tiledattn::warnAboutPtxasReport(raw_ostream &os, StringRef tool,
         << kernel << ": ptxas serializes the wgmma instructions ("
         << llvm::join(report.wgmmaSerialized, ", ")
         << "), which costs much of their speed; see ptxas -v output\n";
+  // Dropped budgets: the consumers keep the launch's count and may spill.
+  if (report.setmaxnregIgnored)
+    llvm::WithColor::warning(os, tool)
+        << kernel << ": ptxas ignored setmaxnreg (C7508: it cannot tell the "
+        << "registers a thread starts with), so the warp roles keep the "
+        << "launch's count instead of their budgets\n";
 }
 
 std::array<std::string, 3>
@@ -511,7 +518,8 @@ LogicalResult mlir::tiledattn::writeManifest(StringRef dir,
               {"spill_loads", report.spillLoads},
               {"stack_bytes", report.stackBytes},
               {"static_smem_bytes", report.staticSmemBytes},
-              {"wgmma_serialized", !report.wgmmaSerialized.empty()}}}};
+              {"wgmma_serialized", !report.wgmmaSerialized.empty()},
+              {"setmaxnreg_ignored", report.setmaxnregIgnored}}}};
   if (k.sanitizerBuild)
     manifest["sanitizer_build"] = true;
   if (!k.scoreMod.empty())

@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
   // ptxas drops setmaxnreg where it cannot tell the registers a thread
   // starts with: then the roles' budgets are not what the program says, so
   // build it again declaring that count (lower-roles' entry-registers).
-  if (!sanitizerBuild && StringRef(report->log).contains("(C7508)")) {
+  if (!sanitizerBuild && report->setmaxnregIgnored) {
     options.entryRegisters = true;
     OwningOpRef<ModuleOp> again =
         parseSourceFile<ModuleOp>(sourceMgr, &context);

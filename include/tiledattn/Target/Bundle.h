@@ -93,6 +93,10 @@ struct PtxasReport {
   /// The codes (e.g. "C7513") of ptxas's "wgmma.mma_async instructions are
   /// serialized" notes, in log order; empty when the wgmmas pipeline.
   std::vector<std::string> wgmmaSerialized;
+  /// ptxas's "(C7508) ... 'setmaxnreg' ignored; unable to determine register
+  /// count at entry": the warp roles run with the launch's register count,
+  /// not their budgets (tiledattn-compile then builds again with .maxnreg).
+  bool setmaxnregIgnored = false;
   std::string log;
 };
 
