@@ -227,13 +227,18 @@ inline void setRegisterBudget(OpBuilder &b, Location loc, int64_t registers,
 /// The registers per thread `kernel` starts with (.maxnreg), unless it has
 /// a count already: without one ptxas drops setmaxnreg (C7508) wherever it
 /// cannot tell the count at entry, and the roles keep the launch's count
-/// instead of their budgets.
-inline void setEntryRegisters(gpu::GPUFuncOp kernel, int64_t registers) {
+/// instead of their budgets. With `blocksPerSm` > 1 (ctas_per_sm) also the
+/// occupancy ptxas plans for (.minnctapersm).
+inline void setEntryRegisters(gpu::GPUFuncOp kernel, int64_t registers,
+                              int64_t blocksPerSm = 1) {
+  auto i32 = [&](int64_t v) {
+    return IntegerAttr::get(IntegerType::get(kernel.getContext(), 32), v);
+  };
   StringRef name = NVVM::NVVMDialect::getMaxnregAttrName();
   if (!kernel->hasAttr(name))
-    kernel->setAttr(
-        name,
-        IntegerAttr::get(IntegerType::get(kernel.getContext(), 32), registers));
+    kernel->setAttr(name, i32(registers));
+  if (blocksPerSm > 1)
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), i32(blocksPerSm));
 }
 
 /// `index` through a warp reduction (redux.sync umin): the same value, now

@@ -198,14 +198,10 @@ LogicalResult lowerSdpa(func::FuncOp func, SdpaOp op, ModuleOp module,
   if (schedule.getKvMulticast()) // Neighbouring query tiles, in pairs.
     kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr({2, 1, 1}));
-  if (int64_t entry = schedule.getEntryRegs()) {
-    // Several blocks per multiprocessor: a fixed register count at entry
-    // (which setmaxnreg then moves per role) and the occupancy to plan for.
-    kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                    b.getI32IntegerAttr(entry));
-    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                    b.getI32IntegerAttr(schedule.getCtasPerSm()));
-  }
+  // Several blocks per multiprocessor: a fixed register count at entry
+  // (which setmaxnreg then moves per role) and the occupancy to plan for.
+  if (int64_t entry = schedule.getEntryRegs())
+    setEntryRegisters(kernel, entry, schedule.getCtasPerSm());
 
   OpBuilder inner(module.getContext());
   HopperKernelEmitter emitter(inner, op, kernel, registerBudgets);

@@ -20,6 +20,7 @@
 
 #include "MmaSyncEmitter.h"
 #include "TileLoops.h"
+#include "tiledattn/Conversion/NVVMHelpers.h"
 #include "tiledattn/Conversion/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -204,15 +205,11 @@ LogicalResult moveWarpSpecializedKernel(func::FuncOp func, ModuleOp module,
 
   OpBuilder b(module.getContext());
   gpu::GPUFuncOp kernel = createKernel(b, module, func, threads, schedule);
-  if (int64_t entry = schedule.getEntryRegs()) {
-    // ctas_per_sm blocks share a multiprocessor: each thread starts with its
-    // share of the registers (which setmaxnreg then moves between the
-    // roles), and ptxas plans for that many blocks.
-    kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                    b.getI32IntegerAttr(entry));
-    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                    b.getI32IntegerAttr(schedule.getCtasPerSm()));
-  }
+  // ctas_per_sm blocks share a multiprocessor: each thread starts with its
+  // share of the registers (which setmaxnreg then moves between the roles),
+  // and ptxas plans for that many blocks.
+  if (int64_t entry = schedule.getEntryRegs())
+    setEntryRegisters(kernel, entry, schedule.getCtasPerSm());
   kernel.getBody().front().erase();
   kernel.getBody().takeBody(func.getBody());
   for (Block &block : kernel.getBody()) {
