@@ -122,8 +122,11 @@ class KernelEntry:
 # What LLVM 22 printed for the dynamic shared memory before
 # tiledattn-extern-dynamic-shared-memory (1e2ce23): a one-byte static that
 # ptxas put beside the mbarriers, under the kernel's first tile (NaN rows and
-# launch failures under load; docs/Design.md, Stage 3).
+# launch failures under load; docs/Design.md, Stage 3). NVPTX writes its
+# "has been demoted" notes in the module's header, before the kernel, so
+# only the PTX's first bytes are read (the scan reads every bundle).
 _OVERLAPPING_SHARED_MEMORY = b"// __dynamic_shmem__0 has been demoted"
+_PTX_HEADER_BYTES = 4096
 
 
 def _refuse_overlapping_shared_memory(path, manifest, manifest_path):
@@ -131,7 +134,8 @@ def _refuse_overlapping_shared_memory(path, manifest, manifest_path):
     refused, naming what to do, rather than run."""
     ptx = path / str(manifest.get("ptx", "kernel.ptx"))
     try:
-        text = ptx.read_bytes()
+        with ptx.open("rb") as f:
+            text = f.read(_PTX_HEADER_BYTES)
     except OSError:
         return  # the runtime names a missing PTX or cubin itself
     if _OVERLAPPING_SHARED_MEMORY in text:
