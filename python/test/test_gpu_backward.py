@@ -259,24 +259,31 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
         assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"
 
 
-def test_deterministic_mode_runs_the_programs_without_atomics_once_on(monkeypatch):
-    # With the mode in IN_AUTOGRAD (its GPU tests passed), it
-    # runs dkdv_bf16_d128.mlir and dq_bf16_d128.mlir, not the torch-ops
-    # backward, and the gradients are bitwise the same run to run.
+@pytest.mark.parametrize("d", [128, 64, 32])
+def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, monkeypatch):
+    # With the mode in IN_AUTOGRAD (its GPU tests passed), it runs the
+    # head dim's pair (dkdv_bf16_d128.mlir and dq_bf16_d128.mlir, or the
+    # D = 64 pair for head dims up to 64), not the torch-ops backward, and
+    # the gradients are bitwise the same run to run.
+    from test_gpu_flex import CACHE
+
     from tiledattn import backward, backward_kernels
 
     def refuse(*args, **kwargs):
         raise AssertionError("the torch-ops backward ran")
 
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
-    deterministic = (backward_kernels.DETERMINISTIC, torch.bfloat16, 128)
+    # The forward's kernel of head dim 32 (scripts/flex_cache.py)
+    monkeypatch.setenv("TILEDATTN_CACHE_DIR", str(CACHE))
+    pair = backward_kernels.DETERMINISTIC_PROGRAMS[backward_kernels.tile_head_dim(d)]
+    deterministic = (pair[0], torch.bfloat16, d)
     monkeypatch.setattr(
         backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {deterministic}
     )
     torch.manual_seed(7)
-    q = torch.randn(2, 8, 700, 128, device="cuda", dtype=torch.bfloat16)
-    k, v = (torch.randn(2, 4, 700, 128, device="cuda", dtype=torch.bfloat16) for _ in "kv")
-    grad_out = torch.randn(2, 8, 700, 128, device="cuda")
+    q = torch.randn(2, 8, 700, d, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(2, 4, 700, d, device="cuda", dtype=torch.bfloat16) for _ in "kv")
+    grad_out = torch.randn(2, 8, 700, d, device="cuda")
 
     def ours(q, k, v):
         return tiledattn.scaled_dot_product_attention(q, k, v, enable_gqa=True)

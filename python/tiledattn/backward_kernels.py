@@ -73,8 +73,8 @@ DETERMINISTIC_PROGRAMS = {
     128: ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir"),
     64: ("dkdv_bf16_d64.mlir", "dq_bf16_d64.mlir"),
 }
-# The D = 128 pair, which IN_AUTOGRAD names; the D = 64 one joins it once its
-# GPU tests have passed (compiled, not yet run: thirty-seventh session).
+# The D = 128 pair's first program, which stands for the mode at head dims
+# 80-128 (IN_AUTOGRAD; the D = 64 pair's for 16-64).
 DETERMINISTIC = DETERMINISTIC_PROGRAMS[128][0]
 # The program a call runs unless one is named: by (head dim, causal).
 # $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
@@ -127,8 +127,9 @@ def _own_head_dim(program):
 
 
 # What autograd runs: the (main program, dtype, head dim) forms whose GPU
-# tests have passed, DETERMINISTIC standing for the deterministic mode's
-# pair; every other backward keeps the torch-ops one (attention_backward
+# tests have passed, each deterministic pair's first program standing for
+# the pair (the D = 64 pair's GPU tests first ran in the thirty-eighth
+# session); every other backward keeps the torch-ops one (attention_backward
 # runs any form when asked): the row forms, causal or not, with GQA and
 # other lengths, the deterministic mode, float16, and every head dim on the
 # programs' tiles (16-64 on the D = 64 program's, 80-128 on the D = 128
@@ -140,7 +141,7 @@ def _own_head_dim(program):
 # showed first.
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
-    for program in (*_DEFAULTS.values(), DETERMINISTIC)
+    for program in (*_DEFAULTS.values(), *(pair[0] for pair in DETERMINISTIC_PROGRAMS.values()))
     for dtype in DTYPES
     for d in HEAD_DIMS
     if tile_head_dim(d) == _own_head_dim(program)
