@@ -74,7 +74,7 @@ def test_refuses_other_head_dims():
     q, k, v, out, lse, grad = _inputs(d=64)
     with pytest.raises(ValueError, match="of head dim 64 but got 'main_bf16_d128_rows.mlir'"):
         attention_backward(q, k, v, out, lse, grad, 0.1, main_program="main_bf16_d128_rows.mlir")
-    with pytest.raises(ValueError, match="causal attention"):  # no causal D = 64 form yet
+    with pytest.raises(ValueError, match="causal attention"):  # the non-causal form, named
         attention_backward(
             q, k, v, out, lse, grad, 0.1, causal=True, main_program="main_bf16_d64_rows.mlir"
         )
@@ -181,7 +181,9 @@ def test_autograd_sends_only_what_the_programs_cover():
         program = backward_kernels._DEFAULTS[(backward_kernels.tile_head_dim(d), False)]
         assert covers(qd, qd, qd, False) == ((program, qd.dtype, d) in in_autograd), d
     assert covers(*(Cuda((1, 2, 64, 96)),) * 3, False)
-    assert not covers(q64, q64, q64, True)  # no causal D = 64 form
+    # causal head dim 64: main_bf16_d64_rows_causal.mlir (thirty-eighth session)
+    assert covers(q64, q64, q64, True)
+    assert covers(q64, q64, q64, True, "main_bf16_d64_rows_causal.mlir")
     with pytest.raises(ValueError, match="causal attention"):
         covers(q, q, q, True, "main_bf16_d128.mlir")  # a program of the other kind
     f16 = Cuda((1, 2, 64, 128), torch.float16)

@@ -155,8 +155,9 @@ def test_main_program_refuses_what_it_does_not_cover():
     ],
     ids=str,
 )
-def test_causal_row_form_gradients_match_float64(shape):
-    _check_against_float64(shape, True)
+@pytest.mark.parametrize("d", [128, 64])
+def test_causal_row_form_gradients_match_float64(shape, d):
+    _check_against_float64(shape, True, d=d)
 
 
 @pytest.mark.parametrize(
@@ -182,9 +183,10 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d):
         dict(causal=False),
         dict(causal=True),
         dict(causal=False, d=64),
+        dict(causal=True, d=64),
         dict(causal=False, deterministic=True),
     ],
-    ids=["rows", "causal", "d64", "deterministic"],
+    ids=["rows", "causal", "d64", "d64-causal", "deterministic"],
 )
 def test_float16_forms_match_float64(shape, form):
     _check_against_float64(shape, dtype=torch.float16, **form)
@@ -207,6 +209,8 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=True, d=112),
         dict(causal=False, d=112, deterministic=True),
         dict(causal=False, d=32, deterministic=True),
+        dict(causal=True, d=48),
+        dict(causal=True, d=16, dtype=torch.float16),
     ],
     ids=[
         "d96",
@@ -219,6 +223,8 @@ def test_float16_forms_match_float64(shape, form):
         "d112-causal",
         "d112-deterministic",
         "d32-deterministic",
+        "d48-causal",
+        "d16-causal-fp16",
     ],
 )
 def test_smaller_head_dims_match_float64(shape, form):
@@ -232,8 +238,9 @@ def test_smaller_head_dims_match_float64(shape, form):
         dict(causal=True),
         dict(causal=False, deterministic=True),
         dict(causal=False, d=64),
+        dict(causal=True, d=64),
     ],
-    ids=["rows", "causal", "deterministic", "d64"],
+    ids=["rows", "causal", "deterministic", "d64", "d64-causal"],
 )
 def test_back_to_back_launches_at_the_speed_shape(form):
     # Thirty backwards in a row at the speed script's shape (B x S = 16k,

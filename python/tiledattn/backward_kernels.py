@@ -9,7 +9,8 @@ bf16; program_text gives the float16 form, the same program with its
 element type edited), head dim 128 (and 64, main_bf16_d64_rows.mlir; and
 every other multiple of 16 up to 128, on those programs' tiles, program_text
 editing their operands' head dim), no mask, causal (torch's top-left,
-main_bf16_d128_rows_causal.mlir) or not; the row forms also GQA / MQA (dK
+main_bf16_d128_rows_causal.mlir and main_bf16_d64_rows_causal.mlir) or
+not; the row forms also GQA / MQA (dK
 and dV summed over a group's query heads) and q and k of different
 lengths, the one-consumer program one length and one number of heads and
 no causal. Anything else raises UnsupportedInputError naming what it got.
@@ -64,6 +65,9 @@ MAIN_PROGRAMS = {
     "main_bf16_d128_rows.mlir": MainProgram("halves", any_kv_shape=True),
     "main_bf16_d128_rows_causal.mlir": MainProgram("halves", any_kv_shape=True, causal=True),
     "main_bf16_d64_rows.mlir": MainProgram("blocks", any_kv_shape=True, head_dim=64),
+    "main_bf16_d64_rows_causal.mlir": MainProgram(
+        "blocks", any_kv_shape=True, causal=True, head_dim=64
+    ),
 }
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
@@ -82,6 +86,7 @@ _DEFAULTS = {
     (128, False): DEFAULT_MAIN,
     (128, True): CAUSAL_MAIN,
     (64, False): "main_bf16_d64_rows.mlir",
+    (64, True): "main_bf16_d64_rows_causal.mlir",
 }
 
 

@@ -8,9 +8,9 @@
 // ceil(Sq / 64), 4096] f32 ("blocks" of 64 columns). GQA / MQA and q, k of
 // their own lengths as the row form.
 //
-// Compiled, not yet run on a GPU nor wired into tiledattn.backward_kernels
-// (which takes head dim 128 only): next, run it against float64 with
-// preprocess_bf16_d64.mlir, then choose the programs by head dim.
+// Autograd runs it for head dims 16-64 (tiledattn.backward_kernels; GPU
+// suite passed at 8e09751 on an H100); main_bf16_d64_rows_causal.mlir is its
+// causal edit.
 !head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !rows = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 !captured_rows = memref<?x?x?xf32>
