@@ -82,10 +82,11 @@
 // SPLIT-NEXT: "name": "workspace"
 // LONG128: "min_seqlen_k": 2048,
 // LONG128-NOT: "max_seqlen_k"
-// From 2k keys Q.K^T takes Q from registers (q_in_registers), and the O
-// held for the next tile stays scaled and packed (hold_packed).
-// LONG128: "schedule": "#tiledattn.schedule<{{.*}}split_tail = true, hold_packed = true, q_in_registers = true>"
-// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true(, split_tail = true(, hold_packed = true)?(, q_in_registers = true)?)?|, uniform_consumer = true)?(, one_thread_producer = true)?}}>"
+// From 2k keys Q.K^T takes Q from registers (q_in_registers), the O held
+// for the next tile stays scaled and packed (hold_packed), and the consumer
+// index is 32 bits wide (narrow_consumer_index: no spill).
+// LONG128: "schedule": "#tiledattn.schedule<{{.*}}split_tail = true, hold_packed = true, q_in_registers = true, narrow_consumer_index = true>"
+// QB2: "schedule": "#tiledattn.schedule<{{.*}}persistent = true, tma_store = true, q_buffers = 2{{(, defer_store = true(, split_tail = true(, hold_packed = true)?(, q_in_registers = true)?)?|, uniform_consumer = true)?(, one_thread_producer = true)?(, narrow_consumer_index = true)?}}>"
 // D=64 causal from 4.5k keys on: three consumers (block_n 112 to fit 160
 // registers), every head's longest tiles first; the manifest carries the
 // range the package selects by.

@@ -7,9 +7,10 @@
 //
 // tiledattn-lower-roles: tiledattn.warp_specialize becomes the split of the
 // block into a producer warpgroup and consumer warpgroups with their
-// register budgets (and with uniform_index the consumer index through
-// redux.sync), tiledattn.turn the named-barrier rotation between the
-// consumers, with convert-sdpa-to-hopper's code (NVVMHelpers.h).
+// register budgets (with uniform_index the consumer index through
+// redux.sync, with narrow_index in 32 bits), tiledattn.turn the named-barrier
+// rotation between the consumers, with convert-sdpa-to-hopper's code
+// (NVVMHelpers.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +68,18 @@ void lowerRoles(WarpSpecializeOp roles, Consumers &consumers,
 
   Block &consumerBlock = roles.getConsumer().front();
   b.setInsertionPointToStart(&split.getElseRegion().front());
-  Value consumer = arith::SubIOp::create(
-      b, loc, warpgroup, arith::ConstantIndexOp::create(b, loc, 1));
+  Value consumer;
+  if (roles.getNarrowIndex()) { // one register, the high word known zero
+    Value word =
+        arith::IndexCastUIOp::create(b, loc, b.getI32Type(), warpgroup);
+    consumer = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::SubIOp::create(b, loc, word,
+                              arith::ConstantIntOp::create(b, loc, 1, 32)));
+  } else {
+    consumer = arith::SubIOp::create(b, loc, warpgroup,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  }
   if (roles.getUniformIndex())
     consumer = warpUniformIndex(b, loc, consumer);
   if (registerBudgets)

@@ -192,3 +192,29 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// narrow_index: the consumer index in 32 bits, zero-extended (one register,
+// whose high word LLVM knows to be zero; as an index it took two, and on the
+// D = 128 long program ptxas spilled one).
+// CHECK-LABEL: gpu.func @narrow
+// CHECK: %[[WG:.*]] = arith.divui %{{.*}}, %c128
+// CHECK: } else {
+// CHECK-NEXT: %[[WG32:.*]] = arith.index_castui %[[WG]] : index to i32
+// CHECK-NEXT: %[[C32:.*]] = arith.subi %[[WG32]], %c1_i32 : i32
+// CHECK-NEXT: %[[C:.*]] = arith.index_castui %[[C32]] : i32 to index
+// CHECK-NEXT: nvvm.setmaxregister {{ *}}increase 240
+// CHECK-NEXT: "test.consume"(%[[C]])
+module attributes {gpu.container_module} {
+  gpu.module @roles {
+    gpu.func @narrow() kernel {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) narrow_index {
+      ^bb0(%c: index):
+        "test.consume"(%c) : (index) -> ()
+      }
+      gpu.return
+    }
+  }
+}

@@ -203,6 +203,11 @@ func.func private @schedule_one_thread_producer_without_tma() attributes {s = #t
 
 // -----
 
+// expected-error @+1 {{schedule field narrow_consumer_index: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = direct}}
+func.func private @schedule_narrow_consumer_index_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, narrow_consumer_index = true>}
+
+// -----
+
 // expected-error @+1 {{schedule field conditional_rescale: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = direct}}
 func.func private @schedule_conditional_rescale_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, conditional_rescale = true>}
 

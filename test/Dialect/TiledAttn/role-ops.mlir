@@ -133,6 +133,21 @@ module attributes {gpu.container_module} {
   }
 }
 
+// CHECK-LABEL: gpu.func @narrow
+// CHECK: } consumers(2) regs(240) uniform_index narrow_index {
+module attributes {gpu.container_module} {
+  gpu.module @n {
+    gpu.func @narrow() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      tiledattn.warp_specialize producer regs(24) {
+      } consumers(2) regs(240) uniform_index narrow_index {
+      ^bb0(%c: index):
+        "test.use"(%c) : (index) -> ()
+      }
+      gpu.return
+    }
+  }
+}
+
 // CHECK-LABEL: func.func @uniform_value
 // CHECK: %{{.*}} = tiledattn.uniform %{{.*}} : index
 func.func @uniform_value(%n: index) -> index {

@@ -178,6 +178,25 @@ func.func @one_thread_producer(%q: !head, %k: !head, %v: !head, %o: !head, %lse:
 
 // -----
 
+// narrow_consumer_index: the roles' narrow_index (the consumer index in 32
+// bits when lowered).
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @narrow_consumer_index
+// CHECK: } consumers(2) regs(240) narrow_index {
+func.func @narrow_consumer_index(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, narrow_consumer_index = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // Causal, three consumers, no pingpong and one loop that masks every block:
 // the mmas are issued without turns; the loop ends at the block's diagonal;
 // the function records that it is causal.

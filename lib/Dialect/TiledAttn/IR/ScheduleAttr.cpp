@@ -41,8 +41,8 @@ LogicalResult ScheduleAttr::verify(
     bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
     bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ,
     bool qByAtom, bool storeByAtom, bool k0ByAtom, bool qInRegisters,
-    bool uniformRing, bool kvMulticast, bool rawMaxima,
-    bool oneThreadProducer) {
+    bool uniformRing, bool kvMulticast, bool rawMaxima, bool oneThreadProducer,
+    bool narrowConsumerIndex) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -333,7 +333,8 @@ LogicalResult ScheduleAttr::verify(
                            {"uniform_ring", uniformRing},
                            {"kv_multicast", kvMulticast},
                            {"raw_maxima", rawMaxima},
-                           {"one_thread_producer", oneThreadProducer}})) {
+                           {"one_thread_producer", oneThreadProducer},
+                           {"narrow_consumer_index", narrowConsumerIndex}})) {
     return emitError() << "schedule field " << *set
                        << ": only the warp-specialized kernel has it, so "
                           "expected false without producer = tma, but got "

@@ -109,7 +109,8 @@ void WarpSpecializedWriter::write() {
                                            headDimV, elementType));
   auto roles = WarpSpecializeOp::create(
       b, loc, consumers, schedule.getProducerRegs(), schedule.getConsumerRegs(),
-      /*uniform_index=*/schedule.getUniformConsumer());
+      /*uniform_index=*/schedule.getUniformConsumer(),
+      /*narrow_index=*/schedule.getNarrowConsumerIndex());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&roles.getProducer().emplaceBlock());
   writeProducer();

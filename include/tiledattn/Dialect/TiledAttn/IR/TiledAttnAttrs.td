@@ -241,6 +241,14 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       tile's copies. ptxas then keeps the loop's ring positions and
       addresses on the uniform datapath (bf16 D = 128: 83 SASS instructions
       per K/V block instead of 102). Needs `producer = tma`.
+    - `narrow_consumer_index` (default `false`): the tile program's
+      `warp_specialize ... narrow_index`: the consumer warpgroup's index
+      computed in 32 bits and zero-extended, so LLVM knows its high word is
+      zero and it takes one register. It changes no result, only how ptxas
+      allocates registers: on the D = 128 `_long` program it removes a
+      4-byte spill (the index, live across the persistent tile loop); on
+      every schedule at once it cost up to 6% (causal D = 128 and D = 256 at
+      16k keys), so it is a field. Needs `producer = tma`.
 
     The attribute verifier checks each field alone and the fields against
     each other; `tiledattn.sdpa` checks them against its operands (head dim,
@@ -292,7 +300,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$uniform_ring,
                         DefaultValuedParameter<"bool", "false">:$kv_multicast,
                         DefaultValuedParameter<"bool", "false">:$raw_maxima,
-                        DefaultValuedParameter<"bool", "false">:$one_thread_producer);
+                        DefaultValuedParameter<"bool", "false">:$one_thread_producer,
+                        DefaultValuedParameter<"bool", "false">:$narrow_consumer_index);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

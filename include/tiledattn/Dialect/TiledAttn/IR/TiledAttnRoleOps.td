@@ -36,7 +36,10 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
     and keeps what follows from it (Q's descriptors, the turn barriers, the
     rows' arithmetic) on the uniform datapath. It changes no result, only
     how ptxas allocates registers, which may be faster or slower
-    (docs/Schedules.md, `uniform_consumer`).
+    (docs/Schedules.md, `uniform_consumer`). With `narrow_index` the index
+    is computed in 32 bits and zero-extended (one register, its high word
+    known zero), likewise only a matter of register allocation
+    (`narrow_consumer_index`).
 
     Example:
 
@@ -51,13 +54,14 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$consumers,
                        I64Attr:$producer_regs, I64Attr:$consumer_regs,
-                       UnitAttr:$uniform_index);
+                       UnitAttr:$uniform_index, UnitAttr:$narrow_index);
   let regions = (region MaxSizedRegion<1>:$producer,
                         MaxSizedRegion<1>:$consumer);
   let assemblyFormat = [{
     `producer` `regs` `(` $producer_regs `)` $producer
     `consumers` `(` $consumers `)` `regs` `(` $consumer_regs `)`
-    (`uniform_index` $uniform_index^)? $consumer attr-dict
+    (`uniform_index` $uniform_index^)? (`narrow_index` $narrow_index^)?
+    $consumer attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
