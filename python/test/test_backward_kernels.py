@@ -321,7 +321,7 @@ def test_the_deterministic_programs_take_only_non_causal_attention():
         "main_bf16_d128_rows_causal.mlir",
     ):
         attention_backward(q, k, v, out, lse, grad, 0.1, causal=True, deterministic=True)
-    # Each tile head dim has its pair (head dim 64's compiled, not yet GPU-run).
+    # Each tile head dim has its pair.
     from tiledattn.backward_kernels import DETERMINISTIC_PROGRAMS, PROGRAMS
 
     assert sorted(DETERMINISTIC_PROGRAMS) == [64, 128]

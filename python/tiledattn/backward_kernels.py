@@ -12,7 +12,8 @@ editing their operands' head dim), no mask, causal (torch's top-left,
 main_bf16_d128_rows_causal.mlir and main_bf16_d64_rows_causal.mlir) or
 not; the row forms also GQA / MQA (dK and dV summed over a group's query
 heads) and q and k of different lengths, the one-consumer program one
-length and one number of heads and no causal. Anything else raises UnsupportedInputError naming what it got.
+length and one number of heads and no causal. Anything else raises
+UnsupportedInputError naming what it got.
 Autograd uses the (program, dtype, head dim) forms in IN_AUTOGRAD, those
 whose GPU tests have passed.
 
@@ -338,8 +339,8 @@ def attention_backward(
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics). `deterministic`: gradients bitwise the
-    same run to run, from DETERMINISTIC_PROGRAMS (no atomics; not causal;
-    the D = 64 pair not yet run on a GPU)."""
+    same run to run, from DETERMINISTIC_PROGRAMS (no atomics; not
+    causal)."""
     program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
     if program is None:
         raise UnsupportedInputError(
@@ -357,7 +358,7 @@ def attention_backward(
     if deterministic and MAIN_PROGRAMS[program].causal:
         raise UnsupportedInputError(
             f"{_OP}: expected non-causal attention for deterministic=True (the deterministic "
-            f"programs' form yet) but the call's program is {program}",
+            f"programs are not causal) but the call's program is {program}",
             "deterministic",
         )
     if not scale > 0:
