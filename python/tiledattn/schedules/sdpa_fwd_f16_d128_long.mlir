@@ -1,12 +1,10 @@
 // Shipped default schedule: f16, head dim 128, no mask. Warp-specialized TMA + wgmma.
 // Run for key/value lengths >= 2048; the bundle without a range covers the rest.
-// Still lowered by convert-sdpa-to-hopper (tiledattn.hopper_emitter): its
-// tile program, with hold_packed (the held O scaled and packed across the
-// back edge) and narrow_consumer_index (without it ptxas spills the
-// consumer index, 4 bytes), has no spills and measured 0.98x of the
-// emitter's kernel at 4k and 16k (thirty-eighth session, same run), but
-// has not run the GPU suite as the shipped bundle yet; dropping
-// tiledattn.hopper_emitter ships it (docs/perf-notes.md).
+// Lowered through its tile program (tiledattn-tile-sdpa) since the
+// thirty-eighth session, with hold_packed (the held O scaled and packed
+// across the back edge) and narrow_consumer_index (without it ptxas spills
+// the consumer index, 4 bytes); docs/perf-notes.md has its A/B against
+// convert-sdpa-to-hopper's kernel.
 // Copy, edit the schedule fields and compile with
 //   tiledattn-compile sdpa_fwd_f16_d128_long.mlir -o sdpa_fwd_f16_d128_long
 // docs/Schedules.md describes every field.
@@ -15,7 +13,7 @@
 
 func.func @sdpa_fwd_f16_d128_long(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse,
                  %scale: f32)
-    attributes {tiledattn.min_seqlen_k = 2048 : i64, tiledattn.hopper_emitter} {
+    attributes {tiledattn.min_seqlen_k = 2048 : i64} {
   tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
                                    warps = 12, mma = wgmma, producer = tma,
