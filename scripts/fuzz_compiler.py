@@ -291,7 +291,6 @@ PIPELINES = [
     "--tiledattn-tile-sdpa",
     "--tiledattn-to-nvgpu-pipeline",
     "--tiledattn-to-ptx-pipeline",
-    "--convert-sdpa-to-hopper",
 ]
 DROPPED_FLAGS = {"-verify-diagnostics", "--verify-diagnostics"}
 

@@ -36,9 +36,9 @@ for v in "${variants[@]}"; do
         pingpong) short=pp ;; overlap_softmax) short=ov ;; persistent) short=pers ;;
         producer_regs) short="pr" ;; consumer_regs) short=cr ;; tma_store) short=ts ;;
         q_buffers) short=qb ;; dynamic_tiles) short=dyn ;; tile_order) short=ord ;;
-        overlap_epilogue) short=oe ;; conditional_rescale) short=condr ;;
+        overlap_epilogue) short=oe ;;
         defer_store) short=ds ;; narrow_diagonal) short=nd ;; skip_masked_blocks) short=skip ;;
-        uniform_consumer) short=uc ;; prefetch_next_q) short=pq ;; exp2_on_fma) short=fma ;; q_per_consumer) short=qpc ;; prefetch_next_kv) short=pkv ;; row_sum_mma) short=rsm ;; hold_packed) short=hp ;; stage_o_in_q) short=oq ;; q_by_atom) short=qa ;; store_by_atom) short=sa ;; *) short=$key ;;
+        uniform_consumer) short=uc ;; exp2_on_fma) short=fma ;; hold_packed) short=hp ;; q_by_atom) short=qa ;; *) short=$key ;;
       esac
       case $value in
         true) tag+="_$short" ;;

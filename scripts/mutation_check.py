@@ -41,9 +41,7 @@ import mutants  # noqa: E402
 # Lit suites that run tiledattn-opt (the others cannot see a text mutant).
 LIT_SUITES = ["Conversion", "Dialect", "Pipeline"]
 # The lowering FileChecks that let these mutants through once (issue 28).
-REQUIRED_KILLERS = {
-    name: ["tiledattn-to-nvgpu.mlir", "sdpa-to-hopper.mlir"] for name in mutants.TEXT_MUTANTS
-}
+REQUIRED_KILLERS = {name: ["tiledattn-to-nvgpu.mlir"] for name in mutants.TEXT_MUTANTS}
 # Shipped bundles the kernel mutants are applied to: both dtypes, every head
 # dim, causal and not, persistent and one-tile.
 DEFAULT_BUNDLES = ["sdpa_fwd_bf16_d128_causal", "sdpa_fwd_f16_d64", "sdpa_fwd_bf16_d256"]

@@ -7,12 +7,6 @@ Here (after a build):
 There (carry build/sweep_qak, build/kernels, build/runtime):
     SWEEP=build/sweep_qak scripts/device-ab.sh 512,1024,2048 256 0 3
 
-With --tile-program the candidates go through the tile program
-(`tiledattn-compile --hopper-tile-program`), also those whose shipped
-bundle keeps convert-sdpa-to-hopper's kernel (tiledattn.hopper_emitter), e.g.
-    python3 scripts/shipped_variant.py "uniform_consumer = true" bf16_d128 \\
-        --tag uc --tile-program --out build/sweep_uc
-
 With no fields ("") the candidate is the shipped kernel itself: a control
 to run next to the others, since how far a candidate starts behind the
 shipped column depends on the kernel (docs/Hopper.md).
@@ -43,8 +37,7 @@ _ATTRIBUTES = re.compile(r"\s*attributes\s*\{([^}]*)\}")
 
 def _drop_range(text):
     """`text` without the function's tiledattn.min/max_seqlen_k; its other
-    attributes (tiledattn.hopper_emitter: the same lowering as the shipped
-    bundle) stay."""
+    attributes stay."""
     m = _ATTRIBUTES.search(text)
     if not m:
         return text
@@ -84,13 +77,7 @@ def main(argv=None):
     p.add_argument("bundles", nargs="+", help="shipped bundle names, e.g. bf16_d256_short")
     p.add_argument("--tag", default="variant", help="prefix of the candidates' names")
     p.add_argument("--out", default=str(ROOT / "build" / "sweep"), help="output directory")
-    p.add_argument(
-        "--tile-program",
-        action="store_true",
-        help="compile through the tile program (--hopper-tile-program)",
-    )
     args = p.parse_args(argv)
-    flags = ["--hopper-tile-program"] if args.tile_program else []
     compiler = os.environ.get(
         "TILEDATTN_COMPILE", str(ROOT / "build" / "bin" / "tiledattn-compile")
     )
@@ -111,7 +98,7 @@ def main(argv=None):
             mlir = pathlib.Path(tmp) / source.name
             mlir.write_text(text)
             run = subprocess.run(
-                [compiler, *flags, str(mlir), "-o", str(target)],
+                [compiler, str(mlir), "-o", str(target)],
                 capture_output=True,
                 text=True,
             )

@@ -22,10 +22,6 @@ echo "== fuzz: tiledattn-opt / tiledattn-compile (200 cases or 60 s)"
 SEED=${TILEDATTN_FUZZ_SEED:-$(date +%Y%m%d)}
 "$PY" scripts/fuzz_compiler.py --build "$BUILD" --seed "$SEED" --cases 200 --time 60
 fuzz_rc=$?
-echo "== fuzz: the same corpus through the tile program (200 cases or 45 s)"
-"$PY" scripts/fuzz_compiler.py --build "$BUILD" --seed "$SEED" --cases 200 --time 45 \
-  --flags=--tiledattn-to-ptx-pipeline=hopper-tile-program=1 --out "$BUILD/fuzz-tile-program" ||
-  fuzz_rc=1
 echo "== fuzz: the runtime's bundle loader (2000 cases or 60 s)"
 if [ -f "$BUILD/runtime/libtiledattn_runtime.so" ]; then
   TILEDATTN_BUILD_DIR=$BUILD "$PY" scripts/fuzz_bundles.py --seed "$SEED" --cases 2000 --time 60 ||

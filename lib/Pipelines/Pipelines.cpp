@@ -30,12 +30,6 @@ using namespace mlir;
 
 void mlir::tiledattn::buildTiledAttnToNVGPUPipeline(
     OpPassManager &pm, const TiledAttnToPTXOptions &options) {
-  if (!options.hopperTileProgram) {
-    ConvertSdpaToHopperPassOptions hopper;
-    hopper.registerBudgets = options.registerBudgets;
-    hopper.unexpressedOnly = !options.hopperEmitter;
-    pm.addPass(createConvertSdpaToHopperPass(hopper));
-  }
   pm.addPass(createTileSdpaPass());
   ConvertTiledAttnToNVGPUPassOptions conversion;
   conversion.experimentalWgmma = options.experimentalWgmma;

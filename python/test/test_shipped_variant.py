@@ -19,12 +19,12 @@ _SHORT = (_ROOT / "python/tiledattn/schedules/sdpa_fwd_bf16_d256_short.mlir").re
 
 def test_fields_go_into_the_schedule_and_the_range_goes():
     assert "tiledattn.max_seqlen_k = 512" in _SHORT
-    text = shipped_variant.add_fields(_SHORT, "store_by_atom = true, exp2_on_fma = 8")
+    text = shipped_variant.add_fields(_SHORT, "hold_packed = true, exp2_on_fma = 8")
     schedule = text[text.index("#tiledattn.schedule<") : text.index(">)")]
-    assert schedule.endswith("consumer_regs = 232, store_by_atom = true, exp2_on_fma = 8")
+    assert schedule.endswith("consumer_regs = 232, hold_packed = true, exp2_on_fma = 8")
     assert "seqlen_k" not in text
     # Everything else is untouched.
-    assert text.replace(", store_by_atom = true, exp2_on_fma = 8", "") == _SHORT.replace(
+    assert text.replace(", hold_packed = true, exp2_on_fma = 8", "") == _SHORT.replace(
         "\n    attributes {tiledattn.max_seqlen_k = 512 : i64}", ""
     )
 
@@ -47,7 +47,7 @@ def test_a_field_the_schedule_sets_is_refused():
 
 def test_a_malformed_field_is_refused():
     with pytest.raises(ValueError, match="expected NAME = VALUE"):
-        shipped_variant.add_fields(_SHORT, "store_by_atom")
+        shipped_variant.add_fields(_SHORT, "hold_packed")
 
 
 def test_the_command_line_compiles_each_bundle(tmp_path, monkeypatch, capsys):
@@ -62,17 +62,6 @@ def test_the_command_line_compiles_each_bundle(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["t_bf16_d256_short", "t_f16_d128"]
     assert seen.read_text().count("wait_free = 1>") == 2
     assert "[2/2] t_f16_d128: compiled" in capsys.readouterr().out
-
-
-def test_tile_program_passes_its_flag(tmp_path, monkeypatch):
-    seen = tmp_path / "seen"
-    tool = tmp_path / "tiledattn-compile"
-    tool.write_text(f'#!/bin/sh\necho "$1" >> {seen}\nmkdir -p "$4"\n')
-    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("TILEDATTN_COMPILE", str(tool))
-    argv = ["a = 1", "bf16_d128", "--tile-program", "--out", str(tmp_path / "out")]
-    assert shipped_variant.main(argv) == 0
-    assert seen.read_text() == "--hopper-tile-program\n"
 
 
 def test_an_unknown_bundle_names_the_shipped_ones(tmp_path, capsys):

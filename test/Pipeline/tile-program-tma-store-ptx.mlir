@@ -1,5 +1,5 @@
 // REQUIRES: ptxas
-// RUN: env CUDA_HOME=%cuda_home tiledattn-opt %s --tiledattn-to-ptx-pipeline=hopper-tile-program=1 | %PYTHON %S/Inputs/extract_ptx.py > %t.ptx
+// RUN: env CUDA_HOME=%cuda_home tiledattn-opt %s --tiledattn-to-ptx-pipeline | %PYTHON %S/Inputs/extract_ptx.py > %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // RUN: grep -c "stmatrix.sync.aligned.m8n8.x4.shared.b16" %t.ptx | FileCheck %s --check-prefix=STMATRIX
 // RUN: grep -c "cp.async.bulk.tensor.4d.global.shared::cta" %t.ptx | FileCheck %s --check-prefix=STORES

@@ -3,7 +3,8 @@
 // shipped) keep lowering and assembling without spills: the one-warpgroup
 // wgmma ones, and the two-blocks-per-multiprocessor Hopper candidates, which
 // must start with .maxnreg 128 (65536 / (2 x 256 threads)), and the
-// kv_multicast one, whose blocks run in clusters of two that multicast K/V.
+// kv_multicast one, whose blocks run in clusters of two that multicast K/V
+// (its tile program's K/V rings are cluster(2)).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_f16_d64.mlir -o %t/1 | FileCheck %s -DNAME=wgmma_fwd_f16_d64
 // RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_f16_d64_causal.mlir -o %t/2 | FileCheck %s -DNAME=wgmma_fwd_f16_d64_causal

@@ -1,6 +1,6 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t.from-schedule %t.from-program
-// RUN: tiledattn-compile --hopper-tile-program %s -o %t.from-schedule | FileCheck %s --check-prefix=SUMMARY
+// RUN: tiledattn-compile %s -o %t.from-schedule | FileCheck %s --check-prefix=SUMMARY
 // RUN: tiledattn-opt %s --tiledattn-tile-sdpa > %t.program.mlir
 // RUN: tiledattn-compile --quiet %t.program.mlir -o %t.from-program
 // RUN: cmp %t.from-schedule/kernel.ptx %t.from-program/kernel.ptx
@@ -12,7 +12,7 @@
 // RUN: FileCheck %s --check-prefix=PLAIN --input-file %t.from-program/manifest.json
 
 // A producer = tma schedule compiled through its tile program: straight
-// from the schedule (--hopper-tile-program), or from the program that
+// from the schedule, or from the program that
 // `tiledattn-opt --tiledattn-tile-sdpa` prints, which a kernel researcher
 // edits and compiles the same way. Both give the same bundle: the program's
 // function carries what the manifest needs (tiledattn.schedule,
@@ -58,16 +58,13 @@ func.func @tile_program_f16_d64_causal(%q: !head, %k: !head, %v: !head, %o: !hea
 // MAPS: 128
 // MAPS: "operand": "v"
 
-// An sdpa with a score_mod goes through the tile program without the flag
-// (convert-sdpa-to-hopper leaves it), and its manifest records the body, so
-// that the package never picks the kernel for plain attention.
+// An sdpa with a score_mod: its manifest records the body, so that the
+// package never picks the kernel for plain attention.
 // SCORE-MOD: "score_mod": "^bb0(%arg6: f32, %arg7: index, %arg8: index, %arg9: index, %arg10: index):\n
 // SCORE-MOD-SAME: math.exp2
 // PLAIN-NOT: score_mod
 
-// Head dim 192 with value head dim 128 goes through the tile program with no
-// flag: convert-sdpa-to-hopper writes head dims 64, 128 and 256 only and
-// leaves the sdpa to tiledattn-tile-sdpa. The manifest says both head dims.
+// Head dim 192 with value head dim 128: the manifest says both head dims.
 // RUN: rm -rf %t.d192 && tiledattn-compile --quiet %schedules/sdpa_fwd_bf16_d192_dv128_causal.mlir -o %t.d192
 // RUN: FileCheck %s --check-prefix=D192 --input-file %t.d192/manifest.json
 // D192: "causal": true,

@@ -47,18 +47,6 @@ static cl::opt<bool> quiet("quiet", cl::desc("print nothing on success"));
 static cl::opt<bool> experimentalWgmma(
     "experimental-wgmma",
     cl::desc("lower mma = wgmma schedules (not yet checked on a GPU)"));
-static cl::opt<bool> hopperTileProgram(
-    "hopper-tile-program",
-    cl::desc(
-        "lower every producer = tma schedule through tiledattn-tile-sdpa's "
-        "warp-specialized tile program, also those the default keeps on "
-        "convert-sdpa-to-hopper (refused where the schedule sets a "
-        "refinement the program does not write yet)"));
-static cl::opt<bool> hopperEmitter(
-    "hopper-emitter",
-    cl::desc("lower every producer = tma schedule convert-sdpa-to-hopper "
-             "takes with it, also those the tile program writes (the kernels "
-             "before the tile program, for same-run A/B)"));
 static cl::opt<bool> sanitizerBuild(
     "sanitizer-build",
     cl::desc("leave out setmaxnreg, for runs under compute-sanitizer "
@@ -111,12 +99,6 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.experimentalWgmma = experimentalWgmma;
   options.registerBudgets = !sanitizerBuild;
-  options.hopperTileProgram = hopperTileProgram;
-  options.hopperEmitter = hopperEmitter;
-  if (hopperTileProgram && hopperEmitter)
-    return fail("--hopper-tile-program and --hopper-emitter exclude each "
-                "other: pick the path every schedule takes, or neither for "
-                "the default split");
   // The math functions of score_mod bodies (math.tanh, ...) become calls
   // into libdevice: link the one of ptxas's toolkit, so that the bundle
   // does not depend on CUDA_HOME being set.

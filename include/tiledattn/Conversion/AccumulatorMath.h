@@ -6,9 +6,8 @@
 //
 // The online softmax of attention on one warpgroup's wgmma accumulator
 // registers: mask, row maxima across the quad, exponents (MUFU or the FMA
-// pipe), row sums, the rescale of O and P packed into wgmma A words. What
-// convert-sdpa-to-hopper emits and the tile-IR lowering of the softmax ops
-// on accumulator tiles reuses, so both give the same code.
+// pipe), row sums, the rescale of O and P packed into wgmma A words: the
+// code tiledattn-lower-mma emits for the softmax ops on accumulator tiles.
 //
 // Layout (m64nN, per thread): register 4i + h (h = 0..3) holds row
 // warpRow + group (+ 8 for h >= 2) and column 8i + 2 * quad (+ 1 for odd h),
@@ -37,19 +36,13 @@ struct RowState {
 
 /// How the softmax is computed (schedule fields, docs/Schedules.md).
 struct SoftmaxOptions {
-  /// Skip the rescale of O when no row of the warp has a new maximum.
-  bool conditionalRescale = false;
-  /// Exponents per block computed on the FMA pipe (unmasked blocks only,
-  /// unless exp2OnFmaMasked).
+  /// Exponents per block computed on the FMA pipe (exp2_on_fma; in masked
+  /// blocks too, where the polynomial gives exactly 0 for -inf).
   int64_t exp2OnFma = 0;
-  /// Row sums come from an extra wgmma with P; the softmax skips them.
-  bool rowSumMma = false;
   /// RowState::max holds the maximum of scale * log2(e) * s (the tile
-  /// ops' `online_softmax`) rather than of the raw scores s (the Hopper
-  /// kernels'). The same values for scale > 0; one multiply fewer a row.
-  bool scaledMaxima = false;
-  /// exp2OnFma in blocks that may hold -inf too (which then gives exactly 0).
-  bool exp2OnFmaMasked = false;
+  /// ops' `online_softmax`) rather than of the raw scores s (`raw_max`).
+  /// The same values for scale > 0; one multiply fewer a row.
+  bool scaledMaxima = true;
 };
 
 /// Which scores of a block the mask removes: keys at or past `seqK` and,
@@ -100,10 +93,6 @@ public:
   std::array<Value, 2> unpack(Value word, Type elementType);
   /// O's registers times their row's factor.
   void scaleAcc(Regs &acc, Value (&rescale)[2]);
-  /// scaleAcc; with conditional_rescale skipped when no row of the warp
-  /// has a new maximum (every factor exactly 1): exact, and most blocks of
-  /// long rows.
-  void scaleAccIfChanged(Regs &acc, Value (&rescale)[2]);
   /// Folds another softmax state of the same rows (`otherAcc`, `other`)
   /// into `acc` and `st`, as the online softmax folds a block: each row
   /// half's maximum becomes the larger, and both O and both sums are moved

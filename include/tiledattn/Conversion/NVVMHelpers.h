@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Pieces of GPU code that convert-tiledattn-to-nvgpu (mma_sync and its
-// experimental wgmma path), tiledattn-lower-rings and convert-sdpa-to-hopper
-// emit alike.
+// experimental wgmma path), tiledattn-lower-rings, tiledattn-lower-roles and
+// tiledattn-lower-mma emit alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,8 +135,8 @@ inline Value createBarrierGroup(OpBuilder &b, Location loc, int64_t count) {
 }
 
 //===----------------------------------------------------------------------===//
-// Rings of shared-memory slots on mbarriers (tiledattn-lower-rings and
-// convert-sdpa-to-hopper's K/V rings alike)
+// Rings of shared-memory slots on mbarriers (tiledattn-lower-rings and the
+// mma_sync path's cp.async rings)
 //===----------------------------------------------------------------------===//
 
 /// Slot and phase parity (i1) of ring position `position` (index) in a ring
@@ -212,7 +212,7 @@ inline void arriveOn(OpBuilder &b, Location loc, Value barriers, Value index) {
 }
 
 //===----------------------------------------------------------------------===//
-// Warp roles (tiledattn-lower-roles and convert-sdpa-to-hopper alike)
+// Warp roles (tiledattn-lower-roles)
 //===----------------------------------------------------------------------===//
 
 /// setmaxnreg: the calling warpgroup's registers per thread move to

@@ -87,11 +87,10 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     next consumer's after it; when the consumers take turns, the last one
     arrives on consumer 0's barrier first, so that consumer 0 starts.
     `tiledattn.uniform` becomes a redux.sync (umin) of its index, or a
-    vote.sync (any) of its condition. The
-    code is convert-sdpa-to-hopper's (NVVMHelpers.h).
+    vote.sync (any) of its condition (NVVMHelpers.h).
 
     `register-budgets=false` leaves out the `setmaxnreg`s, for builds run
-    under compute-sanitizer (as convert-sdpa-to-hopper's option).
+    under compute-sanitizer (docs/Testing.md).
     `entry-registers=true` also declares the registers a thread starts with
     (`nvvm.maxnreg`: 168 for 384 threads), which the budgets share. ptxas
     needs that count to honour setmaxnreg and drops it where it cannot tell
@@ -142,8 +141,8 @@ def LowerRingsPass : Pass<"tiledattn-lower-rings", "::mlir::ModuleOp"> {
     `tiledattn-lower-mma` takes);
     `tiledattn.ring.release` makes lane 0 of each warp arrive on the empty
     one. A TMA source gets a tensor map: an `!llvm.ptr` parameter appended
-    to the kernel and an entry in `tiledattn.tensor_maps`, as
-    `convert-sdpa-to-hopper` makes them. The kernel's
+    to the kernel and an entry in `tiledattn.tensor_maps`, which
+    `tiledattn-mark-tensor-map-params` later makes grid constants. The kernel's
     `tiledattn.dynamic_smem_bytes` says the shared memory the rings take.
 
     #### Input invariant
@@ -190,8 +189,7 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
     Warpgroup tiles that `scf` loops carry become their registers' structs
     (upstream's structural type conversion). A row-sum tile holds the
     thread's part of its rows' sums (a quarter of the keys); the store adds
-    the quad's. The code is convert-sdpa-to-hopper's
-    (WgmmaHelpers.h, AccumulatorMath).
+    the quad's (WgmmaHelpers.h, AccumulatorMath).
 
     Register tiles cross the pass boundary as
     `builtin.unrealized_conversion_cast` of their registers: an f32
@@ -224,70 +222,8 @@ def LowerMmaPass : Pass<"tiledattn-lower-mma", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// SdpaToHopper
+// Kernel parameters and shared memory
 //===----------------------------------------------------------------------===//
-
-def ConvertSdpaToHopperPass
-    : Pass<"convert-sdpa-to-hopper", "::mlir::ModuleOp"> {
-  let summary = "Lower producer = tma sdpa ops to warp-specialized Hopper "
-                "kernels";
-  let description = [{
-    Turns every function holding a `tiledattn.sdpa` whose schedule says
-    `producer = tma` into a `gpu.func` kernel of the same name in its own
-    `gpu.module`: a producer warpgroup issues TMA loads of Q, K and V into a
-    ring of `num_stages` shared-memory buffers guarded by mbarriers, and
-    `consumer_warpgroups` consumer warpgroups (64 query rows each) compute
-    S = Q.K^T with wgmma from shared memory, the online softmax in
-    registers, and O += P.V with wgmma taking P from registers. Roles set
-    their register budgets with `setmaxnreg`. Other sdpa ops are left for
-    `tiledattn-tile-sdpa`.
-
-    The kernel takes the function's arguments (q, k, v, o, lse, scale)
-    followed by three `!llvm.ptr` tensor-map parameters (q, k, v), which
-    `tiledattn-mark-tensor-map-params` later makes 128-byte grid constants;
-    the gpu.func records them in `tiledattn.tensor_maps` and its shared
-    memory in `tiledattn.dynamic_smem_bytes`.
-
-    `unexpressed-only=true` lowers only the sdpa ops whose schedules set a
-    refinement the tile program does not write yet
-    (`ScheduleAttr::getHopperRefinements`), or whose function carries
-    `tiledattn.hopper_emitter` (a shipped schedule whose tile program is
-    still measured slower), and leaves the rest to `tiledattn-tile-sdpa`:
-    the default pipeline's split, until the tile program writes every
-    refinement as fast and this pass goes.
-
-    `register-budgets=false` leaves out the `setmaxnreg`s (every warp keeps
-    the launch's register count, and the consumers spill): the build the GPU
-    round runs under compute-sanitizer's memcheck, since a tool that patches
-    the kernel's code cannot know which registers a warp gave away or took
-    (docs/Testing.md). Same barriers and memory accesses, slower.
-
-    #### Output IR
-    `gpu.module` / `gpu.func` with `nvgpu.tma.async.load`, `nvgpu.mbarrier.*`,
-    `nvvm.wgmma.mma_async` (S), inline-PTX `wgmma.mma_async` with a register
-    A operand (O), `nvvm.setmaxregister`, `gpu.shuffle`, `scf`, `arith`,
-    `vector`, `memref`.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::NVVM::NVVMDialect",
-    "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
-  ];
-  let options = [
-    Option<"registerBudgets", "register-budgets", "bool", "true",
-           "Give the roles their register budgets with setmaxnreg (off for "
-           "builds run under compute-sanitizer)">,
-    Option<"unexpressedOnly", "unexpressed-only", "bool", "false",
-           "Lower only the sdpa ops whose schedules set a refinement the "
-           "tile program does not write yet or whose function carries "
-           "tiledattn.hopper_emitter; leave the rest to tiledattn-tile-sdpa">
-  ];
-}
 
 def MarkTensorMapParamsPass
     : Pass<"tiledattn-mark-tensor-map-params", "::mlir::gpu::GPUModuleOp"> {

@@ -6,9 +6,8 @@
 //
 // One warpgroup mma (wgmma.mma_async m64nNk16) with its operands in shared
 // memory or A in registers, descriptors stepped along K, and the retire of
-// an accumulator after wgmma.wait_group: what tiledattn-lower-mma and
-// convert-sdpa-to-hopper emit alike, so a tile program lowers to the same
-// code as the hand-written kernels.
+// an accumulator after wgmma.wait_group: what tiledattn-lower-mma (and the
+// mma_sync path's experimental wgmma) emit.
 //
 //===----------------------------------------------------------------------===//
 

@@ -53,23 +53,6 @@ struct TiledAttnToPTXOptions
                      "functions in score_mod bodies (default: the toolkit's "
                      "under CUDA_HOME, if set)"),
       llvm::cl::init("")};
-  // By default a producer = tma schedule goes through tiledattn-tile-sdpa's
-  // tile program where the program writes all its refinements, and through
-  // convert-sdpa-to-hopper where it does not yet.
-  PassOptions::Option<bool> hopperTileProgram{
-      *this, "hopper-tile-program",
-      llvm::cl::desc(
-          "Lower every producer = tma schedule through tiledattn-tile-sdpa's "
-          "warp-specialized tile program (refused where the schedule sets a "
-          "refinement the program does not write yet)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> hopperEmitter{
-      *this, "hopper-emitter",
-      llvm::cl::desc(
-          "Lower every producer = tma schedule convert-sdpa-to-hopper takes "
-          "with it, also those the tile program writes (the kernels before "
-          "the tile program, for same-run A/B until that pass goes)"),
-      llvm::cl::init(false)};
 };
 
 /// tiledattn.sdpa -> tile program -> gpu.module of nvgpu/nvvm/vector code.

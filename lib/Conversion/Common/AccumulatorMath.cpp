@@ -218,14 +218,6 @@ void AccumulatorMath::softmax(Regs &scores, RowState &st, const BlockMask *mask,
       scaledMax = guard ? scaledMaximum(newMax) : fmul(newMax, scaleLog2);
       rescale[r] = factorFrom(st.max[r], scaledMax);
     }
-    // ex2.approx need not return exactly 1 for 0: with conditional_rescale
-    // an unchanged maximum says 1 itself, so the skip is taken and exact.
-    if (options.conditionalRescale)
-      rescale[r] = arith::SelectOp::create(
-          b, loc,
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
-                                st.max[r]),
-          f32(1.0), rescale[r]);
     offset[r] = arith::NegFOp::create(b, loc, scaledMax);
     st.max[r] = newMax;
   }
@@ -233,15 +225,12 @@ void AccumulatorMath::softmax(Regs &scores, RowState &st, const BlockMask *mask,
   // MUFU op per score (exp2_on_fma: some on the FMA pipe, spread evenly).
   // Row sums stay per thread until the end.
   int64_t n = scores.size();
-  int64_t onFma = guard && !options.exp2OnFmaMasked ? 0 : options.exp2OnFma;
+  int64_t onFma = options.exp2OnFma;
   for (int64_t i = 0; i < n; ++i) {
     Value x = fma(scores[i], scaleLog2, offset[(i % 4) / 2]);
     bool polynomial = (i + 1) * onFma / n > i * onFma / n;
     scores[i] = polynomial ? exp2OnFmaPipe(x, guard) : exp2(x);
   }
-  // row_sum_mma: the sums come with the P.V, rescaled with O.
-  if (options.rowSumMma)
-    return;
   for (int r = 0; r < 2; ++r)
     st.sum[r] = fma(st.sum[r], rescale[r],
                     treeReduce(rowValues(scores, r),
@@ -304,18 +293,4 @@ void AccumulatorMath::mergeState(Regs &acc, RowState &st,
     int r = (i % 4) / 2; // registers 4i + 2r, 4i + 2r + 1: row half r
     acc[i] = fma(otherAcc[i], factor[1][r], fmul(acc[i], factor[0][r]));
   }
-}
-
-void AccumulatorMath::scaleAccIfChanged(Regs &acc, Value (&rescale)[2]) {
-  if (!options.conditionalRescale)
-    return scaleAcc(acc, rescale);
-  Value changed = arith::OrIOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, rescale[0],
-                            f32(1.0)),
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, rescale[1],
-                            f32(1.0)));
-  Value anyChanged = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1),
-                                              changed, NVVM::VoteSyncKind::any);
-  changeIf(anyChanged, acc, [&](Regs &values) { scaleAcc(values, rescale); });
 }

@@ -72,11 +72,7 @@ private:
   Value scaleLog2;
   /// Row maxima as the op defines them: of scale * log2(e) * s (of s with
   /// online_softmax's raw_max, set per op).
-  AccumulatorMath math{b, loc, scaleLog2,
-                       SoftmaxOptions{/*conditionalRescale=*/false,
-                                      /*exp2OnFma=*/0, /*rowSumMma=*/false,
-                                      /*scaledMaxima=*/true,
-                                      /*exp2OnFmaMasked=*/true}};
+  AccumulatorMath math{b, loc, scaleLog2, SoftmaxOptions{}};
 
   /// The thread's registers of a lowered tile (an accumulator, a row
   /// vector, or an mma's A words).

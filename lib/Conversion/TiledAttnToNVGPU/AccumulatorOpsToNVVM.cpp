@@ -9,10 +9,9 @@
 // online_softmax (P packed into an mma's A words), rescale, store and
 // tma_store (its rows into the stage; tiledattn-lower-rings issued the copy),
 // finish_rows, read_rows, resize, truncate and merge_pieces, with
-// convert-sdpa-to-hopper's code (AccumulatorMath), and AccumulatorOps.h's
-// functions. Register tiles arrive and leave as casts of their structs. The
-// class and the helpers its ops share are in AccumulatorLowering.h, the
-// backward's ops in BackwardOpsToNVVM.cpp.
+// AccumulatorMath's and AccumulatorOps.h's functions. Register tiles arrive and
+// leave as casts of their structs. The class and the helpers its ops share are
+// in AccumulatorLowering.h, the backward's ops in BackwardOpsToNVVM.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -387,7 +386,7 @@ LogicalResult AccumulatorLowering::lowerMergePieces(MergePiecesOp op) {
   llvm::append_range(state, *sum);
   int64_t words = state.size();
   // 32-bit arithmetic: 64-bit slot indices live across the tile loop
-  // are what ptxas spilled (as in convert-sdpa-to-hopper's split tail).
+  // are what ptxas spilled (in the first split tail, thirty-third session).
   auto idx = [&](int64_t v) { return math.i32(v); };
   auto i32 = [&](Value index) -> Value {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);

@@ -9,7 +9,7 @@
 // wgmma.wait_group with the count of the block's mmas issued since, then
 // the accumulator's retire; in program order with them, the tile ops on
 // the accumulators (AccumulatorOpsToNVVM.cpp). The wgmmas, descriptor steps and
-// retire are convert-sdpa-to-hopper's (WgmmaHelpers.h).
+// retire are WgmmaHelpers.h's.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,9 +7,8 @@
 //
 // tiledattn-lower-rings: the ring ops of a gpu.func kernel become shared
 // memory, a full and an empty mbarrier per slot, waits, arrives and TMA
-// copies. The waits, arrives and slot/phase arithmetic are the ones
-// convert-sdpa-to-hopper emits for its K/V ring (NVVMHelpers.h), so a ring
-// program lowers to the same code as the hand-written kernels. It also lays
+// copies (the waits, arrives and slot/phase arithmetic: NVVMHelpers.h).
+// It also lays
 // out the tiledattn.alloc tiles (after the rings) and issues the TMA copies
 // of tiledattn.tma_store (whose registers tiledattn-lower-mma writes into
 // the stage, before the copy) and its waits.
@@ -43,6 +42,8 @@ namespace {
 struct LoweredRing {
   RingType type;
   int64_t parts = 1;
+  /// The blocks of a cluster that share each slot (`cluster`; 1: none).
+  int64_t clusterBlocks = 1;
   int64_t offset = 0, firstBarrier = 0;
   /// Where its slots' tag words start (past the pad), if a put tags them.
   std::optional<int64_t> tagOffset;
@@ -126,6 +127,10 @@ private:
   Location loc = kernel.getLoc();
   llvm::MapVector<Value, LoweredRing> lowered;
   int64_t bytes = 0, numBarriers = 0;
+  /// The blocks per cluster of the kernel's cluster rings (1: none).
+  int64_t clusterBlocks = 1;
+  /// With cluster rings: this block's rank in its cluster (an index).
+  Value clusterRank;
   /// Each alloc tile's byte offset past the pad, in entry-block order.
   SmallVector<int64_t> allocOffsets;
   /// Shared memory (its memref and address) and its barriers, once
@@ -172,6 +177,8 @@ private:
       LoweredRing l;
       l.type = cast<RingType>(ring.getType());
       l.parts = ring.getNumParts();
+      l.clusterBlocks = ring.getClusterBlocks();
+      clusterBlocks = std::max(clusterBlocks, l.clusterBlocks);
       l.offset = llvm::alignTo(bytes, kSwizzleAlignmentBytes);
       l.firstBarrier = numBarriers;
       bytes = l.offset + l.type.getDepth() * l.slotBytes();
@@ -232,7 +239,8 @@ private:
     };
     WalkResult walk = kernel.walk([&](Operation *op) {
       if (auto load = dyn_cast<TmaLoadOp>(op))
-        return mapFor(op, load.getSource(), "source", boxRows(load),
+        return mapFor(op, load.getSource(), "source",
+                      boxRows(load, sharesOf(load)),
                       load.getDest().getType().getElementType());
       if (auto store = dyn_cast<TmaStoreOp>(op))
         return mapFor(op, store.getDest(), "dest", kWarpgroupRows,
@@ -272,6 +280,10 @@ private:
     }
     barriers = createBarrierGroup(b, loc, numBarriers);
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    if (clusterBlocks > 1)
+      clusterRank = arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(),
+          NVVM::ClusterId::create(b, loc, b.getI32Type()).getResult());
     ifThen(eq(tid, 0), [&] {
       for (auto &[ring, l] : lowered) {
         int64_t depth = l.type.getDepth();
@@ -279,16 +291,64 @@ private:
         for (int64_t i = 0; i < l.fullBarriers(); ++i)
           nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1),
                                         idx(l.firstBarrier + i), Value());
+        // A cluster ring's slot is empty once every block's readers
+        // released it.
         for (int64_t s = 0; s < depth; ++s)
-          nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(releases),
-                                        idx(l.firstEmptyBarrier() + s),
-                                        Value());
+          nvgpu::MBarrierInitOp::create(
+              b, loc, barriers, idx(releases * l.clusterBlocks),
+              idx(l.firstEmptyBarrier() + s), Value());
       }
       for (auto &[key, map] : maps)
         nvgpu::TmaPrefetchOp::create(b, loc, map, Value());
       fenceProxyAsyncShared(b, loc); // mbarrier init before TMA uses them
+      // The other blocks' copies and releases complete these too.
+      if (clusterBlocks > 1)
+        NVVM::FenceMbarrierInitOp::create(b, loc);
     });
     gpu::BarrierOp::create(b, loc);
+    if (clusterBlocks == 1)
+      return;
+    // Every block's barriers are set up before any block's copy or release
+    // reaches them, and none exits while another may still arrive on its
+    // barriers.
+    syncCluster();
+    kernel.walk([&](gpu::ReturnOp ret) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ret);
+      syncCluster();
+    });
+    kernel->setAttr(
+        NVVM::NVVMDialect::getClusterDimAttrName(),
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(clusterBlocks), 1, 1}));
+  }
+
+  /// Every thread of the cluster's blocks meets here. Relaxed: what must be
+  /// seen across the cluster is the barriers' init, which
+  /// fence.mbarrier_init publishes (a release arrive fences the whole GPU).
+  void syncCluster() {
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+  }
+
+  /// One arrival on the other block's copy of barrier `index` (cluster
+  /// pairs: the block of rank `clusterRank xor 1`).
+  void arriveOnPeer(Value index) {
+    MLIRContext *ctx = b.getContext();
+    Value address =
+        nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), barriers, index);
+    Value local = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 3), address);
+    Value peer = arith::XOrIOp::create(
+        b, loc,
+        arith::IndexCastUIOp::create(b, loc, b.getI32Type(), clusterRank),
+        arith::ConstantIntOp::create(b, loc, 1, 32));
+    Value remote = NVVM::MapaOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx, 7), local, peer);
+    // CTA scope, as for a local arrive: the slot's reads are done (the
+    // wgmma wait retired them). Cluster scope made ptxas fence the whole
+    // GPU (MEMBAR.ALL.GPU) per arrive: 20-30% slower (fourteenth session).
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value(),
+                                   NVVM::MemScopeKind::CTA);
   }
 
   /// Barrier `first + slot` (slot an index value).
@@ -378,25 +438,47 @@ private:
                 int64_t endAtom, Value full) {
     SmemType type = load.getDest().getType();
     int64_t rows = type.getRows();
-    int64_t pieceRows = boxRows(load);
+    int64_t pieceRows = boxRows(load, s.ring.clusterBlocks);
     auto arg = cast<BlockArgument>(load.getSource());
     Value map = maps.lookup({arg.getArgNumber(), pieceRows});
+    // A cluster ring: this block copies its share of the rows (its rank's)
+    // into the slot of every block of the cluster.
+    Value share, multicast;
+    if (s.ring.clusterBlocks > 1) {
+      share = mul(clusterRank, pieceRows);
+      multicast = arith::ConstantIntOp::create(
+          b, loc, (1 << s.ring.clusterBlocks) - 1, 16);
+    }
     for (int64_t a = firstAtom; a < endAtom; ++a)
       for (auto [i, row] : llvm::enumerate(load.getRows())) {
-        Value offset =
-            add(pad, add(s.offset, idx((a * rows + i * pieceRows) * 128)));
-        Value dest = atomView(type.getElementType(), pieceRows, offset);
+        Value offset = add(s.offset, idx((a * rows + i * pieceRows) * 128));
+        Value first = row;
+        if (share) {
+          offset = add(offset, mul(share, 128));
+          first = add(row, share);
+        }
+        Value dest =
+            atomView(type.getElementType(), pieceRows, add(pad, offset));
         nvgpu::TmaAsyncLoadOp::create(
             b, loc, dest, barriers, map,
-            ValueRange{idx(64 * a), row, load.getHead(), load.getBatch()}, full,
-            Value(), Value());
+            ValueRange{idx(64 * a), first, load.getHead(), load.getBatch()},
+            full, multicast, Value());
       }
   }
 
-  /// The rows of each of a load's boxes: its slot's, cut into its pieces.
-  static int64_t boxRows(TmaLoadOp load) {
+  /// The rows of each of a load's boxes: its slot's, cut into its pieces,
+  /// and on a ring shared by `shares` blocks into one share per block.
+  static int64_t boxRows(TmaLoadOp load, int64_t shares) {
     return load.getDest().getType().getRows() /
-           static_cast<int64_t>(load.getRows().size());
+           static_cast<int64_t>(load.getRows().size()) / shares;
+  }
+
+  /// The blocks that share the slot a load (still in its put) fills.
+  int64_t sharesOf(TmaLoadOp load) {
+    auto put = cast<RingPutOp>(load->getParentOp());
+    return load.getDest() == put.getSlot()
+               ? lowered.lookup(put.getRing()).clusterBlocks
+               : 1;
   }
 
   /// Waits for the slot to be full (with `uniform`, at a position known
@@ -444,7 +526,11 @@ private:
     const Slot &s = slots[getOfToken(release.getToken()).getToken()];
     Value lane = rem(tid, 32);
     ifThen(eq(lane, 0), [&] {
-      arriveOn(b, loc, barriers, barrier(s.ring.firstEmptyBarrier(), s.slot));
+      Value empty = barrier(s.ring.firstEmptyBarrier(), s.slot);
+      arriveOn(b, loc, barriers, empty);
+      // The other block's producer copies into this block's slot too.
+      if (s.ring.clusterBlocks > 1)
+        arriveOnPeer(empty);
     });
     dead.push_back(release);
     return success();
@@ -478,8 +564,11 @@ private:
   LogicalResult lowerSkip(RingSkipOp skip) {
     const LoweredRing &l = lowered.lookup(skip.getRing());
     Value slot = rem(skip.getPosition(), l.type.getDepth());
-    for (uint64_t i = 0; i < skip.getReaders(); ++i)
+    for (uint64_t i = 0; i < skip.getReaders(); ++i) {
       arriveOn(b, loc, barriers, barrier(l.firstEmptyBarrier(), slot));
+      if (l.clusterBlocks > 1)
+        arriveOnPeer(barrier(l.firstEmptyBarrier(), slot));
+    }
     dead.push_back(skip);
     return success();
   }

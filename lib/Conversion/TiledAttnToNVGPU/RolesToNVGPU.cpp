@@ -9,8 +9,7 @@
 // block into a producer warpgroup and consumer warpgroups with their
 // register budgets (with uniform_index the consumer index through
 // redux.sync, with narrow_index in 32 bits), tiledattn.turn the named-barrier
-// rotation between the consumers, with convert-sdpa-to-hopper's code
-// (NVVMHelpers.h).
+// rotation between the consumers (NVVMHelpers.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -172,14 +172,16 @@ LogicalResult moveWarpSpecializedKernel(func::FuncOp func, ModuleOp module,
            << kKernelAttrName << " but has no body";
   if (func.getFunctionType().getNumResults() != 0)
     return func.emitOpError("a kernel function must return nothing");
-  // The launch (grid, tiles per block) follows the schedule; what the
-  // program does not do yet would be launched wrong.
-  SmallVector<StringRef> refinements = schedule.getHopperRefinements();
-  if (!refinements.empty())
-    return func.emitOpError("has a producer = tma schedule that sets ")
-           << llvm::join(refinements, ", ")
-           << ", which a tile program does not express yet (its launch "
-              "would not match the program); leave them out";
+  // The launch (grid, clusters, tiles per block) follows the schedule: a
+  // ring shared by a cluster's blocks needs the clusters kv_multicast asks
+  // for.
+  bool clusterRings = false;
+  func.walk([&](RingOp ring) { clusterRings |= ring.getClusterBlocks() > 1; });
+  if (clusterRings && !schedule.getKvMulticast())
+    return func.emitOpError(
+        "has a ring shared by a cluster's blocks (cluster(2)), but its "
+        "schedule launches no clusters: expected kv_multicast = true with it, "
+        "but got false");
   bool walksTiles = false;
   func.walk([&](ForEachTileOp) { walksTiles = true; });
   if (schedule.getPersistent() && !walksTiles)

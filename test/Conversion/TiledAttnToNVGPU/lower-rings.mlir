@@ -368,3 +368,59 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A ring shared by a cluster's pair of blocks (cluster(2), kv_multicast):
+// its empty barriers count both blocks' releases, the barriers' init is
+// published to the cluster and every block waits for the other's before
+// the roles run and before it exits; each block copies its half of the
+// slot's rows (rank x 64: a box of 64 rows) into both blocks' slots
+// (multicast mask 0b11), the full barrier expecting the whole slot; a
+// release arrives on this block's empty barrier and the other's (mapa).
+// CHECK-LABEL: gpu.func @cluster
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK-SAME: tiledattn.tensor_maps = [{box_cols = 64 : i64, box_rows = 64 : i64, operand = "k", swizzle = 128 : i64}]
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[RANK32:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK: %[[RANK:.*]] = arith.index_castui %[[RANK32]] : i32 to index
+// CHECK: nvgpu.mbarrier.init %[[BAR]][%c2], %c16
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BAR]][%c3], %c16
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: nvvm.cluster.arrive.relaxed {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%[[FULL:.*]]], %c32768
+// CHECK: %[[SHARE:.*]] = arith.muli %[[RANK]], %c64
+// CHECK: %[[SHAREBYTES:.*]] = arith.muli %[[RANK]], %c8192
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[SHARE]]
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0, %[[ROW]], %{{.*}}, %{{.*}}], %[[BAR]][%[[FULL]]] to %{{.*}} multicast_mask = %c3_i16
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c64, %[[ROW]], %{{.*}}, %{{.*}}], %[[BAR]][%[[FULL]]] to %{{.*}} multicast_mask = %c3_i16
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvgpu.mbarrier.arrive %[[BAR]][%[[EMPTY:.*]]] :
+// CHECK-NEXT: %[[LOCAL:.*]] = nvgpu.mbarrier.get %[[BAR]][%[[EMPTY]]]
+// CHECK-NEXT: %[[PTR:.*]] = llvm.inttoptr %[[LOCAL]] : i32 to !llvm.ptr<3>
+// CHECK-NEXT: %[[PEER:.*]] = arith.xori %[[RANK32]], %c1_i32 : i32
+// CHECK-NEXT: %[[REMOTE:.*]] = nvvm.mapa %[[PTR]], %[[PEER]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[REMOTE]] : !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive.relaxed {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.return
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+!ring = !tiledattn.ring<2, 128x128xbf16>
+module attributes {gpu.container_module} {
+  gpu.module @rings {
+    gpu.func @cluster(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %j: index, %row: index) kernel {
+      %r = tiledattn.ring releases(8) cluster(2) : !ring
+      tiledattn.ring.put %r[%j] : !ring {
+      ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+        tiledattn.tma_load %k[%j, %j, %row] into %slot : !head, !tiledattn.smem<128x128xbf16>
+      }
+      %s, %t = tiledattn.ring.get %r[%j] : !ring
+      tiledattn.ring.release %r, %t : !ring
+      gpu.return
+    }
+  }
+}

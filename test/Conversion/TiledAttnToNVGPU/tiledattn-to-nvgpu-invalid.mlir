@@ -39,10 +39,11 @@ func.func @persistent_without_tile_loop() attributes {tiledattn.kernel, tiledatt
 
 // -----
 
-// The refinements the tile program does not express yet (kv_multicast: a
-// cluster of two blocks) would change the launch.
-// expected-error @+1 {{'func.func' op has a producer = tma schedule that sets kv_multicast, which a tile program does not express yet (its launch would not match the program); leave them out}}
-func.func @tma_program_with_refinements() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, tma_store = true, kv_multicast = true>} {
+// A ring shared by a cluster's blocks needs the clusters kv_multicast
+// launches.
+// expected-error @+1 {{'func.func' op has a ring shared by a cluster's blocks (cluster(2)), but its schedule launches no clusters: expected kv_multicast = true with it, but got false}}
+func.func @cluster_ring_without_clusters() attributes {tiledattn.kernel, tiledattn.schedule = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 8, mma = wgmma, producer = tma, swizzle = 128, tma_store = true>} {
+  %r = tiledattn.ring releases(4) cluster(2) : !tiledattn.ring<2, 64x64xbf16>
   tiledattn.warp_specialize producer regs(24) {
   } consumers(1) regs(240) {
   ^bb0(%c: index):

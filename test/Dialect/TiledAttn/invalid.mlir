@@ -208,18 +208,23 @@ func.func private @schedule_narrow_consumer_index_without_tma() attributes {s = 
 
 // -----
 
-// expected-error @+1 {{schedule field conditional_rescale: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = direct}}
-func.func private @schedule_conditional_rescale_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 1, warps = 4, mma = mma_sync, producer = direct, swizzle = 0, conditional_rescale = true>}
-
-// -----
-
 // expected-error @+1 {{schedule field overlap_epilogue: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_overlap_epilogue_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, overlap_epilogue = true>}
 
 // -----
 
-// expected-error @+1 {{schedule field overlap_epilogue: runs the rows' totals under the tile's last P.V, which only overlap_softmax leaves in flight, so expected overlap_softmax = true with it, but got false}}
+// expected-error @+1 {{schedule field overlap_epilogue: runs the rows' totals under the tile's last P.V, which only overlap_softmax leaves in flight, for O stored by TMA after it, so expected overlap_softmax = true, tma_store = true and defer_store = false with it, but got overlap_softmax = false, tma_store = false, defer_store = false}}
 func.func private @schedule_overlap_epilogue_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_epilogue = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field overlap_epilogue: runs the rows' totals under the tile's last P.V, which only overlap_softmax leaves in flight, for O stored by TMA after it, so expected overlap_softmax = true, tma_store = true and defer_store = false with it, but got overlap_softmax = true, tma_store = false, defer_store = false}}
+func.func private @schedule_overlap_epilogue_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, pingpong = true, overlap_softmax = true, overlap_epilogue = true>}
+
+// -----
+
+// expected-error @+1 {{schedule field overlap_epilogue: runs the rows' totals under the tile's last P.V, which only overlap_softmax leaves in flight, for O stored by TMA after it, so expected overlap_softmax = true, tma_store = true and defer_store = false with it, but got overlap_softmax = true, tma_store = true, defer_store = true}}
+func.func private @schedule_overlap_epilogue_deferred() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, overlap_epilogue = true>}
 
 // -----
 
@@ -457,7 +462,7 @@ func.func @sdpa_head_dim_256(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x128xf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_cp_async_shared_memory_over_227_kib(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 262144 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 4, warps = 8, mma = mma_sync, producer = cp_async, swizzle = 128>)
       : !head, !head, !head, !head, !lse
@@ -970,7 +975,7 @@ func.func private @schedule_tile_order_unknown() attributes {s = #tiledattn.sche
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_store_persistent_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295952 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295952 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, producer_regs = 32, consumer_regs = 232, persistent = true, tma_store = true, q_buffers = 2, dynamic_tiles = true>)
       : !head, !head, !head, !head, !lse
@@ -1009,7 +1014,7 @@ func.func private @schedule_dynamic_tiles_without_tma() attributes {s = #tiledat
 !head = memref<?x?x?x128xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_q_buffers_shared_memory(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim 128), but sm_90 gives a block at most 232448}}
+  // expected-error @+1 {{schedule needs 295936 bytes of shared memory (block_m, block_n, num_stages, q_buffers, dynamic_tiles with head dim 128), but sm_90 gives a block at most 232448}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 3, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, tma_store = true, q_buffers = 2>)
       : !head, !head, !head, !head, !lse
@@ -1043,13 +1048,9 @@ module attributes {tiledattn.max_seqlen_k = 2048 : i64} {}
 
 // -----
 
-// expected-error @+1 {{expected tiledattn.hopper_emitter on the function that holds tiledattn.sdpa, but it is on builtin.module}}
-module attributes {tiledattn.hopper_emitter} {}
-
-// -----
-
-// expected-error @+1 {{expected tiledattn.hopper_emitter to be a unit attribute, but got true}}
-func.func private @hopper_emitter_bool() attributes {tiledattn.hopper_emitter = true}
+// Schedules that still ask for the removed convert-sdpa-to-hopper are told so.
+// expected-error @+1 {{tiledattn.hopper_emitter: the lowering it picked, convert-sdpa-to-hopper, is gone; every schedule lowers through its tile program now, so remove the attribute}}
+func.func private @hopper_emitter() attributes {tiledattn.hopper_emitter}
 
 // -----
 
@@ -1102,36 +1103,6 @@ func.func private @schedule_uniform_consumer_without_tma() attributes {s = #tile
 
 // -----
 
-// expected-error @+1 {{schedule field prefetch_next_q: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
-func.func private @schedule_prefetch_next_q_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, prefetch_next_q = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field prefetch_next_q: prefetches the Q of the block that starts after this one, which a persistent block loads itself, so expected false with persistent = true, but got true}}
-func.func private @schedule_prefetch_next_q_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, prefetch_next_q = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field prefetch_next_kv: prefetches the K and V of the block prefetch_next_q picks, so expected prefetch_next_q = true with it, but got prefetch_next_q = false}}
-func.func private @schedule_prefetch_next_kv_alone() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, prefetch_next_kv = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field row_sum_mma: takes the rows' sums with the overlapped P.V and needs them only after the last, so expected overlap_softmax = true and overlap_epilogue = false with it, but got overlap_softmax = false, overlap_epilogue = false}}
-func.func private @schedule_row_sum_mma_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, row_sum_mma = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field row_sum_mma: takes the rows' sums with the overlapped P.V and needs them only after the last, so expected overlap_softmax = true and overlap_epilogue = false with it, but got overlap_softmax = true, overlap_epilogue = true}}
-func.func private @schedule_row_sum_mma_overlap_epilogue() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, overlap_epilogue = true, row_sum_mma = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field row_sum_mma: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
-func.func private @schedule_row_sum_mma_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, row_sum_mma = true>}
-
-// -----
-
 // expected-error @+1 {{schedule field hold_packed: packs the O that defer_store holds for the next tile, so expected defer_store = true with it, but got defer_store = false}}
 func.func private @schedule_hold_packed_without_defer_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, hold_packed = true>}
 
@@ -1139,11 +1110,6 @@ func.func private @schedule_hold_packed_without_defer_store() attributes {s = #t
 
 // expected-error @+1 {{schedule field hold_packed: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
 func.func private @schedule_hold_packed_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, hold_packed = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field prefetch_next_kv: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
-func.func private @schedule_prefetch_next_kv_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, prefetch_next_kv = true>}
 
 // -----
 
@@ -1163,7 +1129,7 @@ func.func private @schedule_split_tail_dynamic() attributes {s = #tiledattn.sche
 // -----
 
 // expected-error @+1 {{schedule field split_tail: cuts the last round's tiles of the static persistent order and merges them before the rows' totals, so expected persistent = true, tma_store = true, dynamic_tiles = false and overlap_epilogue = false with it, but got persistent = true, tma_store = true, dynamic_tiles = false, overlap_epilogue = true}}
-func.func private @schedule_split_tail_overlap_epilogue() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, q_buffers = 2, defer_store = true, overlap_epilogue = true, split_tail = true>}
+func.func private @schedule_split_tail_overlap_epilogue() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, overlap_epilogue = true, split_tail = true>}
 
 // -----
 
@@ -1194,48 +1160,18 @@ func.func private @schedule_exp2_on_fma_without_tma() attributes {s = #tiledattn
 
 // -----
 
-// expected-error @+1 {{schedule field q_per_consumer: loads a block's one Q tile per consumer, which a persistent block's Q buffers hand over whole, so expected false with persistent = true, but got true}}
-func.func private @schedule_q_per_consumer_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, persistent = true, q_per_consumer = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field q_per_consumer: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
-func.func private @schedule_q_per_consumer_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, q_per_consumer = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field stage_o_in_q: stages O in its tile's Q buffer while the next tile reads the other, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = true, q_buffers = 1, overlap_softmax = true}}
-func.func private @schedule_stage_o_in_q_one_buffer() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, tma_store = true, stage_o_in_q = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field stage_o_in_q: stages O in its tile's Q buffer while the next tile reads the other, so expected persistent = true, tma_store = true, q_buffers = 2 and overlap_softmax = true with it, but got persistent = true, tma_store = false, q_buffers = 2, overlap_softmax = true}}
-func.func private @schedule_stage_o_in_q_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, q_buffers = 2, stage_o_in_q = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field stage_o_in_q: only the warp-specialized kernel has it, so expected false without producer = tma, but got true with producer = cp_async}}
-func.func private @schedule_stage_o_in_q_without_tma() attributes {s = #tiledattn.schedule<block_m = 64, block_n = 64, num_stages = 2, warps = 4, mma = mma_sync, producer = cp_async, swizzle = 128, stage_o_in_q = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field q_by_atom: gives a one-tile block's Q a barrier per 64-column atom, waited for in the first block (issued on its own by overlap_softmax), so expected persistent = false, q_per_consumer = false and overlap_softmax = true with it, but got persistent = true, q_per_consumer = false, overlap_softmax = true}}
+// expected-error @+1 {{schedule field q_by_atom: gives a one-tile block's Q a barrier per 64-column atom, waited for in the first block (issued on its own by overlap_softmax), so expected persistent = false and overlap_softmax = true with it, but got persistent = true, overlap_softmax = true}}
 func.func private @schedule_q_by_atom_persistent() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, persistent = true, q_by_atom = true>}
 
 // -----
 
-// expected-error @+1 {{schedule field q_by_atom: gives a one-tile block's Q a barrier per 64-column atom, waited for in the first block (issued on its own by overlap_softmax), so expected persistent = false, q_per_consumer = false and overlap_softmax = true with it, but got persistent = false, q_per_consumer = false, overlap_softmax = false}}
+// expected-error @+1 {{schedule field q_by_atom: gives a one-tile block's Q a barrier per 64-column atom, waited for in the first block (issued on its own by overlap_softmax), so expected persistent = false and overlap_softmax = true with it, but got persistent = false, overlap_softmax = false}}
 func.func private @schedule_q_by_atom_without_overlap() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, q_by_atom = true>}
 
 // -----
 
 // expected-error @+1 {{schedule field k0_by_atom: puts the first K block on q_by_atom's per-atom barriers, so expected q_by_atom = true with it, but got q_by_atom = false}}
 func.func private @schedule_k0_by_atom_alone() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, k0_by_atom = true>}
-
-// -----
-
-// expected-error @+1 {{schedule field store_by_atom: issues O's TMA stores atom by atom, so expected tma_store = true with it, but got tma_store = false}}
-func.func private @schedule_store_by_atom_without_tma_store() attributes {s = #tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, overlap_softmax = true, store_by_atom = true>}
 
 // -----
 

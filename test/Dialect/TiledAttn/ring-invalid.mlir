@@ -632,3 +632,68 @@ func.func @load_no_row(%k: !head, %i: index) {
   }
   return
 }
+
+// -----
+
+func.func @ring_cluster_of_three() {
+  // expected-error @+1 {{expected cluster(2) (a slot shared by a pair of blocks), but got cluster(3)}}
+  %r = tiledattn.ring releases(8) cluster(3) : !tiledattn.ring<2, 128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @ring_cluster_odd_halves() {
+  // expected-error @+1 {{expected a cluster ring's slot rows to halve into multiples of 8 (the swizzle's period), but got 72 rows}}
+  %r = tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 72x128xbf16>
+  return
+}
+
+// -----
+
+func.func @ring_cluster_with_parts() {
+  // expected-error @+1 {{expected no parts on a cluster ring (its halves arrive on one full barrier), but got parts(2)}}
+  %r = tiledattn.ring releases(8) parts(2) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_cluster_ring_with_tag(%k: !head, %i: index, %t: i32) {
+  %r = tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+  // expected-error @+1 {{expected a put on a cluster ring to fill its slot alone (no `with`, no `tag`): both blocks of the cluster fill it in halves}}
+  tiledattn.ring.put %r[%i] tag(%t) : !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x128xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @put_with_cluster_ring(%k: !head, %i: index) {
+  %q = tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
+  %r = tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+  // expected-error @+1 {{expected the `with` ring not to be a cluster ring: both blocks of the cluster fill its slots in halves}}
+  tiledattn.ring.put %q[%i] with %r[%i] : !tiledattn.ring<1, 128x128xbf16>, !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x128xbf16>, %kslot: !tiledattn.smem<128x128xbf16>):
+    tiledattn.tma_load %k[%i, %i, %i] into %slot : !head, !tiledattn.smem<128x128xbf16>
+    tiledattn.tma_load %k[%i, %i, %i] into %kslot : !head, !tiledattn.smem<128x128xbf16>
+  }
+  return
+}
+
+// -----
+
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+func.func @load_pages_into_cluster_ring(%k: !head, %i: index) {
+  %r = tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+  tiledattn.ring.put %r[%i] : !tiledattn.ring<2, 128x128xbf16> {
+  ^bb0(%slot: !tiledattn.smem<128x128xbf16>):
+    // expected-error @+1 {{expected 1 row into a cluster ring's slot (each block copies one half of it), but got 2 rows}}
+    tiledattn.tma_load %k[%i, %i, %i, %i] into %slot : !head, !tiledattn.smem<128x128xbf16>
+  }
+  return
+}

@@ -12,6 +12,8 @@
 func.func @producer_and_consumer(%k: !head, %b: index, %h: index, %row: index, %p: index) {
   // CHECK: %[[R:.*]] = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
   %r = tiledattn.ring releases(8) : !ring
+  // CHECK: tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+  %shared = tiledattn.ring releases(8) cluster(2) : !ring
   // CHECK: tiledattn.ring.put %[[R]][%[[P]]] : !tiledattn.ring<2, 128x128xbf16> {
   // CHECK-NEXT: ^bb0(%[[SLOT:.*]]: !tiledattn.smem<128x128xbf16>):
   // CHECK-NEXT: tiledattn.tma_load %[[K]][%[[B]], %[[H]], %[[ROW]]] into %[[SLOT]] : memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>, !tiledattn.smem<128x128xbf16>

@@ -62,25 +62,6 @@ func.func @store_beside_sdpa(%q: !head, %lse: !lse, %scale: f32) {
 
 // -----
 
-// The refinements of a producer = tma schedule are not written into the
-// tile program yet: the pass names them instead of writing a slower kernel
-// than the schedule asks for.
-!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
-!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-func.func @tma_schedule_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets conditional_rescale, which tiledattn-tile-sdpa does not write into the tile program yet; leave them out (they change the kernel's speed, not its results) or lower the sdpa with convert-sdpa-to-hopper (the default pipeline)}}
-  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
-                                   warps = 12, mma = wgmma, producer = tma,
-                                   swizzle = 128, consumer_warpgroups = 2,
-                                   pingpong = true, overlap_softmax = true, persistent = true,
-                                   conditional_rescale = true, q_buffers = 2>)
-      : !head, !head, !head, !head, !lse
-  return
-}
-
-// -----
-
 !head = memref<?x?x?x64xf16>
 !lse = memref<?x?x?xf32>
 func.func @score_mod_on_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
@@ -106,44 +87,6 @@ func.func @mask_mod_on_mma_sync(%q: !head, %lse: !lse, %scale: f32) {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     tiledattn.yield %s : f32
   } : !head, !head, !head, !head, !lse
-  return
-}
-
-// -----
-
-// A score_mod goes through the tile program, which does not write the
-// shipped schedules' refinements yet: the pass names them.
-!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
-!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-func.func @score_mod_with_refinements(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{'tiledattn.sdpa' op has a producer = tma schedule that sets conditional_rescale, which tiledattn-tile-sdpa does not write into the tile program yet; leave them out (they change the kernel's speed, not its results)}}
-  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
-                                   warps = 12, mma = wgmma, producer = tma,
-                                   swizzle = 128, consumer_warpgroups = 2, persistent = true,
-                                   tma_store = true, conditional_rescale = true>)
-      score_mod {
-  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    tiledattn.yield %s : f32
-  } : !head, !head, !head, !head, !lse
-  return
-}
-
-// -----
-
-// overlap_epilogue normalizes O under the last P.V for a TMA store of the
-// tile's own O only: without tma_store it stays refused.
-!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
-!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-func.func @overlap_epilogue_without_tma_store(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{sets overlap_epilogue, which tiledattn-tile-sdpa does not write into the tile program yet}}
-  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse causal
-      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
-                                   warps = 12, mma = wgmma, producer = tma,
-                                   swizzle = 128, consumer_warpgroups = 2,
-                                   pingpong = true, overlap_softmax = true,
-                                   overlap_epilogue = true>)
-      : !head, !head, !head, !head, !lse
   return
 }
 

@@ -197,6 +197,28 @@ func.func @narrow_consumer_index(%q: !head, %k: !head, %v: !head, %o: !head, %ls
 
 // -----
 
+// kv_multicast: the K and V rings are shared by the cluster's pair of blocks
+// (cluster(2)); Q's stays the block's own.
+!head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+
+// CHECK-LABEL: func.func @kv_multicast
+// CHECK: tiledattn.ring releases(8) : !tiledattn.ring<1, 128x128xbf16>
+// CHECK-NEXT: tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+// CHECK-NEXT: tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
+func.func @kv_multicast(%q: !head, %k: !head, %v: !head, %o: !head, %lse: !lse, %scale: f32) {
+  tiledattn.sdpa %q, %k, %v, %scale into %o, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 128, num_stages = 2,
+                                   warps = 12, mma = wgmma, producer = tma,
+                                   swizzle = 128, consumer_warpgroups = 2,
+                                   pingpong = true, overlap_softmax = true,
+                                   tma_store = true, kv_multicast = true>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
 // Causal, three consumers, no pingpong and one loop that masks every block:
 // the mmas are issued without turns; the loop ends at the block's diagonal;
 // the function records that it is causal.

@@ -126,12 +126,36 @@ LogicalResult RingOp::verify() {
   if (failed(verifyInEntryBlock(*this, "(its barriers are set up once, "
                                        "before any role runs)")))
     return failure();
-  int64_t atoms = cast<RingType>(getType()).getSlotType().getAtoms();
+  SmemType slot = cast<RingType>(getType()).getSlotType();
+  int64_t atoms = slot.getAtoms();
   if (atoms % getNumParts())
     return emitOpError("expected parts to divide the slot's ")
            << atoms << " 64-column atoms (each part whole atoms), but got "
            << getNumParts();
+  // The lowering pairs each block with the other (rank xor 1), and each
+  // half of the rows starts where the swizzle pattern does.
+  if (std::optional<uint64_t> cluster = getCluster()) {
+    if (*cluster != 2)
+      return emitOpError("expected cluster(2) (a slot shared by a pair of "
+                         "blocks), but got cluster(")
+             << *cluster << ")";
+    if (slot.getRows() % 16)
+      return emitOpError("expected a cluster ring's slot rows to halve into "
+                         "multiples of 8 (the swizzle's period), but got ")
+             << slot.getRows() << " rows";
+    if (getParts())
+      return emitOpError("expected no parts on a cluster ring (its halves "
+                         "arrive on one full barrier), but got parts(")
+             << getNumParts() << ")";
+  }
   return success();
+}
+
+/// The blocks that share each slot of `ring`: its tiledattn.ring's
+/// `cluster`.
+static int64_t clusterBlocksOf(Value ring) {
+  auto op = ring.getDefiningOp<RingOp>();
+  return op ? op.getClusterBlocks() : 1;
 }
 
 /// The parts of each slot of `ring`: its tiledattn.ring's `parts`.
@@ -267,6 +291,15 @@ LogicalResult RingPutOp::verify() {
                        "<= ")
            << parts << " (the ring's parts), but got parts(" << first << " to "
            << end << ")";
+  // Both blocks of a cluster ring's pair copy half of each slot: plain
+  // puts only.
+  if (clusterBlocksOf(getRing()) > 1 && (getWithRing() || getTag()))
+    return emitOpError("expected a put on a cluster ring to fill its slot "
+                       "alone (no `with`, no `tag`): both blocks of the "
+                       "cluster fill it in halves");
+  if (getWithRing() && clusterBlocksOf(getWithRing()) > 1)
+    return emitOpError("expected the `with` ring not to be a cluster ring: "
+                       "both blocks of the cluster fill its slots in halves");
   // One load into each slot (a load into anything else is the load's error),
   // or with a tag none at all.
   bool copies = false;
@@ -320,6 +353,11 @@ LogicalResult TmaLoadOp::verify() {
   // Pieces of whole swizzle periods: a piece's rows start where the
   // 128-byte swizzle pattern does, so TMA and wgmma agree on it.
   int64_t pieces = getRows().size();
+  if (clusterBlocksOf(put.getRing()) > 1 && getDest() == put.getSlot() &&
+      pieces != 1)
+    return emitOpError("expected 1 row into a cluster ring's slot (each "
+                       "block copies one half of it), but got ")
+           << pieces << " rows";
   if (pieces == 0 || slot.getRows() % pieces || (slot.getRows() / pieces) % 8)
     return emitOpError("expected 1 row or a number of rows that cuts the "
                        "slot's ")

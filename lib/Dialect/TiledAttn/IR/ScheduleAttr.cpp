@@ -36,13 +36,11 @@ LogicalResult ScheduleAttr::verify(
     int64_t consumerWarpgroups, int64_t producerRegs, int64_t consumerRegs,
     bool pingpong, bool overlapSoftmax, int64_t ctasPerSm, bool persistent,
     bool tmaStore, int64_t qBuffers, bool dynamicTiles, TileOrder tileOrder,
-    bool conditionalRescale, bool overlapEpilogue, bool deferStore,
-    bool narrowDiagonal, bool skipMaskedBlocks, bool uniformConsumer,
-    bool prefetchNextQ, bool splitTail, int64_t exp2OnFma, bool qPerConsumer,
-    bool prefetchNextKv, bool rowSumMma, bool holdPacked, bool stageOInQ,
-    bool qByAtom, bool storeByAtom, bool k0ByAtom, bool qInRegisters,
-    bool uniformRing, bool kvMulticast, bool rawMaxima, bool oneThreadProducer,
-    bool narrowConsumerIndex) {
+    bool overlapEpilogue, bool deferStore, bool narrowDiagonal,
+    bool skipMaskedBlocks, bool uniformConsumer, bool splitTail,
+    int64_t exp2OnFma, bool holdPacked, bool qByAtom, bool k0ByAtom,
+    bool qInRegisters, bool uniformRing, bool kvMulticast, bool rawMaxima,
+    bool oneThreadProducer, bool narrowConsumerIndex) {
   if (blockM <= 0 || blockM % 16 != 0 || blockM > 256)
     return emitError() << "schedule field block_m: expected a multiple of 16 "
                           "in [16, 256], but got "
@@ -156,14 +154,20 @@ LogicalResult ScheduleAttr::verify(
                             "holds the next tile's Q, which only a "
                             "persistent block has, so expected 1 without "
                             "persistent = true, but got 2";
-    // Without overlap_softmax the last P.V is waited for inside the loop.
-    if (overlapEpilogue && !overlapSoftmax)
+    // Without overlap_softmax the last P.V is waited for inside the loop;
+    // the totals run under it for the tile's own O, stored by TMA.
+    if (overlapEpilogue && (!overlapSoftmax || !tmaStore || deferStore))
       return emitError() << "schedule field overlap_epilogue: runs the rows' "
                             "totals under the tile's last P.V, which only "
-                            "overlap_softmax leaves in flight, so expected "
-                            "overlap_softmax = true with it, but got false";
-    // defer_store and stage_o_in_q both work on a persistent block's two Q
-    // buffers, O leaving by TMA, and a tile's first block issued on its own.
+                            "overlap_softmax leaves in flight, for O stored "
+                            "by TMA after it, so expected overlap_softmax = "
+                            "true, tma_store = true and defer_store = false "
+                            "with it, but got overlap_softmax = "
+                         << flag(overlapSoftmax)
+                         << ", tma_store = " << flag(tmaStore)
+                         << ", defer_store = " << flag(deferStore);
+    // defer_store works on a persistent block's two Q buffers, O leaving
+    // by TMA, and a tile's first block issued on its own.
     bool twoQBuffers =
         persistent && tmaStore && qBuffers == 2 && overlapSoftmax;
     auto needsTwoQBuffers = [&](StringRef field, StringRef what) {
@@ -177,9 +181,8 @@ LogicalResult ScheduleAttr::verify(
                          << ", overlap_softmax = " << flag(overlapSoftmax);
     };
     // The held O is stored under the next tile's first Q.K^T: there must be
-    // a next tile, a staging tile the next Q does not arrive in (a tile of
-    // its own, or with stage_o_in_q the held tile's Q buffer) and a first
-    // block issued on its own.
+    // a next tile, a staging tile of its own (the next Q arrives in the
+    // other buffer) and a first block issued on its own.
     if (deferStore && !twoQBuffers)
       return needsTwoQBuffers("defer_store", "stores a tile's O under the "
                                              "next tile's first Q.K^T");
@@ -191,39 +194,16 @@ LogicalResult ScheduleAttr::verify(
                             "overlap_softmax = true and block_n > 64 with "
                             "it, but got overlap_softmax = "
                          << flag(overlapSoftmax) << ", block_n = " << blockN;
-    // A persistent block loads the next tile's Q into its own buffer.
-    if (prefetchNextQ && persistent)
-      return emitError() << "schedule field prefetch_next_q: prefetches the "
-                            "Q of the block that starts after this one, "
-                            "which a persistent block loads itself, so "
-                            "expected false with persistent = true, but got "
-                            "true";
-    // The next block's K/V rows come from the same guess as its Q.
-    if (prefetchNextKv && !prefetchNextQ)
-      return emitError() << "schedule field prefetch_next_kv: prefetches "
-                            "the K and V of the block prefetch_next_q picks, "
-                            "so expected prefetch_next_q = true with it, but "
-                            "got prefetch_next_q = false";
-    // The tile's Q buffer is free for O only while the next tile reads the
-    // other one, and goes back to the producer after the next tile's first
-    // block.
-    if (stageOInQ && !twoQBuffers)
-      return needsTwoQBuffers("stage_o_in_q",
-                              "stages O in its tile's Q buffer while the "
-                              "next tile reads the other");
     // One set of per-atom Q barriers, waited for in the tile's first block
-    // (a persistent block's Q buffers and a consumer's own Q half have
-    // barriers of their own).
-    if (qByAtom && (persistent || qPerConsumer || !overlapSoftmax))
+    // (a persistent block's Q buffers have barriers of their own).
+    if (qByAtom && (persistent || !overlapSoftmax))
       return emitError() << "schedule field q_by_atom: gives a one-tile "
                             "block's Q a barrier per 64-column atom, waited "
                             "for in the first block (issued on its own by "
                             "overlap_softmax), so expected persistent = "
-                            "false, q_per_consumer = false and "
-                            "overlap_softmax = true with it, but got "
-                            "persistent = "
+                            "false and overlap_softmax = true with it, but "
+                            "got persistent = "
                          << flag(persistent)
-                         << ", q_per_consumer = " << flag(qPerConsumer)
                          << ", overlap_softmax = " << flag(overlapSoftmax);
     if (k0ByAtom && !qByAtom)
       return emitError() << "schedule field k0_by_atom: puts the first K "
@@ -237,26 +217,12 @@ LogicalResult ScheduleAttr::verify(
                             "Q.K^T, which q_by_atom starts on Q's first "
                             "atom, so expected q_by_atom = false with it, "
                             "but got true";
-    if (storeByAtom && !tmaStore)
-      return emitError() << "schedule field store_by_atom: issues O's TMA "
-                            "stores atom by atom, so expected tma_store = "
-                            "true with it, but got tma_store = false";
     // Only a deferred store holds O across the tile loop's back edge.
     if (holdPacked && !deferStore)
       return emitError() << "schedule field hold_packed: packs the O that "
                             "defer_store holds for the next tile, so "
                             "expected defer_store = true with it, but got "
                             "defer_store = false";
-    // The sums ride on the overlapped loop's P.V issue and arrive with the
-    // last P.V, after which overlap_epilogue would already have used them.
-    if (rowSumMma && (!overlapSoftmax || overlapEpilogue))
-      return emitError() << "schedule field row_sum_mma: takes the rows' "
-                            "sums with the overlapped P.V and needs them "
-                            "only after the last, so expected "
-                            "overlap_softmax = true and overlap_epilogue = "
-                            "false with it, but got overlap_softmax = "
-                         << flag(overlapSoftmax)
-                         << ", overlap_epilogue = " << flag(overlapEpilogue);
     // The tail's pieces are tiles of the static persistent order; a
     // writer's O never reaches the TMA store its piece skips; the totals
     // must come after the merge.
@@ -272,12 +238,6 @@ LogicalResult ScheduleAttr::verify(
                          << ", tma_store = " << flag(tmaStore)
                          << ", dynamic_tiles = " << flag(dynamicTiles)
                          << ", overlap_epilogue = " << flag(overlapEpilogue);
-    // A persistent block's Q buffers hand Q over whole (Q empty, tile slots).
-    if (qPerConsumer && persistent)
-      return emitError() << "schedule field q_per_consumer: loads a block's "
-                            "one Q tile per consumer, which a persistent "
-                            "block's Q buffers hand over whole, so expected "
-                            "false with persistent = true, but got true";
     // A thread holds block_n / 2 scores of a block (m64nN accumulator).
     if (exp2OnFma < 0 || exp2OnFma > blockN / 2)
       return emitError() << "schedule field exp2_on_fma: counts the "
@@ -313,21 +273,14 @@ LogicalResult ScheduleAttr::verify(
                             "got "
                          << stringifyTileOrder(tileOrder);
   } else if (std::optional<StringRef> set =
-                 firstSet({{"conditional_rescale", conditionalRescale},
-                           {"overlap_epilogue", overlapEpilogue},
+                 firstSet({{"overlap_epilogue", overlapEpilogue},
                            {"defer_store", deferStore},
                            {"narrow_diagonal", narrowDiagonal},
                            {"skip_masked_blocks", skipMaskedBlocks},
                            {"uniform_consumer", uniformConsumer},
-                           {"prefetch_next_q", prefetchNextQ},
                            {"split_tail", splitTail},
-                           {"q_per_consumer", qPerConsumer},
-                           {"prefetch_next_kv", prefetchNextKv},
-                           {"row_sum_mma", rowSumMma},
                            {"hold_packed", holdPacked},
-                           {"stage_o_in_q", stageOInQ},
                            {"q_by_atom", qByAtom},
-                           {"store_by_atom", storeByAtom},
                            {"k0_by_atom", k0ByAtom},
                            {"q_in_registers", qInRegisters},
                            {"uniform_ring", uniformRing},
@@ -373,33 +326,11 @@ LogicalResult ScheduleAttr::verify(
   return success();
 }
 
-SmallVector<StringRef> ScheduleAttr::getHopperRefinements() const {
-  SmallVector<StringRef> set;
-  auto note = [&](bool isSet, StringRef name) {
-    if (isSet)
-      set.push_back(name);
-  };
-  note(getConditionalRescale(), "conditional_rescale");
-  // The program normalizes O under the last P.V only for a TMA store of
-  // the tile's own O.
-  note(getOverlapEpilogue() && (!getTmaStore() || getDeferStore()),
-       "overlap_epilogue");
-  note(getPrefetchNextQ(), "prefetch_next_q");
-  note(getQPerConsumer(), "q_per_consumer");
-  note(getPrefetchNextKv(), "prefetch_next_kv");
-  note(getRowSumMma(), "row_sum_mma");
-  note(getStageOInQ(), "stage_o_in_q");
-  note(getStoreByAtom(), "store_by_atom");
-  note(getKvMulticast(), "kv_multicast");
-  return set;
-}
-
 bool ScheduleAttr::stagesOInItsOwnTile(int64_t headDim,
                                        int64_t headDimV) const {
   if (!getTmaStore())
     return false;
-  return (getPersistent() && getQBuffers() == 2 && !getStageOInQ()) ||
-         headDimV > headDim;
+  return (getPersistent() && getQBuffers() == 2) || headDimV > headDim;
 }
 
 int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
@@ -415,24 +346,20 @@ int64_t ScheduleAttr::getSharedMemoryBytes(int64_t headDim,
   case Producer::cp_async: // A ring of num_stages K and V tiles; Q in
                            // registers.
     return ring;
-  case Producer::tma: { // The ring plus the Q tiles, which wgmma reads from
-                        // smem, plus up to 1 KiB to align them for the
-                        // 128-byte swizzle. A persistent kernel with two Q
-                        // buffers that stores O by TMA stages it in a tile
-                        // of its own (the next Q may be arriving in the
-                        // other) unless stage_o_in_q, or when V's head dim
-                        // is wider than Q's; else O goes into the Q
-                        // buffer. With
-                        // row_sum_mma a tile of ones, with dynamic_tiles one
-                        // 32-bit tile index per Q buffer follow.
+  case Producer::tma: {
+    // The ring plus the Q tiles, which wgmma reads from shared memory, plus
+    // up to 1 KiB to align them for the 128-byte swizzle. A persistent
+    // kernel with two Q buffers that stores O by TMA stages it in a tile of
+    // its own (the next Q may be arriving in the other), as does one whose
+    // V head dim is wider than Q's; else O goes into the Q buffer. With
+    // dynamic_tiles one 32-bit tile index per Q buffer follows.
     int64_t tile = getBlockM() * headDim * elementBytes;
     int64_t oStaging = stagesOInItsOwnTile(headDim, headDimV)
                            ? getBlockM() * headDimV * elementBytes
                            : 0;
     int64_t tileSlots = getDynamicTiles() ? kTileSlotBytes : 0;
-    int64_t ones = getRowSumMma() ? kOnesTileBytes : 0;
     return kSwizzleAlignmentBytes + getQBuffers() * tile + ring + oStaging +
-           ones + tileSlots;
+           tileSlots;
   }
   }
   llvm_unreachable("unknown producer");

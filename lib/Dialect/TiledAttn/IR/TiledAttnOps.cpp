@@ -62,20 +62,19 @@ LogicalResult
 TiledAttnDialect::verifyOperationAttribute(Operation *op,
                                            NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
-  if (name != kMinSeqlenKAttrName && name != kMaxSeqlenKAttrName &&
-      name != kHopperEmitterAttrName)
+  // Schedules written before convert-sdpa-to-hopper was removed (the
+  // thirty-ninth session) may still ask for it: say so rather than ignore it.
+  if (name == "tiledattn.hopper_emitter")
+    return op->emitError("tiledattn.hopper_emitter: the lowering it picked, "
+                         "convert-sdpa-to-hopper, is gone; every schedule "
+                         "lowers through its tile program now, so remove "
+                         "the attribute");
+  if (name != kMinSeqlenKAttrName && name != kMaxSeqlenKAttrName)
     return success(); // the attributes the passes set check themselves
   if (!isa<FunctionOpInterface>(op))
     return op->emitError("expected ")
            << name << " on the function that holds tiledattn.sdpa, but it is "
            << "on " << op->getName();
-  if (name == kHopperEmitterAttrName) {
-    if (!isa<UnitAttr>(attribute.getValue()))
-      return op->emitError("expected ")
-             << name << " to be a unit attribute, but got "
-             << attribute.getValue();
-    return success();
-  }
   auto value = dyn_cast<IntegerAttr>(attribute.getValue());
   if (!value || value.getType().isInteger(1) || value.getInt() < 1)
     return op->emitError("expected ")
@@ -93,14 +92,6 @@ TiledAttnDialect::verifyOperationAttribute(Operation *op,
 
 bool mlir::tiledattn::isSupportedHeadDim(int64_t headDim) {
   return headDim == 64 || headDim == 128;
-}
-
-bool mlir::tiledattn::isLoweredByHopperEmitter(SdpaOp op) {
-  int64_t d = op.getHeadDim();
-  return op.getSchedule().isWarpSpecialized() && op.getScoreMod().empty() &&
-         op.getMaskMod().empty() && op.getKvRows().empty() &&
-         !op.getBlockMap() && (d == 64 || d == 128 || d == 256) &&
-         op.getHeadDimV() == d;
 }
 
 static bool isHalfType(Type t) { return t.isF16() || t.isBF16(); }
@@ -268,8 +259,8 @@ LogicalResult SdpaOp::verify() {
   if (smem > kMaxSharedMemoryBytes)
     return emitOpError("schedule needs ")
            << smem << " bytes of shared memory (block_m, block_n, "
-           << "num_stages, q_buffers, dynamic_tiles, row_sum_mma with head dim "
-           << headDim << "), but sm_90 gives "
+           << "num_stages, q_buffers, dynamic_tiles with head dim " << headDim
+           << "), but sm_90 gives "
            << "a block at most " << kMaxSharedMemoryBytes;
   if (schedule.getNarrowDiagonal() && !getCausal())
     return emitOpError("schedule field narrow_diagonal: narrows the causal "

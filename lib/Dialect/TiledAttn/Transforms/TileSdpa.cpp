@@ -321,8 +321,6 @@ public:
                "program does not lower it yet";
         return WalkResult::interrupt();
       }
-      if (warpSpecialized && failed(checkWarpSpecializedSchedule(op)))
-        return WalkResult::interrupt();
       // What the kernel computes, for tiledattn-compile's manifest, now
       // that the sdpa op goes.
       func->setAttr(kScheduleAttrName, op.getSchedule());

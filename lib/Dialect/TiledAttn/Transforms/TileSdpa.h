@@ -79,9 +79,6 @@ Value emitScoreMods(OpBuilder &b, SdpaOp op, const BlockCoordinates &at,
 SmallVector<Value> emitKvRows(OpBuilder &b, SdpaOp op, Value batch,
                               Value headKV, Value key);
 
-/// Checks that tiledattn-tile-sdpa writes `op`'s producer = tma schedule.
-LogicalResult checkWarpSpecializedSchedule(SdpaOp op);
-
 /// Writes the warp-specialized tile program of `op` (producer = tma) in
 /// place of it: a producer warpgroup filling rings of Q, K and V slots by
 /// TMA, consumer warpgroups of 64 query rows each running the online

@@ -54,9 +54,9 @@
 // dynamic_tiles the tile loops are `dynamic`: the producer's thread takes each
 // next tile from the launch's counter and tags Q's put with its rank, ending
 // with an end mark (a tagged put with no copy); the consumers' loops take Q's
-// slot and read the rank from its tag (`ranks_from`). The schedule's other
-// refinements are not written yet: the pass refuses a schedule that sets one
-// (ScheduleAttr::getHopperRefinements), naming it.
+// slot and read the rank from its tag (`ranks_from`). With kv_multicast the
+// K and V rings are `cluster(2)`: the pair of blocks of a cluster shares
+// them, each block copying half of every K/V block into both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,23 +69,6 @@ using namespace mlir;
 using namespace mlir::tiledattn;
 using namespace mlir::tiledattn::warpspecialized;
 
-LogicalResult mlir::tiledattn::checkWarpSpecializedSchedule(SdpaOp op) {
-  ScheduleAttr schedule = op.getSchedule();
-  SmallVector<StringRef> refinements = schedule.getHopperRefinements();
-  if (refinements.empty())
-    return success();
-  InFlightDiagnostic diag =
-      op.emitOpError("has a producer = tma schedule that sets ")
-      << llvm::join(refinements, ", ")
-      << ", which tiledattn-tile-sdpa does not write into the tile program "
-         "yet; leave them out (they change the kernel's speed, not its "
-         "results)";
-  if (isLoweredByHopperEmitter(op))
-    diag << " or lower the sdpa with convert-sdpa-to-hopper (the default "
-            "pipeline)";
-  return diag;
-}
-
 void WarpSpecializedWriter::write() {
   int64_t consumers = schedule.getConsumerWarpgroups();
   // Every consumer warp releases each slot it read.
@@ -96,13 +79,17 @@ void WarpSpecializedWriter::write() {
   qRing = RingOp::create(
       b, loc, ringType(schedule.getQBuffers(), schedule.getBlockM(), headDim),
       releases,
-      schedule.getQByAtom() ? b.getI64IntegerAttr(qParts()) : IntegerAttr());
+      schedule.getQByAtom() ? b.getI64IntegerAttr(qParts()) : IntegerAttr(),
+      /*cluster=*/IntegerAttr());
+  // kv_multicast: the K/V rings are shared by the cluster's pair of blocks.
+  IntegerAttr cluster =
+      schedule.getKvMulticast() ? b.getI64IntegerAttr(2) : IntegerAttr();
   kRing = RingOp::create(b, loc,
                          ringType(schedule.getNumStages(), blockN(), headDim),
-                         releases, IntegerAttr());
+                         releases, IntegerAttr(), cluster);
   vRing = RingOp::create(b, loc,
                          ringType(schedule.getNumStages(), blockN(), headDimV),
-                         releases, IntegerAttr());
+                         releases, IntegerAttr(), cluster);
   if (schedule.stagesOInItsOwnTile(headDim, headDimV))
     oStage = AllocOp::create(b, loc,
                              SmemType::get(b.getContext(), schedule.getBlockM(),
@@ -224,7 +211,7 @@ Value WarpSpecializedWriter::modAndMask(const Consumer &c, Value scores,
 
 /// `unmasked`: no mask touched the scores, and with no score_mod they
 /// are finite (`finite`: no -inf guard). With raw_maxima the maxima are
-/// of the raw scores (`raw_max`), as the emitter keeps them.
+/// of the raw scores (`raw_max`).
 /// `probsType`: P's element type, the mma's (default) or f32 (packed
 /// later, tiledattn.truncate).
 OnlineSoftmaxOp WarpSpecializedWriter::softmax(const Consumer &c, Value scores,

@@ -8,7 +8,7 @@
 // and defer_store (a tile's O stored under the next tile's first S). The
 // GPU round times it against the shipped bundle (the A/B that decides when
 // the shipped schedules move to the tile program):
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128.mlir -o sdpa_fwd_bf16_d128
+//   tiledattn-compile sdpa_fwd_bf16_d128.mlir -o sdpa_fwd_bf16_d128
 // See the program with tiledattn-opt sdpa_fwd_bf16_d128.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

@@ -4,7 +4,7 @@
 // and tags Q's put with its rank; the consumers' loops take Q's slot and read
 // the rank from its tag (ranks_from); the end mark, a put with no copy tagged
 // past the last tile, ends them. Compiled through tiledattn-tile-sdpa's program:
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128_causal_dynamic.mlir -o sdpa_fwd_bf16_d128_causal_dynamic
+//   tiledattn-compile sdpa_fwd_bf16_d128_causal_dynamic.mlir -o sdpa_fwd_bf16_d128_causal_dynamic
 // See the program with tiledattn-opt sdpa_fwd_bf16_d128_causal_dynamic.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

@@ -1,12 +1,12 @@
-// The shipped bf16 head dim 128 schedule for long rows (sdpa_fwd_bf16_d128_long,
-// still lowered by convert-sdpa-to-hopper) through tiledattn-tile-sdpa's
+// The shipped bf16 head dim 128 schedule for long rows (sdpa_fwd_bf16_d128_long)
+// through tiledattn-tile-sdpa's
 // warp-specialized program, without defer_store: split_tail cuts the last,
 // partial round of the persistent grid along the keys (tiledattn.for_each_tile
 // ... split_tail) and the piece that starts a tile merges the others' partial
 // O (tiledattn.merge_pieces) through the launch's workspace. With defer_store
 // the program spills 4 bytes here (docs/perf-notes.md); every shipped field
 // runs at head dim 64 in sdpa_fwd_bf16_d64_split_tail.mlir.
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d128_long_split_tail.mlir -o out
+//   tiledattn-compile sdpa_fwd_bf16_d128_long_split_tail.mlir -o out
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_split_tail_bundles_merge_their_pieces).
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>

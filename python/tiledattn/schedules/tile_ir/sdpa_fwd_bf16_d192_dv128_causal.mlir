@@ -2,7 +2,7 @@
 // tma_store: the 128-column O is staged in the first two 64-column atoms of
 // the consumer's rows of its 192-column Q slot and stored by TMA. Compiled
 // through tiledattn-tile-sdpa's warp-specialized program:
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d192_dv128_causal.mlir -o sdpa_fwd_bf16_d192_dv128_causal
+//   tiledattn-compile sdpa_fwd_bf16_d192_dv128_causal.mlir -o sdpa_fwd_bf16_d192_dv128_causal
 // Not shipped until the GPU round has checked it (python/test/test_gpu_tile_ir.py,
 // test_tile_ir_bundles_are_right) and timed it against the shipped bundle.
 !qk = memref<?x?x?x192xbf16, strided<[?, ?, ?, 1], offset: ?>>

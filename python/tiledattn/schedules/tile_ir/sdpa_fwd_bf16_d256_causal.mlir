@@ -1,8 +1,8 @@
 // A producer = tma schedule with the one refinement the tile program writes
 // so far (overlap_softmax: S of block j issued with P.V of block j - 1, the
 // softmax under the P.V) and none of the others, compiled through tiledattn-tile-sdpa's warp-specialized
-// program (not convert-sdpa-to-hopper):
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d256_causal.mlir -o sdpa_fwd_bf16_d256_causal
+// program:
+//   tiledattn-compile sdpa_fwd_bf16_d256_causal.mlir -o sdpa_fwd_bf16_d256_causal
 // See the program with tiledattn-opt sdpa_fwd_bf16_d256_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

@@ -4,9 +4,9 @@
 // per multiprocessor) in tile_order = across_heads (heads fastest, every
 // other round mirrored) and tma_store (O staged in the consumer's rows of
 // its Q slot, which goes back to the producer once the copy has read them),
-// compiled through tiledattn-tile-sdpa's warp-specialized program (not
-// convert-sdpa-to-hopper):
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
+// compiled through tiledattn-tile-sdpa's warp-specialized program:
+//
+//   tiledattn-compile sdpa_fwd_bf16_d64_causal.mlir -o sdpa_fwd_bf16_d64_causal
 // See the program with tiledattn-opt sdpa_fwd_bf16_d64_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

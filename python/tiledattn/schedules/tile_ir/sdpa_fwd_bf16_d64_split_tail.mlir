@@ -1,5 +1,5 @@
 // Every field of the shipped bf16 head dim 128 schedule for long rows
-// (sdpa_fwd_bf16_d128_long, still lowered by convert-sdpa-to-hopper) at head
+// (sdpa_fwd_bf16_d128_long) at head
 // dim 64, through tiledattn-tile-sdpa's warp-specialized program: split_tail
 // cuts the last, partial round of the persistent grid along the keys
 // (tiledattn.for_each_tile ... split_tail) and the piece that starts a tile

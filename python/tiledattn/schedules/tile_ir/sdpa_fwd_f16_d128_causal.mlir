@@ -5,7 +5,7 @@
 // staged in the consumer's rows of its Q slot and stored by TMA) and
 // overlap_epilogue (the rows' 1 / l and lse under the last P.V,
 // tiledattn.finish_rows), one tile per block:
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d128_causal.mlir -o sdpa_fwd_f16_d128_causal
+//   tiledattn-compile sdpa_fwd_f16_d128_causal.mlir -o sdpa_fwd_f16_d128_causal
 // See the program with tiledattn-opt sdpa_fwd_f16_d128_causal.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

@@ -4,7 +4,7 @@
 // tile (tiledattn.read_rows, one ldmatrix.x4 per 16 columns) and every
 // S = Q K^T takes A from there, so the tensor cores read only K from shared
 // memory. Compiled through tiledattn-tile-sdpa's warp-specialized program:
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d128_q_in_registers.mlir -o out
+//   tiledattn-compile sdpa_fwd_f16_d128_q_in_registers.mlir -o out
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).
 !head = memref<?x?x?x128xf16, strided<[?, ?, ?, 1], offset: ?>>

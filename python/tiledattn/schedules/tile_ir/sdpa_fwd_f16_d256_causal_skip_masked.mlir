@@ -3,10 +3,8 @@
 // partial gets, after_parts) and skip_masked_blocks (each consumer's loops
 // end at its own bound, tiledattn.uniform; the producer releases the rest,
 // tiledattn.ring.skip), through the tile program:
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d256_causal_skip_masked.mlir -o out
-// The shipped bundle keeps convert-sdpa-to-hopper's kernel
-// (tiledattn.hopper_emitter) until this one has run on a GPU; the GPU
-// round checks it against float64 (python/test/test_gpu_tile_ir.py).
+//   tiledattn-compile sdpa_fwd_f16_d256_causal_skip_masked.mlir -o out
+// The GPU round checks it against float64 (python/test/test_gpu_tile_ir.py).
 !head = memref<?x?x?x256xf16, strided<[?, ?, ?, 1], offset: ?>>
 !lse = memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 

@@ -1,8 +1,8 @@
 // A producer = tma schedule without refinements (not even overlap_softmax,
 // so that the GPU round keeps checking the in-order program), compiled
-// through tiledattn-tile-sdpa's warp-specialized program (not
-// convert-sdpa-to-hopper):
-//   tiledattn-compile --hopper-tile-program sdpa_fwd_f16_d64.mlir -o sdpa_fwd_f16_d64
+// through tiledattn-tile-sdpa's warp-specialized program:
+//
+//   tiledattn-compile sdpa_fwd_f16_d64.mlir -o sdpa_fwd_f16_d64
 // See the program with tiledattn-opt sdpa_fwd_f16_d64.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

@@ -4,7 +4,7 @@
 // compiled through tiledattn-tile-sdpa's warp-specialized program (not
 // convert-sdpa-to-hopper, which had these kernels until the thirty-seventh
 // session):
-//   tiledattn-compile --hopper-tile-program two_ctas_causal_fwd_bf16_d64.mlir -o two_ctas_causal_fwd_bf16_d64
+//   tiledattn-compile two_ctas_causal_fwd_bf16_d64.mlir -o two_ctas_causal_fwd_bf16_d64
 // See the program with tiledattn-opt two_ctas_causal_fwd_bf16_d64.mlir --tiledattn-tile-sdpa.
 // Not shipped: the GPU round checks these bundles against float64
 // (python/test/test_gpu_tile_ir.py, test_tile_ir_bundles_are_right).

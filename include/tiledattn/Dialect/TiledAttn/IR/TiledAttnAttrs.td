@@ -105,15 +105,11 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       query blocks from the last (causal: every head's longest tiles first,
       the short ones fill the end; a fixed assignment mirrors every other
       round). Needs `persistent` for `across_heads`.
-    - `conditional_rescale` (default `false`): O is rescaled after a block
-      only when some row of the warp got a new maximum (a warp vote on the
-      rescale factors; skipping a factor of exactly 1 is exact). Long rows
-      skip most rescales; short ones pay the vote for little. Needs
-      `producer = tma`.
     - `overlap_epilogue` (default `false`): the rows' sums, 1 / sum and lse
       (softmax statistics only) are computed and lse stored while the
       tile's last P.V runs, instead of after its wait. Needs
-      `overlap_softmax`.
+      `overlap_softmax` and `tma_store`, and no `defer_store` (the tile's
+      own O is normalized under its last P.V).
     - `defer_store` (default `false`): a persistent consumer keeps a tile's
       O in registers and stores it while the next tile's first Q.K^T runs
       (the last tile's after the loop), instead of between the two tiles.
@@ -134,15 +130,6 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       the arithmetic that depends on it can use the uniform datapath.
       ptxas then allocates differently: faster for some kernels, slower
       for others (docs/Schedules.md). Needs `producer = tma`.
-    - `prefetch_next_q` (default `false`): a block that runs one tile
-      prefetches into L2 the Q tile of the block likely to start next on a
-      multiprocessor (its linear index + the number of multiprocessors),
-      after issuing its own loads, so that block's first wait is on L2.
-      Needs `producer = tma` and no `persistent` (a persistent block loads
-      its next Q itself).
-    - `prefetch_next_kv` (default `false`): with `prefetch_next_q`, the
-      same block's first num_stages K and V blocks go into L2 too (its
-      head's keys from 0), so its first K/V waits are on L2 as well.
     - `split_tail` (default `false`): without a mask, the tiles left after
       the last full round of a persistent grid (tiles mod gridDim.x) are
       cut along the keys into one contiguous share per block, so every
@@ -153,43 +140,21 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       and stores O. Needs `persistent` and `tma_store`, and no
       `dynamic_tiles` or `overlap_epilogue` (the rows' totals follow the
       merge).
-    - `q_per_consumer` (default `false`): Q arrives as one TMA load per
-      consumer's 64 rows, each on its own barrier, so consumer 0 starts
-      its first Q.K^T when its half is in (D=256: 32 of 64 KB). Needs
-      `producer = tma` and no `persistent`.
-    - `row_sum_mma` (default `false`): the rows' sums of P come from the
-      tensor cores, a wgmma m64n8k16 of each P.V k-step's P against a
-      shared-memory tile of ones, accumulated and rescaled with O, instead
-      of block_n / 2 FADDs per thread and block and the quad's shuffles.
-      Needs `producer = tma` and `overlap_softmax`, no `overlap_epilogue`
-      (the sums arrive with the last P.V).
     - `hold_packed` (default `false`): with `defer_store`, the held O is
       multiplied by 1 / sum and packed into 16-bit pairs at the end of its
       tile, so the next tile's deferred store reads registers ptxas knows
       are settled (the held wgmma registers made it inject a wait for the
       next tile's first Q.K^T, C7517) and half as many stay live.
-    - `stage_o_in_q` (default `false`): a persistent block with two Q
-      buffers stages O for its TMA store in its own tile's Q buffer (the
-      next tile reads the other) instead of a tile of its own, and hands
-      the buffer back to the producer after the next tile's first block,
-      once the stores have read it. Saves block_m x head dim of shared
-      memory (D=256: 64 KB, room for two Q buffers). Needs `persistent`,
-      `tma_store`, `q_buffers = 2` and `overlap_softmax`.
     - `q_by_atom` (default `false`): a one-tile block's Q arrives as one
       TMA load per 64-column atom, each on its own full barrier, the first
       atom before the first K block and the rest after it, and the first
       Q.K^T waits for each atom just before its k-steps: it starts once
       16 rows x 128 bytes per row of Q and K's first block are in, not all
-      of Q. Needs `producer = tma`, no `persistent` and no
-      `q_per_consumer`.
+      of Q. Needs `producer = tma` and no `persistent`.
     - `k0_by_atom` (default `false`): with `q_by_atom`, the first K
       block's atoms ride on the same per-atom barriers, loaded between
       Q's (Q atom 0, K atom 0, Q atom 1, ...), so the first Q.K^T k-step
       waits for 16 + 8 KiB at D=256 instead of Q's first atom and all of K.
-    - `store_by_atom` (default `false`): with `tma_store`, each consumer
-      writes O's 64-column atoms to shared memory one at a time and issues
-      each atom's TMA store as soon as it is written, so the stores' reads
-      run under the remaining stmatrix.
     - `q_in_registers` (default `false`): each consumer copies its 64 rows
       of Q from shared memory into registers once per tile (ldmatrix, the
       wgmma A-fragment layout: head dim / 4 registers per thread) and
@@ -227,8 +192,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       keep MUFU (exp2(-inf) must be 0). Needs `producer = tma`; at most
       block_n / 2.
     - `raw_maxima` (default `false`): the tile program's online softmax
-      keeps the row maxima of the raw scores (`online_softmax ... raw_max`,
-      as convert-sdpa-to-hopper's kernels always do), scaled where the
+      keeps the row maxima of the raw scores (`online_softmax ... raw_max`),
+      scaled where the
       exponents and the lse need them (`tiledattn.scale_max`), instead of
       the maxima of the scaled scores. The same results (scale > 0); ptxas
       schedules the block loop's P.V wait differently (D = 128: 107
@@ -279,22 +244,15 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
                         DefaultValuedParameter<"bool", "false">:$dynamic_tiles,
                         DefaultValuedParameter<"::mlir::tiledattn::TileOrder",
                             "::mlir::tiledattn::TileOrder::by_head">:$tile_order,
-                        DefaultValuedParameter<"bool", "false">:$conditional_rescale,
                         DefaultValuedParameter<"bool", "false">:$overlap_epilogue,
                         DefaultValuedParameter<"bool", "false">:$defer_store,
                         DefaultValuedParameter<"bool", "false">:$narrow_diagonal,
                         DefaultValuedParameter<"bool", "false">:$skip_masked_blocks,
                         DefaultValuedParameter<"bool", "false">:$uniform_consumer,
-                        DefaultValuedParameter<"bool", "false">:$prefetch_next_q,
                         DefaultValuedParameter<"bool", "false">:$split_tail,
                         DefaultValuedParameter<"int64_t", "0">:$exp2_on_fma,
-                        DefaultValuedParameter<"bool", "false">:$q_per_consumer,
-                        DefaultValuedParameter<"bool", "false">:$prefetch_next_kv,
-                        DefaultValuedParameter<"bool", "false">:$row_sum_mma,
                         DefaultValuedParameter<"bool", "false">:$hold_packed,
-                        DefaultValuedParameter<"bool", "false">:$stage_o_in_q,
                         DefaultValuedParameter<"bool", "false">:$q_by_atom,
-                        DefaultValuedParameter<"bool", "false">:$store_by_atom,
                         DefaultValuedParameter<"bool", "false">:$k0_by_atom,
                         DefaultValuedParameter<"bool", "false">:$q_in_registers,
                         DefaultValuedParameter<"bool", "false">:$uniform_ring,
@@ -326,14 +284,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     /// With tma_store, whether O is staged in a shared tile of its own
     /// rather than in the consumer's rows of its Q buffer: a persistent
     /// kernel with two Q buffers (the next tile's Q may be arriving in the
-    /// other) unless stage_o_in_q, and a value head dim wider than Q's.
+    /// other), and a value head dim wider than Q's.
     bool stagesOInItsOwnTile(int64_t headDim, int64_t headDimV) const;
-    /// The fields of a producer = tma schedule, beyond the basic
-    /// warp-specialized loop (tiles, stages, consumers, register budgets,
-    /// pingpong, split_kv_loop), that it sets: refinements that change the
-    /// kernel's speed, not its results. tiledattn-tile-sdpa does not write
-    /// them into the tile program yet.
-    ::llvm::SmallVector<::llvm::StringRef> getHopperRefinements() const;
   }];
 }
 

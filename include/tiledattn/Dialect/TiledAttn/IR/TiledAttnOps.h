@@ -53,22 +53,12 @@ constexpr int64_t kSwizzleAlignmentBytes = 1024;
 /// With dynamic_tiles: the tile index the producer hands the consumers, one
 /// 32-bit slot per Q buffer (two at most), after the other shared tiles.
 constexpr int64_t kTileSlotBytes = 16;
-/// row_sum_mma: a 1 KiB tile of ones in shared memory (the B operand of the
-/// row-sum wgmma; a whole 128-byte-swizzle atom, so every address the
-/// descriptor reaches holds a one).
-constexpr int64_t kOnesTileBytes = 1024;
 /// Optional attributes of a schedule's function: the key/value lengths its
 /// kernel is meant for (inclusive). The bundle's manifest carries them and
 /// the package picks, among the bundles for the same inputs, one whose
 /// range holds seqlen_k (docs/Schedules.md).
 constexpr llvm::StringLiteral kMinSeqlenKAttrName = "tiledattn.min_seqlen_k";
 constexpr llvm::StringLiteral kMaxSeqlenKAttrName = "tiledattn.max_seqlen_k";
-/// A unit attribute of a schedule's function: the default pipeline lowers
-/// its sdpa with convert-sdpa-to-hopper even where the tile program writes
-/// the schedule (a shipped schedule whose tile program is still measured
-/// slower than that kernel; docs/perf-notes.md). Goes with that pass.
-constexpr llvm::StringLiteral kHopperEmitterAttrName =
-    "tiledattn.hopper_emitter";
 /// Head dims that have a lowering today.
 bool isSupportedHeadDim(int64_t headDim);
 /// The columns of the tiles that hold a head dim of `headDim` in the
@@ -76,10 +66,6 @@ bool isSupportedHeadDim(int64_t headDim);
 /// the tensor's last as zeros and its stores drop them, so a head dim of 80
 /// runs on tiles of 128 columns).
 inline int64_t tileColumns(int64_t headDim) { return (headDim + 63) / 64 * 64; }
-/// Whether convert-sdpa-to-hopper lowers `op` (producer = tma, no score_mod,
-/// head dim 64, 128 or 256 and the value head dim the same); the other
-/// producer = tma ops go through tiledattn-tile-sdpa's tile program.
-bool isLoweredByHopperEmitter(SdpaOp op);
 /// The tiledattn.ring.get a ring token comes from, directly or through
 /// tiledattn.turn results; null if it comes from anything else.
 RingGetOp getOfToken(Value token);

@@ -38,24 +38,37 @@ def TiledAttn_RingOp : TiledAttn_Op<"ring", [MemoryEffects<[MemAlloc]>]> {
     in `after_parts`). One-tile D = 256 kernels start their first
     `Q K^T` on Q's first atom this way (`q_by_atom`).
 
+    With `cluster(2)` the ring is shared by the two blocks of a thread-block
+    cluster (the schedule's `kv_multicast`): each block's puts copy its half
+    of the slot's rows (block rank r: rows `r * R / 2 ..`) into the slot of
+    both blocks by TMA multicast, so each block reads half the bytes from
+    L2, and a slot is empty once the readers of both blocks released it
+    (each release arrives on both blocks' empty barriers). Both blocks must
+    put the same rows in the same order. The slot's rows must halve into
+    whole swizzle periods (a multiple of 16 rows); no parts.
+
     Example:
 
     ```mlir
     %k = tiledattn.ring releases(8) : !tiledattn.ring<2, 128x128xbf16>
     %q = tiledattn.ring releases(8) parts(4) : !tiledattn.ring<1, 128x256xbf16>
+    %v = tiledattn.ring releases(8) cluster(2) : !tiledattn.ring<2, 128x128xbf16>
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$releases,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$parts);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$parts,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$cluster);
   let results = (outs TiledAttn_RingType:$ring);
   let assemblyFormat = [{
-    `releases` `(` $releases `)` (`parts` `(` $parts^ `)`)? attr-dict `:`
-    qualified(type($ring))
+    `releases` `(` $releases `)` (`parts` `(` $parts^ `)`)?
+    (`cluster` `(` $cluster^ `)`)? attr-dict `:` qualified(type($ring))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The parts each slot fills in (1 without `parts`).
     int64_t getNumParts() { return getParts().value_or(1); }
+    /// The blocks that share each slot (1 without `cluster`).
+    int64_t getClusterBlocks() { return getCluster().value_or(1); }
   }];
 }
 

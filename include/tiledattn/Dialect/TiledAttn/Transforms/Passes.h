@@ -22,11 +22,11 @@ constexpr llvm::StringLiteral kCausalAttrName = "tiledattn.causal";
 /// memory it must be launched with.
 constexpr llvm::StringLiteral kDynamicSmemAttrName =
     "tiledattn.dynamic_smem_bytes";
-/// Set by convert-sdpa-to-hopper on each gpu.func: the TMA tensor maps the
+/// Set by tiledattn-lower-rings on each gpu.func: the TMA tensor maps the
 /// runtime builds and passes, by value, after the other parameters (an
 /// array of {operand, box_rows, box_cols, swizzle} dictionaries).
 constexpr llvm::StringLiteral kTensorMapsAttrName = "tiledattn.tensor_maps";
-/// Set by convert-sdpa-to-hopper and convert-tiledattn-to-nvgpu on
+/// Set by convert-tiledattn-to-nvgpu on
 /// split_tail kernels: the bytes of workspace per block the runtime passes
 /// after scale.
 constexpr llvm::StringLiteral kWorkspaceBytesAttrName =
@@ -47,8 +47,8 @@ constexpr int64_t splitTailWorkspaceBytes(int64_t consumers, int64_t headDimV) {
 }
 
 /// Checks that `func`, which holds a tiledattn.sdpa, can become its kernel:
-/// one sdpa, no results, nothing else with side effects. Both
-/// tiledattn-tile-sdpa and convert-sdpa-to-hopper require it.
+/// one sdpa, no results, nothing else with side effects
+/// (tiledattn-tile-sdpa requires it).
 LogicalResult verifyKernelFunction(func::FuncOp func);
 
 #define GEN_PASS_DECL
