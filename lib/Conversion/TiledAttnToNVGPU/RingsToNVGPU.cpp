@@ -1,5 +1,4 @@
-//===- RingsToNVGPU.cpp - Rings to mbarriers and TMA -------------*- C++
-//-*-===//
+//===- RingsToNVGPU.cpp - Rings to mbarriers and TMA -----------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -7,11 +6,12 @@
 //
 // tiledattn-lower-rings: the ring ops of a gpu.func kernel become shared
 // memory, a full and an empty mbarrier per slot, waits, arrives and TMA
-// copies (the waits, arrives and slot/phase arithmetic: NVVMHelpers.h).
-// It also lays
-// out the tiledattn.alloc tiles (after the rings) and issues the TMA copies
-// of tiledattn.tma_store (whose registers tiledattn-lower-mma writes into
-// the stage, before the copy) and its waits.
+// copies (the waits, arrives and slot/phase arithmetic: NVVMHelpers.h); a
+// ring shared by a cluster's blocks (`cluster(2)`) also gets multicast
+// copies, arrivals on the other block's barriers and cluster syncs. It
+// also lays out the tiledattn.alloc tiles (after the rings) and issues the
+// TMA copies of tiledattn.tma_store (whose registers tiledattn-lower-mma
+// writes into the stage, before the copy) and its waits.
 //
 //===----------------------------------------------------------------------===//
 

@@ -182,7 +182,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       and stores nothing visible. Needs `producer = tma`, no `persistent`,
       no `k0_by_atom` (K's first block comes whole with Q there), block_n
       a multiple of 16 (each half starts on the 8-row swizzle period) and
-      no causal mask (both blocks must read the same K/V blocks).
+      no causal mask (both blocks must read the same K/V blocks). The tile
+      program's K and V rings are `cluster(2)` then.
     - `exp2_on_fma` (default `0`): of the block_n / 2 probabilities a
       consumer thread computes per unmasked block, this many take 2^x as
       a degree-3 polynomial on the FMA pipe (x clamped to -126, split into
@@ -193,9 +194,8 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
       block_n / 2.
     - `raw_maxima` (default `false`): the tile program's online softmax
       keeps the row maxima of the raw scores (`online_softmax ... raw_max`),
-      scaled where the
-      exponents and the lse need them (`tiledattn.scale_max`), instead of
-      the maxima of the scaled scores. The same results (scale > 0); ptxas
+      scaled where the exponents and the lse need them
+      (`tiledattn.scale_max`), instead of the maxima of the scaled scores. The same results (scale > 0); ptxas
       schedules the block loop's P.V wait differently (D = 128: 107
       instructions after S's wait instead of 49). Two more live registers a
       thread. Needs `producer = tma`.

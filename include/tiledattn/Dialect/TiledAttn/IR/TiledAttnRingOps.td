@@ -175,7 +175,8 @@ def TiledAttn_TmaLoadOp : TiledAttn_Op<"tma_load", [
     appears only in the body of a `tiledattn.ring.put`, into one of the
     put's slots. `source` is one of the kernel's head tensors (q, k, v), its
     head dim `C` and element type the slot's. Rows past the end of the
-    sequence read as zeros.
+    sequence read as zeros. Into a `cluster(2)` ring's slot it takes one
+    row: each block copies its half of the rows, multicast to both blocks.
   }], TiledAttn_RowsPastEndDoc, [{
 
     Example:
@@ -250,8 +251,9 @@ def TiledAttn_RingReleaseOp : TiledAttn_Op<"ring.release", [
   let description = [{
     The `tiledattn.ring.release` operation ends a consumer's use of the slot
     `token` came with: one thread of each warp arrives on the slot's empty
-    barrier. Every read of the slot must be complete (an mma on it waited
-    for) before it. `token` comes from a `tiledattn.ring.get` on `ring`.
+    barrier (on a `cluster(2)` ring, on both blocks' copies of it). Every
+    read of the slot must be complete (an mma on it waited for) before it.
+    `token` comes from a `tiledattn.ring.get` on `ring`.
 
     Example:
 
