@@ -9,15 +9,18 @@ it), one per repetition of the same sweep (scripts/device-ab.sh writes
 them). For every case (dtype, D, causal, S, B, H) it prints each backend's
 median TFLOP/s per run and, for every backend but `tiledattn`, its ratio to
 `tiledattn` per run: the shipped kernel, and whether it is faster or
-slower in every run, even (within --even of 1) or mixed. A change is worth
-shipping when it is faster in every run, not when one run says so: on the H200
-long rows are bimodal and whole runs move by 5-10% (docs/perf-notes.md,
-ninth session).
+slower in every run, even (within --even of 1) or mixed, and the median of
+its ratios. A change is worth shipping when it is faster in every run, not
+when one run says so: on the H200 long rows are bimodal and whole runs move
+by 5-10% (docs/perf-notes.md, ninth session). Give the runs of two sweeps
+or more (minutes apart) to judge a gate of a few percent by the median: two
+sweeps of three runs on one H100 differed by 3-7% (thirty-ninth session).
 """
 
 import argparse
 import json
 import pathlib
+import statistics
 import sys
 
 BASELINE = "tiledattn"
@@ -93,6 +96,12 @@ def verdict(rs, even=0.005):
     return "mixed"
 
 
+def median(rs):
+    """The median of the known ratios (None if there is none)."""
+    known = [r for r in rs if r is not None]
+    return statistics.median(known) if known else None
+
+
 def render(table, runs, even=0.005):
     lines = []
     for (dtype, d, causal, s, b, h), cell in table.items():
@@ -109,7 +118,9 @@ def render(table, runs, even=0.005):
             if name != BASELINE:
                 rs = ratios(values, base)
                 shown = " ".join(f"{r:5.3f}" if r else "  n/a" for r in rs)
-                line += f"   / {BASELINE}: {shown}  ({verdict(rs, even)})"
+                middle = median(rs)
+                line += f"   / {BASELINE}: {shown}  ({verdict(rs, even)}"
+                line += f"; median {middle:5.3f})" if middle else ")"
             lines.append(line)
     return "\n".join(lines)
 

@@ -53,6 +53,7 @@ def test_ratios_per_run_and_verdicts(tmp_path):
     assert lines[0] == "bf16 D=128 causal=0 S=8192 B=2 H=16"
     split = next(line for line in lines if "split_tail" in line)
     assert "1.030 1.015" in split and "faster in every run" in split
+    assert "median 1.022" in split  # of 721 / 700 and 690 / 680
     assert "even" in next(line for line in lines if "other" in line)
     assert "slower in every run" in next(line for line in lines if "cudnn" in line)
     # A case with no numbers (all n/a) is left out.
@@ -77,6 +78,8 @@ def test_candidates_with_one_short_name_stay_apart():
 
 def test_mixed_and_missing():
     assert ab_summary.verdict([1.02, 0.97]) == "mixed"
+    assert ab_summary.median([1.02, None, 0.97, 1.00]) == 1.00
+    assert ab_summary.median([None]) is None
     assert ab_summary.verdict([None, None]) == "n/a"
     assert ab_summary.ratios([700.0, None], [700.0, 650.0]) == [1.0, None]
 
