@@ -135,8 +135,8 @@ inline Value createBarrierGroup(OpBuilder &b, Location loc, int64_t count) {
 }
 
 //===----------------------------------------------------------------------===//
-// Rings of shared-memory slots on mbarriers (tiledattn-lower-rings and the
-// mma_sync path's cp.async rings)
+// Rings of shared-memory slots on mbarriers (tiledattn-lower-rings, and
+// tiledattn-lower-mma's waits on a slot's parts)
 //===----------------------------------------------------------------------===//
 
 /// Slot and phase parity (i1) of ring position `position` (index) in a ring

@@ -351,6 +351,16 @@ private:
                                    NVVM::MemScopeKind::CTA);
   }
 
+  /// One reader's release of `slot` (an index value) of `l`: an arrival on
+  /// its empty barrier and, on a cluster ring, on the other block's copy
+  /// (whose producer copies into this block's slot too).
+  void arriveOnEmpty(const LoweredRing &l, Value slot) {
+    Value empty = barrier(l.firstEmptyBarrier(), slot);
+    arriveOn(b, loc, barriers, empty);
+    if (l.clusterBlocks > 1)
+      arriveOnPeer(empty);
+  }
+
   /// Barrier `first + slot` (slot an index value).
   Value barrier(int64_t first, Value slot) { return add(slot, idx(first)); }
 
@@ -525,13 +535,7 @@ private:
   LogicalResult lowerRelease(RingReleaseOp release) {
     const Slot &s = slots[getOfToken(release.getToken()).getToken()];
     Value lane = rem(tid, 32);
-    ifThen(eq(lane, 0), [&] {
-      Value empty = barrier(s.ring.firstEmptyBarrier(), s.slot);
-      arriveOn(b, loc, barriers, empty);
-      // The other block's producer copies into this block's slot too.
-      if (s.ring.clusterBlocks > 1)
-        arriveOnPeer(empty);
-    });
+    ifThen(eq(lane, 0), [&] { arriveOnEmpty(s.ring, s.slot); });
     dead.push_back(release);
     return success();
   }
@@ -564,11 +568,8 @@ private:
   LogicalResult lowerSkip(RingSkipOp skip) {
     const LoweredRing &l = lowered.lookup(skip.getRing());
     Value slot = rem(skip.getPosition(), l.type.getDepth());
-    for (uint64_t i = 0; i < skip.getReaders(); ++i) {
-      arriveOn(b, loc, barriers, barrier(l.firstEmptyBarrier(), slot));
-      if (l.clusterBlocks > 1)
-        arriveOnPeer(barrier(l.firstEmptyBarrier(), slot));
-    }
+    for (uint64_t i = 0; i < skip.getReaders(); ++i)
+      arriveOnEmpty(l, slot);
     dead.push_back(skip);
     return success();
   }

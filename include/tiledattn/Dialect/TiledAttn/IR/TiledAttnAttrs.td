@@ -195,10 +195,10 @@ def TiledAttn_ScheduleAttr : AttrDef<TiledAttn_Dialect, "Schedule"> {
     - `raw_maxima` (default `false`): the tile program's online softmax
       keeps the row maxima of the raw scores (`online_softmax ... raw_max`),
       scaled where the exponents and the lse need them
-      (`tiledattn.scale_max`), instead of the maxima of the scaled scores. The same results (scale > 0); ptxas
-      schedules the block loop's P.V wait differently (D = 128: 107
-      instructions after S's wait instead of 49). Two more live registers a
-      thread. Needs `producer = tma`.
+      (`tiledattn.scale_max`), instead of the maxima of the scaled scores.
+      The same results (scale > 0); ptxas schedules the block loop's P.V
+      wait differently (D = 128: 107 instructions after S's wait instead of
+      49). Two more live registers a thread. Needs `producer = tma`.
     - `one_thread_producer` (default `false`): the producer's first thread
       runs the whole tile loop (the tile program's `scf.if` around
       `tiledattn.for_each_tile`, as `dynamic_tiles` always has it) instead
