@@ -444,8 +444,6 @@ mlir::tiledattn::gridRules(const KernelDescription &k) {
   auto [x, y, z] = k.tiles;
   if (k.clusterBlocks > 1) { // Whole clusters: the x tiles, rounded up.
     std::string n = std::to_string(k.clusterBlocks);
-    if (x == "ceil_div(seqlen_q, block_m)")
-      return {"ceil_div(seqlen_q, block_m * " + n + ") * " + n, y, z};
     return {"ceil_div(" + x + ", " + n + ") * " + n, y, z};
   }
   if (!k.persistent)

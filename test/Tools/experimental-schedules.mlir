@@ -53,7 +53,7 @@
 // KVM-PTX: barrier.cluster.arrive.relaxed.aligned;
 // KVM-PTX-NEXT: barrier.cluster.wait.aligned;
 // The grid covers whole clusters; K and V boxes are half blocks.
-// KVM-MANIFEST: "x": "ceil_div(seqlen_q, block_m * 2) * 2",
+// KVM-MANIFEST: "x": "ceil_div(ceil_div(seqlen_q, block_m), 2) * 2",
 // KVM-MANIFEST: "box": [
 // KVM-MANIFEST-NEXT: 64,
 // KVM-MANIFEST-NEXT: 128
