@@ -9,14 +9,15 @@ once with torch's SDPA, on the same batches, and compares the loss curves
     here:        python3 scripts/train_compare.py --plot DIR/curves.json
 
 The model: 2 pre-norm blocks, d_model 512, 4 heads of head dim 128, in bf16
-(autocast), sequences of 256 tokens, batch 16, AdamW. The task, synthetic so
+(autocast; --heads 8 gives head dim 64), sequences of 256 tokens, batch 16,
+AdamW. The task, synthetic so
 that the run needs no data, sequences from a fixed random bigram table:
 without --causal, denoising (a quarter of the tokens replaced by random
 ones, every position predicts its original token, which a corrupted
 position can only guess from its neighbours on both sides: attention; the
 backward's tile programs take these shapes); with --causal, next-token
-prediction (causal attention; its backward is the torch-ops
-one until the programs cover causal). Writes DIR/curves.json (both curves,
+prediction (causal attention, top-left). Both run the backward's tile
+programs (bf16, head dims 64 and 128, causal or not). Writes DIR/curves.json (both curves,
 the final losses and their relative difference); --plot draws it
 (matplotlib) next to the JSON.
 """
@@ -34,9 +35,9 @@ VOCAB, D_MODEL, HEADS, LAYERS, SEQ, BATCH = 256, 512, 4, 2, 256, 16
 
 
 class Block(torch.nn.Module):
-    def __init__(self, attention, causal):
+    def __init__(self, attention, causal, heads):
         super().__init__()
-        self.attention, self.causal = attention, causal
+        self.attention, self.causal, self.heads = attention, causal, heads
         self.norm1, self.norm2 = torch.nn.LayerNorm(D_MODEL), torch.nn.LayerNorm(D_MODEL)
         self.qkv = torch.nn.Linear(D_MODEL, 3 * D_MODEL)
         self.proj = torch.nn.Linear(D_MODEL, D_MODEL)
@@ -48,18 +49,18 @@ class Block(torch.nn.Module):
 
     def forward(self, x):
         b, s, _ = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, HEADS, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
         o = self.attention(q, k, v, is_causal=self.causal)
         x = x + self.proj(o.transpose(1, 2).reshape(b, s, D_MODEL))
         return x + self.mlp(self.norm2(x))
 
 
 class Model(torch.nn.Module):
-    def __init__(self, attention, causal):
+    def __init__(self, attention, causal, heads=HEADS):
         super().__init__()
         self.embed = torch.nn.Embedding(VOCAB, D_MODEL)
         self.position = torch.nn.Parameter(torch.randn(SEQ, D_MODEL) * 0.02)
-        self.blocks = torch.nn.ModuleList(Block(attention, causal) for _ in range(LAYERS))
+        self.blocks = torch.nn.ModuleList(Block(attention, causal, heads) for _ in range(LAYERS))
         self.norm = torch.nn.LayerNorm(D_MODEL)
         self.head = torch.nn.Linear(D_MODEL, VOCAB)
 
@@ -91,10 +92,10 @@ def batches(steps, causal, device, seed=1234):
         yield tokens.to(device), targets.to(device)
 
 
-def train(attention, steps, causal, device="cuda", seed=0):
+def train(attention, steps, causal, heads=HEADS, device="cuda", seed=0):
     """The loss at every step of one run."""
     torch.manual_seed(seed)
-    model = Model(attention, causal).to(device)
+    model = Model(attention, causal, heads).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
     losses = []
     for i, (tokens, targets) in enumerate(batches(steps, causal, device)):
@@ -110,7 +111,7 @@ def train(attention, steps, causal, device="cuda", seed=0):
     return losses
 
 
-def compare(steps, causal):
+def compare(steps, causal, heads=HEADS):
     """Both runs' curves and how far their ends are apart (the mean of the
     last 10 steps' losses, relative to torch's)."""
     import tiledattn
@@ -122,7 +123,7 @@ def compare(steps, causal):
     ):
         start = time.perf_counter()
         print(f"{name}:", flush=True)
-        curves[name] = train(attention, steps, causal)
+        curves[name] = train(attention, steps, causal, heads)
         print(f"  {time.perf_counter() - start:.1f} s", flush=True)
     ends = {name: sum(c[-10:]) / 10 for name, c in curves.items()}
     difference = abs(ends["tiledattn"] - ends["torch SDPA"]) / ends["torch SDPA"]
@@ -130,7 +131,7 @@ def compare(steps, causal):
         "steps": steps,
         "causal": causal,
         "model": dict(
-            vocab=VOCAB, d_model=D_MODEL, heads=HEADS, layers=LAYERS, seq=SEQ, batch=BATCH
+            vocab=VOCAB, d_model=D_MODEL, heads=heads, layers=LAYERS, seq=SEQ, batch=BATCH
         ),
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
@@ -163,14 +164,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--heads", type=int, default=HEADS, help="heads of d_model 512")
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--plot", type=Path, help="draw a curves JSON instead of training")
     args = parser.parse_args()
     if args.plot:
         return plot(args.plot)
-    result = compare(args.steps, args.causal)
+    result = compare(args.steps, args.causal, args.heads)
     args.out.mkdir(parents=True, exist_ok=True)
-    name = "curves-causal.json" if args.causal else "curves.json"
+    name = "curves" + "-causal" * args.causal + f"-d{D_MODEL // args.heads}" * (args.heads != HEADS)
+    name += ".json"
     (args.out / name).write_text(json.dumps(result, indent=1))
     print(
         f"final losses {result['final_loss']}, relative difference "

@@ -15,9 +15,10 @@ train_compare = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(train_compare)
 
 
+@pytest.mark.parametrize("heads", [4, 8], ids=["d128", "d64"])
 @pytest.mark.parametrize("causal", [False, True], ids=["denoising", "next-token"])
-def test_a_few_steps_train_on_the_cpu(causal):
-    losses = train_compare.train(F.scaled_dot_product_attention, 3, causal, device="cpu")
+def test_a_few_steps_train_on_the_cpu(causal, heads):
+    losses = train_compare.train(F.scaled_dot_product_attention, 3, causal, heads, device="cpu")
     assert len(losses) == 3 and all(math.isfinite(x) for x in losses)
     # Untrained, the loss is about log(256) = 5.5 (uniform over the bytes).
     assert 4.0 < losses[0] < 7.0
