@@ -75,20 +75,25 @@ def batches(steps, causal, device, seed=1234):
     """The same `steps` (tokens, targets) batches for both runs: sequences
     from a fixed random bigram table; causal, the next token of each;
     otherwise the sequence itself from a copy with a quarter of its tokens
-    replaced by random ones."""
+    replaced by random ones. Every step's sequences are drawn together, one
+    position at a time (256 draws, not 256 a step)."""
     g = torch.Generator(device="cpu").manual_seed(seed)
     table = torch.softmax(torch.randn(VOCAB, VOCAB, generator=g) * 3, -1)
-    for _ in range(steps):
-        seq = [torch.randint(VOCAB, (BATCH,), generator=g)]
-        for _ in range(SEQ):
-            seq.append(torch.multinomial(table[seq[-1]], 1, generator=g).squeeze(1))
-        seq = torch.stack(seq, 1)
+    # Inverse-CDF sampling (torch.multinomial is 30x slower at this size).
+    cdf = table.cumsum(-1)
+    seq = [torch.randint(VOCAB, (steps * BATCH,), generator=g)]
+    for _ in range(SEQ):
+        u = torch.rand(steps * BATCH, 1, generator=g)
+        seq.append(torch.searchsorted(cdf[seq[-1]], u).squeeze(1).clamp_(max=VOCAB - 1))
+    seq = torch.stack(seq, 1).view(steps, BATCH, SEQ + 1)
+    noise = torch.rand(steps, BATCH, SEQ, generator=g) < 0.25
+    random = torch.randint(VOCAB, (steps, BATCH, SEQ), generator=g)
+    for step in range(steps):
         if causal:
-            tokens, targets = seq[:, :-1], seq[:, 1:]
+            tokens, targets = seq[step, :, :-1], seq[step, :, 1:]
         else:
-            targets = seq[:, :-1]
-            noise = torch.rand(BATCH, SEQ, generator=g) < 0.25
-            tokens = torch.where(noise, torch.randint(VOCAB, (BATCH, SEQ), generator=g), targets)
+            targets = seq[step, :, :-1]
+            tokens = torch.where(noise[step], random[step], targets)
         yield tokens.to(device), targets.to(device)
 
 

@@ -18,10 +18,11 @@ train_compare = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(train_compare)
 
 
-# Every backward tile program autograd runs at these shapes: head dim 128
-# (4 heads) and 64 (8), causal or not.
-@pytest.mark.parametrize("heads", [4, 8], ids=["d128", "d64"])
-@pytest.mark.parametrize("causal", [False, True], ids=["denoising", "causal"])
+# Two of the backward's program families autograd runs (the gradient tests
+# cover every form; each training run here takes about 15 s).
+@pytest.mark.parametrize(
+    "causal, heads", [(False, 4), (True, 8)], ids=["denoising-d128", "causal-d64"]
+)
 def test_training_ends_within_one_percent_of_torch(causal, heads):
     result = train_compare.compare(200, causal=causal, heads=heads)
     ends = result["final_loss"]
