@@ -58,6 +58,7 @@ public:
         .Case([&](MergePiecesOp merge) { return lowerMergePieces(merge); })
         .Case([&](RowDotOp dot) { return lowerRowDot(dot); })
         .Case([&](StoreRowsOp store) { return lowerStoreRows(store); })
+        .Case([&](LoadRowsOp load) { return lowerLoadRows(load); })
         .Case([&](ExpFromLseOp exp) { return lowerExpFromLse(exp); })
         .Case([&](SoftmaxGradOp grad) { return lowerSoftmaxGrad(grad); })
         .Case([&](ReduceAddOp add) { return lowerReduceAdd(add); })
@@ -310,6 +311,10 @@ private:
   static size_t savedValueOf(size_t r, bool perRow);
   Regs savedValues(Value vector, Value batch, Value head, Value first,
                    int64_t cols, bool perRow, Value outside);
+  FailureOr<Regs> savedRows(Operation *op, Value saved, Value batch, Value head,
+                            Value first, Value tile, bool perRow,
+                            Value outside);
+  LogicalResult lowerLoadRows(LoadRowsOp op);
   LogicalResult lowerExpFromLse(ExpFromLseOp op);
   LogicalResult lowerSoftmaxGrad(SoftmaxGradOp op);
   LogicalResult lowerStoreRows(StoreRowsOp op);

@@ -510,7 +510,7 @@ bool mlir::tiledattn::isAccumulatorOp(Operation *op) {
   return isa<MaskOp, ScoreModOp, OnlineSoftmaxOp, ScaleMaxOp, RescaleOp,
              ConstantOp, StoreOp, StoreTileOp, TmaStoreOp, FinishRowsOp,
              ReadRowsOp, ResizeOp, TruncateOp, MergePiecesOp, RowDotOp,
-             StoreRowsOp, ExpFromLseOp, SoftmaxGradOp, ReduceAddOp,
+             StoreRowsOp, LoadRowsOp, ExpFromLseOp, SoftmaxGradOp, ReduceAddOp,
              BulkReduceAddOp, StageOp>(op);
 }
 

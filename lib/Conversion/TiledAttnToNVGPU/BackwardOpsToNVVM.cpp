@@ -100,6 +100,29 @@ Regs AccumulatorLowering::savedValues(Value vector, Value batch, Value head,
   return values;
 }
 
+/// The saved values an accumulator tile `tile` takes from `saved`: read
+/// from the memref at (batch, head, first), or the rows that
+/// tiledattn.load_rows read (per row: two registers).
+FailureOr<Regs> AccumulatorLowering::savedRows(Operation *op, Value saved,
+                                               Value batch, Value head,
+                                               Value first, Value tile,
+                                               bool perRow, Value outside) {
+  if (isa<TileType>(saved.getType()))
+    return registersOf(op, saved, "rows");
+  return savedValues(saved, batch, head, first,
+                     cast<TileType>(tile.getType()).getNumCols(), perRow,
+                     outside);
+}
+
+/// The rows at or past S read `outside`.
+LogicalResult AccumulatorLowering::lowerLoadRows(LoadRowsOp op) {
+  Regs rows = savedValues(op.getSource(), op.getBatch(), op.getHead(),
+                          op.getRow(), /*cols=*/0, /*perRow=*/true,
+                          math.f32(op.getOutside().convertToFloat()));
+  op.getRows().replaceAllUsesWith(tileOf(op.getType(), rows));
+  return success();
+}
+
 /// P = exp2(scale log2(e) s - lse log2(e)). An lse of -inf (a query that
 /// saw no key) and a query past S give -lse log2(e) = -inf, so P = 0.
 LogicalResult AccumulatorLowering::lowerExpFromLse(ExpFromLseOp op) {
@@ -107,11 +130,13 @@ LogicalResult AccumulatorLowering::lowerExpFromLse(ExpFromLseOp op) {
   if (failed(scores))
     return failure();
   Value minusInf = math.f32(-std::numeric_limits<float>::infinity());
-  Regs lse = savedValues(op.getLse(), op.getBatch(), op.getHead(), op.getCol(),
-                         op.getScores().getType().getNumCols(), op.getPerRow(),
-                         minusInf);
+  FailureOr<Regs> lse =
+      savedRows(op, op.getLse(), op.getBatch(), op.getHead(), op.getCol(),
+                op.getScores(), op.getPerRow(), minusInf);
+  if (failed(lse))
+    return failure();
   Value minusLog2e = math.f32(-1.4426950408889634074);
-  for (Value &v : lse) {
+  for (Value &v : *lse) {
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v, minusInf);
     v = arith::SelectOp::create(b, loc, empty, minusInf,
@@ -119,7 +144,7 @@ LogicalResult AccumulatorLowering::lowerExpFromLse(ExpFromLseOp op) {
   }
   Value factor = timesLog2E(op.getScale());
   for (auto [r, s] : llvm::enumerate(*scores))
-    s = math.exp2(math.fma(s, factor, lse[savedValueOf(r, op.getPerRow())]));
+    s = math.exp2(math.fma(s, factor, (*lse)[savedValueOf(r, op.getPerRow())]));
   op.getResult().replaceAllUsesWith(tileOf(op.getType(), *scores));
   return success();
 }
@@ -130,14 +155,16 @@ LogicalResult AccumulatorLowering::lowerSoftmaxGrad(SoftmaxGradOp op) {
   FailureOr<Regs> grad = registersOf(op, op.getGrad(), "grad");
   if (failed(probs) || failed(grad))
     return failure();
-  Regs delta = savedValues(op.getDelta(), op.getBatch(), op.getHead(),
-                           op.getCol(), op.getProbs().getType().getNumCols(),
-                           op.getPerRow(), math.f32(0.0));
+  FailureOr<Regs> delta =
+      savedRows(op, op.getDelta(), op.getBatch(), op.getHead(), op.getCol(),
+                op.getProbs(), op.getPerRow(), math.f32(0.0));
+  if (failed(delta))
+    return failure();
   Regs result;
   for (size_t r = 0; r < probs->size(); ++r) {
     Value ds = math.fmul(
         (*probs)[r],
-        math.fsub((*grad)[r], delta[savedValueOf(r, op.getPerRow())]));
+        math.fsub((*grad)[r], (*delta)[savedValueOf(r, op.getPerRow())]));
     result.push_back(op.getScale() ? math.fmul(ds, op.getScale()) : ds);
   }
   op.getResult().replaceAllUsesWith(tileOf(op.getType(), result));

@@ -766,6 +766,42 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // load_rows: the per_row reads above, where the op stands (outside()
+    // past S); exp_from_lse and softmax_grad then take the rows' registers
+    // and read no memory.
+    // CHECK-LABEL: gpu.func @load_rows
+    // CHECK-SAME: (%[[S:.*]]: !llvm.struct<{{.*}}>, %{{.*}}: !llvm.struct<{{.*}}>, %[[LSE:.*]]: memref<{{.*}}>, %[[D:.*]]: memref<{{.*}}>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: f32)
+    // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+    // CHECK: %[[L0:.*]] = memref.load %[[LSE]]
+    // CHECK: arith.select %{{.*}}, %[[L0]], %[[NEG]] : f32
+    // CHECK: memref.load %[[LSE]]
+    // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+    // CHECK: %[[D0:.*]] = memref.load %[[D]]
+    // CHECK: arith.select %{{.*}}, %[[D0]], %[[ZERO]] : f32
+    // CHECK: memref.load %[[D]]
+    // CHECK: "test.barrier"
+    // CHECK-NOT: memref.load
+    // CHECK: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}})
+    // CHECK: arith.subf
+    // CHECK-NOT: memref.load
+    // CHECK: gpu.return
+    gpu.func @load_rows(%s: !acc16, %dp: !acc16, %lse: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>,
+                        %d: memref<?x?x?xf32>, %b: index, %h: index, %row: index, %scale: f32) kernel {
+      %lr = tiledattn.load_rows %lse[%b, %h, %row] outside(0xFF800000)
+          : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> -> !tiledattn.tile<64xf32>
+      %dr = tiledattn.load_rows %d[%b, %h, %row] outside(0.0)
+          : memref<?x?x?xf32> -> !tiledattn.tile<64xf32>
+      "test.barrier"() : () -> ()
+      %st = builtin.unrealized_conversion_cast %s : !acc16 to !tiledattn.tile<64x32xf32>
+      %dpt = builtin.unrealized_conversion_cast %dp : !acc16 to !tiledattn.tile<64x32xf32>
+      %p = tiledattn.exp_from_lse %st, %lr per_row, %scale
+          : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32>
+      %ds = tiledattn.softmax_grad %p, %dpt, %dr per_row
+          : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32>
+      "test.use"(%ds) : (!tiledattn.tile<64x32xf32>) -> ()
+      gpu.return
+    }
+
     // softmax_grad scale(s): each dS times s, after P (dP - D).
     // CHECK-LABEL: gpu.func @scaled_softmax_grad
     // CHECK-SAME: (%[[P:.*]]: !llvm.struct<{{.*}}>, %[[DP:.*]]: !llvm.struct<{{.*}}>, %{{.*}}: memref<{{.*}}>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[SCALE:.*]]: f32)

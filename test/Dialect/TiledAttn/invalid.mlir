@@ -1330,7 +1330,47 @@ func.func @softmax_grad_of_bf16(%a: !tiledattn.tile<64x64xbf16>, %delta: memref<
 
 func.func @softmax_grad_of_other_shapes(%p: !tiledattn.tile<64x64xf32>, %dp: !tiledattn.tile<64x32xf32>, %delta: memref<?x?x?xf32>, %i: index) {
   // expected-error @+1 {{'tiledattn.softmax_grad' op failed to verify that all of {probs, grad, result} have same type}}
-  %ds = "tiledattn.softmax_grad"(%p, %dp, %delta, %i, %i, %i) : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x32xf32>, memref<?x?x?xf32>, index, index, index) -> !tiledattn.tile<64x64xf32>
+  %ds = "tiledattn.softmax_grad"(%p, %dp, %delta, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0>}> : (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x32xf32>, memref<?x?x?xf32>, index, index, index) -> !tiledattn.tile<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @load_rows_of_128(%lse: memref<?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.load_rows' op expected rows to be a warpgroup's rank-1 f32 tile of 64 rows, but got '!tiledattn.tile<128xf32>'}}
+  %r = tiledattn.load_rows %lse[%i, %i, %i] outside(0.0) : memref<?x?x?xf32> -> !tiledattn.tile<128xf32>
+  return
+}
+
+// -----
+
+func.func @exp_from_lse_rows_not_per_row(%s: !tiledattn.tile<64x64xf32>, %rows: !tiledattn.tile<64xf32>, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.exp_from_lse' op expected per_row with lse as a tile of rows (a tile holds a query per row)}}
+  %p = tiledattn.exp_from_lse %s, %rows, %scale : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+func.func @exp_from_lse_memref_without_indices(%s: !tiledattn.tile<64x64xf32>, %lse: memref<?x?x?xf32>, %scale: f32) {
+  // expected-error @+1 {{'tiledattn.exp_from_lse' op expected [batch, head, col] after the memref lse}}
+  %p = tiledattn.exp_from_lse %s, %lse per_row, %scale : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_rows_with_indices(%p: !tiledattn.tile<64x64xf32>, %rows: !tiledattn.tile<64xf32>, %i: index) {
+  // expected-error @+1 {{'tiledattn.softmax_grad' op expected no indices after delta, a tile of rows (tiledattn.load_rows reads them)}}
+  %ds = tiledattn.softmax_grad %p, %p, %rows[%i, %i, %i] per_row : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_rows_of_bf16(%p: !tiledattn.tile<64x64xf32>, %rows: !tiledattn.tile<64xbf16>) {
+  // expected-error @+1 {{'tiledattn.softmax_grad' op expected delta to be a rank-1 f32 tile of the 64 rows, but got '!tiledattn.tile<64xbf16>'}}
+  %ds = tiledattn.softmax_grad %p, %p, %rows per_row : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xbf16>
   return
 }
 

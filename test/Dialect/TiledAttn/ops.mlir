@@ -194,6 +194,26 @@ func.func @exp_from_lse_and_softmax_grad(%st: !tiledattn.tile<64x64xf32>, %dpt: 
   return
 }
 
+// load_rows reads the rows early; per_row then takes them as a tile.
+// CHECK-LABEL: func.func @load_rows
+// CHECK: %[[L:.*]] = tiledattn.load_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] outside(0xFF800000) : memref<?x?x?xf32> -> !tiledattn.tile<64xf32>
+// CHECK: %[[D:.*]] = tiledattn.load_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] outside(0.000000e+00) : memref<?x?x?xf32> -> !tiledattn.tile<64xf32>
+// CHECK: %[[P:.*]] = tiledattn.exp_from_lse %{{.*}}, %[[L]] per_row, %{{.*}} : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+// CHECK: tiledattn.softmax_grad %[[P]], %{{.*}}, %[[D]] per_row : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+func.func @load_rows(%s: !tiledattn.tile<64x64xf32>, %dp: !tiledattn.tile<64x64xf32>,
+                     %lse: memref<?x?x?xf32>, %delta: memref<?x?x?xf32>,
+                     %b: index, %h: index, %row: index, %scale: f32) {
+  %l = tiledattn.load_rows %lse[%b, %h, %row] outside(0xFF800000)
+      : memref<?x?x?xf32> -> !tiledattn.tile<64xf32>
+  %d = tiledattn.load_rows %delta[%b, %h, %row] outside(0.0)
+      : memref<?x?x?xf32> -> !tiledattn.tile<64xf32>
+  %p = tiledattn.exp_from_lse %s, %l per_row, %scale
+      : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+  %ds = tiledattn.softmax_grad %p, %dp, %d per_row
+      : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
+  return
+}
+
 // per_row: the same on S and dP as they are (a query per row).
 // CHECK-LABEL: func.func @per_row
 // CHECK: %[[P:.*]] = tiledattn.exp_from_lse %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] per_row, %{{.*}} : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32>

@@ -517,12 +517,55 @@ static LogicalResult verifyAccumulatorTile(Operation *op, StringRef name,
   return success();
 }
 
+LogicalResult LoadRowsOp::verify() {
+  TileType t = getRows().getType();
+  if (t.getRank() != 1 || t.getNumRows() != kWarpgroupRows ||
+      !t.getElementType().isF32())
+    return emitOpError("expected rows to be a warpgroup's rank-1 f32 tile "
+                       "of ")
+           << kWarpgroupRows << " rows, but got " << t;
+  return success();
+}
+
+/// The saved per-query vector of exp_from_lse and softmax_grad (`name`):
+/// a [B, H, S] memref with the batch, head and first row or column, or, per
+/// row, the rows that tiledattn.load_rows read, without them.
+static LogicalResult verifySavedRows(Operation *op, StringRef name, Value saved,
+                                     bool indexed, bool perRow,
+                                     TileType scores) {
+  auto rows = dyn_cast<TileType>(saved.getType());
+  if (!rows) {
+    if (!indexed)
+      return op->emitOpError("expected [batch, head, col] after the memref ")
+             << name;
+    return success();
+  }
+  if (indexed)
+    return op->emitOpError("expected no indices after ")
+           << name << ", a tile of rows (tiledattn.load_rows reads them)";
+  if (!perRow)
+    return op->emitOpError("expected per_row with ")
+           << name << " as a tile of rows (a tile holds a query per row)";
+  if (rows.getRank() != 1 || !rows.getElementType().isF32() ||
+      rows.getNumRows() != scores.getNumRows())
+    return op->emitOpError("expected ")
+           << name << " to be a rank-1 f32 tile of the " << scores.getNumRows()
+           << " rows, but got " << rows;
+  return success();
+}
+
 LogicalResult ExpFromLseOp::verify() {
-  return verifyAccumulatorTile(*this, "scores", getScores().getType());
+  if (failed(verifyAccumulatorTile(*this, "scores", getScores().getType())))
+    return failure();
+  return verifySavedRows(*this, "lse", getLse(), bool(getBatch()), getPerRow(),
+                         getScores().getType());
 }
 
 LogicalResult SoftmaxGradOp::verify() {
-  return verifyAccumulatorTile(*this, "probs", getProbs().getType());
+  if (failed(verifyAccumulatorTile(*this, "probs", getProbs().getType())))
+    return failure();
+  return verifySavedRows(*this, "delta", getDelta(), bool(getBatch()),
+                         getPerRow(), getProbs().getType());
 }
 
 LogicalResult StoreTileOp::verify() {

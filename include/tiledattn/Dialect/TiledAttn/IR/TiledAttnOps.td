@@ -486,8 +486,38 @@ def TiledAttn_StoreTileOp : TiledAttn_Op<"store_tile", [
   let hasVerifier = 1;
 }
 
+def TiledAttn_LoadRowsOp : TiledAttn_Op<"load_rows", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Read a row's value each from a [B, H, S] f32 memref";
+  let description = [{
+    The `tiledattn.load_rows` operation reads `rows[i] = source[b, h, row +
+    i]` for each row `i` of a warpgroup's `64` f32 row tile (two values a
+    thread, in the rows of its accumulators), and `outside` for rows at or
+    past `S` (dimension 2 of `source`): the inverse of
+    `tiledattn.store_rows`. It lets a program read the backward's saved
+    lse and D where their latency hides under an mma, and hand them to
+    `tiledattn.exp_from_lse` and `tiledattn.softmax_grad` `per_row` later
+    (a global load cannot move past the fence of a `tiledattn.stage`).
+
+    Example (the lse, whose rows past S are -inf, 0xFF800000):
+
+    ```mlir
+    %lse_rows = tiledattn.load_rows %lse[%b, %h, %row] outside(0xFF800000)
+        : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> -> !tiledattn.tile<64xf32>
+    ```
+  }];
+  let arguments = (ins TiledAttn_LseMemRef:$source, Index:$batch,
+                       Index:$head, Index:$row, F32Attr:$outside);
+  let results = (outs TiledAttn_AnyTile:$rows);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `outside` `(` $outside `)`
+    attr-dict `:` type($source) `->` qualified(type($rows))
+  }];
+  let hasVerifier = 1;
+}
+
 def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
-    AllTypesMatch<["scores", "result"]>]> {
+    AttrSizedOperandSegments, AllTypesMatch<["scores", "result"]>]> {
   let summary = "The softmax's probabilities from a saved log-sum-exp, per column";
   let description = [{
     The `tiledattn.exp_from_lse` operation recomputes the probabilities of
@@ -505,7 +535,9 @@ def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
     `i` reads entry `col + i` (`col` is then the tile's first query), two
     values a thread instead of `N / 4`; rows at or past `S` give 0. The
     backward's two-consumer program takes this form to keep its registers
-    for dK and dV.
+    for dK and dV. There `lse` may also be the rows as `tiledattn.load_rows`
+    read them earlier (a rank-1 f32 tile, no indices), so that the load's
+    latency is not paid here.
 
     Example:
 
@@ -514,14 +546,17 @@ def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
         : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
     %p2 = tiledattn.exp_from_lse %s, %lse[%b, %h, %row] per_row, %scale
         : !tiledattn.tile<64x64xf32>, memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %p3 = tiledattn.exp_from_lse %s, %lse_rows per_row, %scale
+        : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xf32>
     ```
   }];
-  let arguments = (ins TiledAttn_AnyTile:$scores, TiledAttn_LseMemRef:$lse,
-                       Index:$batch, Index:$head, Index:$col, F32:$scale,
-                       UnitAttr:$per_row);
+  let arguments = (ins TiledAttn_AnyTile:$scores,
+                       AnyTypeOf<[TiledAttn_LseMemRef, TiledAttn_AnyTile]>:$lse,
+                       Optional<Index>:$batch, Optional<Index>:$head,
+                       Optional<Index>:$col, F32:$scale, UnitAttr:$per_row);
   let results = (outs TiledAttn_AnyTile:$result);
   let assemblyFormat = [{
-    $scores `,` $lse `[` $batch `,` $head `,` $col `]`
+    $scores `,` $lse (`[` $batch^ `,` $head `,` $col `]`)?
     (`per_row` $per_row^)? `,` $scale attr-dict
     `:` qualified(type($scores)) `,` type($lse)
   }];
@@ -529,7 +564,7 @@ def TiledAttn_ExpFromLseOp : TiledAttn_Op<"exp_from_lse", [Pure,
 }
 
 def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
-    AllTypesMatch<["probs", "grad", "result"]>]> {
+    AttrSizedOperandSegments, AllTypesMatch<["probs", "grad", "result"]>]> {
   let summary = "The gradient through the softmax, with a per-column row sum";
   let description = [{
     The `tiledattn.softmax_grad` operation takes the gradient of the
@@ -542,7 +577,8 @@ def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
     at or past `S` (dimension 2 of `delta`) read 0. The softmax's scale
     is left to the caller (it multiplies dK and dQ once, at the end).
     With `per_row` the tiles are `P` and `dP = dO V^T` as they are and row
-    `i` reads `delta[b, h, col + i]`, as in `tiledattn.exp_from_lse`.
+    `i` reads `delta[b, h, col + i]`, as in `tiledattn.exp_from_lse`, and
+    `delta` may be the rows as `tiledattn.load_rows` read them earlier.
     With `scale(s)` the result is multiplied by `s` (the softmax's scale
     taken here, so that dQ = dS K and dK = dS^T Q come out scaled).
 
@@ -556,11 +592,13 @@ def TiledAttn_SoftmaxGradOp : TiledAttn_Op<"softmax_grad", [Pure,
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$probs, TiledAttn_AnyTile:$grad,
-                       TiledAttn_LseMemRef:$delta, Index:$batch, Index:$head,
-                       Index:$col, UnitAttr:$per_row, Optional<F32>:$scale);
+                       AnyTypeOf<[TiledAttn_LseMemRef, TiledAttn_AnyTile]>:$delta,
+                       Optional<Index>:$batch, Optional<Index>:$head,
+                       Optional<Index>:$col, UnitAttr:$per_row,
+                       Optional<F32>:$scale);
   let results = (outs TiledAttn_AnyTile:$result);
   let assemblyFormat = [{
-    $probs `,` $grad `,` $delta `[` $batch `,` $head `,` $col `]`
+    $probs `,` $grad `,` $delta (`[` $batch^ `,` $head `,` $col `]`)?
     (`per_row` $per_row^)? (`scale` `(` $scale^ `)`)? attr-dict
     `:` qualified(type($probs)) `,` type($delta)
   }];
