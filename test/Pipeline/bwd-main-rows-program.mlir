@@ -13,6 +13,10 @@
 // CHECK-COUNT-4: nvgpu.tma.async.load
 // CHECK: scf.for
 // CHECK-COUNT-4: nvgpu.tma.async.load
+// The consumers' index through a warp reduction (uniform_index), before
+// their query-block loop: ptxas keeps the descriptors and barrier addresses
+// that follow from it on the uniform datapath.
+// CHECK: nvvm.redux.sync umin
 // A consumer, per query block: S and dP over its 64 keys (8 k-steps of
 // n = 64 each, both operands K-major in shared memory), P from the lse read
 // per row (two loads, a 2^x per register), P staged (stmatrix, fence, the
