@@ -1,8 +1,11 @@
 """Input checks of tiledattn.backward_kernels (no GPU needed: each error is
 raised before the runtime or a kernel is touched)."""
 
+import json
+
 import pytest
 import torch
+from test_attn_mask import needs_compiler
 
 import tiledattn
 from tiledattn.backward_kernels import attention_backward
@@ -25,37 +28,51 @@ def test_refuses_other_dtypes():
         attention_backward(q, k.bfloat16(), v, out, lse, grad, 0.1)
 
 
-def test_a_smaller_head_dim_is_the_programs_operands_edited():
-    # Head dim 96 on main_bf16_d128_rows.mlir's 128-column tiles: only the
-    # operands' head dim and the function's name change, and a header says so.
-    from tiledattn.backward_kernels import HEAD_DIMS, program_text, program_texts, tile_head_dim
+def test_a_smaller_head_dim_is_derived_from_the_program():
+    # Head dim 96 on main_bf16_d128_rows.mlir's 128-column tiles: the
+    # compiler's tiledattn-derive-program changes the operands' head dim.
+    from tiledattn.backward_kernels import HEAD_DIMS, derivation, program_forms, tile_head_dim
 
-    own = program_text("main_bf16_d128_rows.mlir")
-    text = program_text("main_bf16_d128_rows.mlir", torch.float16, 96)
-    assert text.startswith("// Head dim 96: main_bf16_d128_rows.mlir (f16) on its 128-column")
-    assert "@bwd_main_f16_d96_rows(" in text and "memref<?x?x?x96xf16" in text
-    assert "x128xf16, strided" not in text and "!tiledattn.smem<64x128xf16>" in text
-    assert text.count("\n") == own.count("\n") + 2
+    assert derivation("main_bf16_d128_rows.mlir") == ""
+    assert derivation("main_bf16_d128_rows.mlir", torch.bfloat16, 128) == ""
+    assert (
+        derivation("main_bf16_d128_rows.mlir", torch.float16, 96)
+        == "tiledattn-derive-program{element-type=f16 head-dim=96}"
+    )
     assert [tile_head_dim(d) for d in HEAD_DIMS] == [64] * 4 + [128] * 4
     assert {tile_head_dim(d) for d in (8, 72, 136, 0)} == {None}
     with pytest.raises(ValueError, match="whose tiles are 128 columns\\) but got 64"):
-        program_text("main_bf16_d128_rows.mlir", head_dim=64)
-    padded = {(n, d) for n, _, d, _ in program_texts(HEAD_DIMS)}
+        derivation("main_bf16_d128_rows.mlir", head_dim=64)
+    padded = {(n, d) for n, _, d, _ in program_forms(HEAD_DIMS)}
     assert ("main_bf16_d64_rows.mlir", 32) in padded and ("dq_bf16_d128.mlir", 96) in padded
     assert ("main_bf16_d64_rows.mlir", 96) not in padded
 
 
-def test_the_float16_programs_are_the_bf16_ones_with_their_element_type_edited():
-    from tiledattn.backward_kernels import DTYPES, PROGRAMS, program_text, program_texts
+def test_every_program_has_a_float16_form_derived():
+    from tiledattn.backward_kernels import DTYPES, PROGRAMS, derivation, program_forms
 
-    texts = list(program_texts())
-    assert len(texts) == len(DTYPES) * len(list(PROGRAMS.glob("*.mlir")))
-    for name, dtype, _, text in texts:
-        assert text == program_text(name, dtype)
-        if dtype == torch.float16:
-            # its types and its function's name; nothing else changes
-            assert "bf16" not in text and "xf16>" in text and "@bwd_" in text
-            assert text.count("f16") == program_text(name).count("bf16")
+    forms = list(program_forms())
+    assert len(forms) == len(DTYPES) * len(list(PROGRAMS.glob("*.mlir")))
+    for name, dtype, _, derive in forms:
+        assert derive == derivation(name, dtype)
+        assert derive == ("tiledattn-derive-program{element-type=f16}" * (dtype == torch.float16))
+
+
+@needs_compiler
+def test_a_derived_form_compiles_to_the_derived_kernel(tmp_path):
+    # The compiler derives the form: the kernel's name, types and head dim.
+    from tiledattn.backward_kernels import PROGRAMS, derivation
+
+    kernel = tiledattn.compile(
+        PROGRAMS / "main_bf16_d128_rows.mlir",
+        cache=tmp_path,
+        derive=derivation("main_bf16_d128_rows.mlir", torch.float16, 96),
+    )
+    manifest = json.loads((kernel.path / "manifest.json").read_text())
+    assert manifest["kernel"] == "bwd_main_f16_d96_rows"
+    assert (manifest["dtype"], manifest["head_dim"]) == ("f16", 96)
+    plain = tiledattn.compile(PROGRAMS / "main_bf16_d128_rows.mlir", cache=tmp_path)
+    assert plain.path != kernel.path  # keyed by the text and the derivation
 
 
 def test_refuses_other_head_dims():

@@ -175,7 +175,7 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d):
 
 
 # float16: each program with its element type edited (backward_kernels.
-# program_text), every form at a partial tile, GQA and cross-lengths.
+# derivation), every form at a partial tile, GQA and cross-lengths.
 @pytest.mark.parametrize("shape", [(2, 3, 100), (1, 4, 2, 300, 129)], ids=str)
 @pytest.mark.parametrize(
     "form",
@@ -192,7 +192,7 @@ def test_float16_forms_match_float64(shape, form):
     _check_against_float64(shape, dtype=torch.float16, **form)
 
 
-# Head dims below the programs' (backward_kernels.program_text): 80, 96
+# Head dims below the programs' (backward_kernels.derivation): 80, 96
 # and 112 on the D = 128 programs' tiles, 16, 32 and 48 on the D = 64 one's;
 # each form.
 @pytest.mark.parametrize("shape", [(2, 3, 100), (1, 4, 2, 129, 300)], ids=str)

@@ -5,12 +5,12 @@ by torch.ops.tiledattn.run_bundle.
     dq, dk, dv = backward_kernels.attention_backward(q, k, v, out, lse, grad_out, scale)
 
 What they cover today: bf16 and float16 (the programs are written for
-bf16; program_text gives the float16 form, the same program with its
-element type edited), head dim 128 (and 64, main_bf16_d64_rows.mlir; and
-every other multiple of 16 up to 128, on those programs' tiles, program_text
-editing their operands' head dim), no mask, causal (torch's top-left,
-main_bf16_d128_rows_causal.mlir and main_bf16_d64_rows_causal.mlir) or
-not; the row forms also GQA / MQA (dK and dV summed over a group's query
+bf16; derivation names the passes that give the float16 form, the same
+program with its element type changed), head dim 128 (and 64,
+main_bf16_d64_rows.mlir; and every other multiple of 16 up to 128, on those
+programs' tiles, the derivation changing their operands' head dim), no
+mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir and
+main_bf16_d64_rows_causal.mlir) or not; the row forms also GQA / MQA (dK and dV summed over a group's query
 heads) and q and k of different lengths, the one-consumer program one
 length and one number of heads and no causal. Anything else raises
 UnsupportedInputError naming what it got.
@@ -99,31 +99,27 @@ def tile_head_dim(head_dim):
     return 64 if head_dim <= 64 else 128
 
 
-def program_text(program, dtype=torch.bfloat16, head_dim=None):
-    """A program's MLIR for `dtype` and `head_dim` (default: the program's
-    own). Its file's text is written for bf16; for float16 it is the same
-    program with every bf16 an f16 (its types, its name, its comments): the
-    lowering takes either element type. For a smaller head dim, the
-    operands' head dim is edited (the tiles keep the program's columns, TMA
-    loads zeros past the operands' and the caller keeps the gradients'
-    first `head_dim` columns)."""
-    text = (PROGRAMS / program).read_text()
-    if dtype != torch.bfloat16:
-        text = text.replace("bf16", DTYPES[dtype])
+def derivation(program, dtype=torch.bfloat16, head_dim=None):
+    """The passes that derive a program's form for `dtype` and `head_dim`
+    (default: the program's own) from its file, which is written for bf16:
+    tiledattn-compile's --derive (tiledattn-derive-program), "" for the
+    file's own form. For float16 every bf16 type becomes f16 (the lowering
+    takes either); for a smaller head dim the operands' head dim changes
+    (the tiles keep the program's columns, TMA loads zeros past the
+    operands' and the caller keeps the gradients' first `head_dim`
+    columns)."""
     own = _own_head_dim(program)
-    if head_dim is None or head_dim == own:
-        return text
-    if tile_head_dim(head_dim) != own:
-        raise ValueError(
-            f"{_OP}: expected a head dim that {program} runs (a multiple of 16 whose "
-            f"tiles are {own} columns) but got {head_dim}"
-        )
-    text = text.replace(f"memref<?x?x?x{own}x", f"memref<?x?x?x{head_dim}x")
-    return (
-        f"// Head dim {head_dim}: {program} ({DTYPES[dtype]}) on its {own}-column tiles,\n"
-        "// the operands' head dim edited (backward_kernels.program_text).\n"
-        + re.sub(rf"(@bwd_\w*?_d){own}", rf"\g<1>{head_dim}", text)
-    )
+    options = []
+    if dtype != torch.bfloat16:
+        options.append(f"element-type={DTYPES[dtype]}")
+    if head_dim is not None and head_dim != own:
+        if tile_head_dim(head_dim) != own:
+            raise ValueError(
+                f"{_OP}: expected a head dim that {program} runs (a multiple of 16 whose "
+                f"tiles are {own} columns) but got {head_dim}"
+            )
+        options.append(f"head-dim={head_dim}")
+    return "tiledattn-derive-program{" + " ".join(options) + "}" if options else ""
 
 
 def _own_head_dim(program):
@@ -153,8 +149,8 @@ IN_AUTOGRAD = frozenset(
 )
 
 
-def program_texts(head_dims=()):
-    """(program file, dtype, head dim, text) of every program in every
+def program_forms(head_dims=()):
+    """(program file, dtype, head dim, derivation) of every program in every
     dtype, at its own head dim and at each of `head_dims` it runs: what the
     package (own head dims) and the GPU machine's cache (the tests' padded
     ones too) carry compiled."""
@@ -162,7 +158,7 @@ def program_texts(head_dims=()):
         own = _own_head_dim(path.name)
         for d in (own, *(d for d in head_dims if d != own and tile_head_dim(d) == own)):
             for dtype in DTYPES:
-                yield path.name, dtype, d, program_text(path.name, dtype, d)
+                yield path.name, dtype, d, derivation(path.name, dtype, d)
 
 
 @functools.lru_cache(maxsize=32)
@@ -171,9 +167,9 @@ def _kernel(cache, program, dtype=torch.bfloat16, head_dim=None):
     autograd calls this every backward, so a hash of the program's text and
     a look on disk per call would be host time spent twice
     (compiler.kernel_entry keeps the forward's kernels the same way)."""
-    if dtype == torch.bfloat16 and head_dim in (None, _own_head_dim(program)):
-        return compiler.compile(PROGRAMS / program, cache=cache)
-    return compiler.compile(program_text(program, dtype, head_dim), cache=cache)
+    return compiler.compile(
+        PROGRAMS / program, cache=cache, derive=derivation(program, dtype, head_dim)
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -365,7 +361,7 @@ def attention_backward(
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
     # The programs' tiles are d columns wide; a smaller head runs on them
-    # (program_text), its gradients the first `head` columns of d-wide ones.
+    # (derivation), its gradients the first `head` columns of d-wide ones.
     head, d = q.shape[-1], MAIN_PROGRAMS[program].head_dim
     preprocess = _kernel(cache, f"preprocess_bf16_d{d}.mlir", q.dtype, head)
     q, k, v, out, grad_out = (t.contiguous() for t in (q, k, v, out, grad_out))

@@ -134,15 +134,17 @@ def _looks_like_path(text: str) -> bool:
     return "\n" not in text and "{" not in text and len(text) < 4096
 
 
-def _by_text(text: str, cache: Path) -> Path:
-    """Where a bundle compiled from `text` is also kept, under a key of the
-    text alone: a machine without the compiler (a GPU machine has no MLIR)
-    finds there what another machine compiled into the same cache."""
-    return cache / "by-text" / hashlib.sha256(text.encode()).hexdigest()[:24]
+def _by_text(text: str, cache: Path, derive: str = "") -> Path:
+    """Where a bundle compiled from `text` (and `derive`, the passes that
+    derive a form of it) is also kept, under a key of those alone: a machine
+    without the compiler (a GPU machine has no MLIR) finds there what
+    another machine compiled into the same cache."""
+    source = f"{text}\0{derive}" if derive else text
+    return cache / "by-text" / hashlib.sha256(source.encode()).hexdigest()[:24]
 
 
-def _compile_mlir(text: str, source: str, cache: Path) -> Path:
-    portable = _by_text(text, cache)
+def _compile_mlir(text: str, source: str, cache: Path, derive: str = "") -> Path:
+    portable = _by_text(text, cache, derive)
     try:
         tool = compiler_path()
         if not tool.is_file():
@@ -150,7 +152,7 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
     except CompileError as error:
         # The cache, then the kernels the package carries compiled
         # (scripts/package_kernels.py: decode_attention's).
-        packaged = _by_text(text, _runtime.kernel_dir())
+        packaged = _by_text(text, _runtime.kernel_dir(), derive)
         for found in (portable, packaged):
             if (found / "manifest.json").is_file():
                 return found
@@ -162,7 +164,7 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
     stat = tool.stat()
     # A rebuilt compiler gets a new key, so its output is never stale.
     key = hashlib.sha256(
-        f"{tool.resolve()}\0{stat.st_mtime_ns}\0{stat.st_size}\0{text}".encode()
+        f"{tool.resolve()}\0{stat.st_mtime_ns}\0{stat.st_size}\0{text}\0{derive}".encode()
     ).hexdigest()[:24]
     bundle = cache / key
     if (bundle / "manifest.json").is_file():
@@ -175,7 +177,7 @@ def _compile_mlir(text: str, source: str, cache: Path) -> Path:
         mlir.write_text(text)
         out = work / "bundle"
         result = subprocess.run(
-            [str(tool), str(mlir), "-o", str(out)],
+            [str(tool), str(mlir), "-o", str(out), *([f"--derive={derive}"] if derive else [])],
             capture_output=True,
             text=True,
             check=False,
@@ -236,12 +238,15 @@ def compile(
     schedule: "str | os.PathLike[str]",
     *,
     cache: "str | os.PathLike[str] | None" = None,
+    derive: str = "",
 ) -> CompiledKernel:
     """Compiles `schedule` and returns a callable with SDPA's signature.
 
     `schedule` is a bundle directory (used as is), a path to a .mlir file, or
     MLIR text. MLIR goes through `tiledattn-compile INPUT.mlir -o OUTDIR` into
     `cache` (default: cache_dir()); its diagnostics are raised as CompileError.
+    `derive`: passes run on the program first (`--derive`), to compile a form
+    of it, e.g. "tiledattn-derive-program{element-type=f16 head-dim=96}".
     """
     cache = Path(cache) if cache is not None else cache_dir()
     if isinstance(schedule, os.PathLike) or (
@@ -249,9 +254,14 @@ def compile(
     ):
         path = Path(schedule)
         if path.is_dir():
+            if derive:
+                raise CompileError(
+                    f"tiledattn.compile: expected MLIR to derive a form of with '{derive}' "
+                    f"but got the bundle directory '{schedule}'"
+                )
             return CompiledKernel(path)
         if path.is_file():
-            return CompiledKernel(_compile_mlir(path.read_text(), str(path), cache))
+            return CompiledKernel(_compile_mlir(path.read_text(), str(path), cache, derive))
         raise CompileError(
             f"tiledattn.compile: expected a bundle directory, a .mlir file or "
             f"MLIR text but '{schedule}' does not exist"
@@ -261,7 +271,7 @@ def compile(
             "tiledattn.compile: expected 'schedule' to be a path or MLIR text but "
             f"got {type(schedule).__name__}"
         )
-    return CompiledKernel(_compile_mlir(schedule, "<mlir text>", cache))
+    return CompiledKernel(_compile_mlir(schedule, "<mlir text>", cache, derive))
 
 
 def kernel_entry(text: str, cache: "str | os.PathLike[str] | None" = None):

@@ -14,8 +14,10 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 #include "tiledattn/InitAllTiledAttn.h"
 #include "tiledattn/Pipelines/Pipelines.h"
 #include "tiledattn/Target/Bundle.h"
@@ -52,6 +54,12 @@ static cl::opt<bool> sanitizerBuild(
     cl::desc("leave out setmaxnreg, for runs under compute-sanitizer "
              "(docs/Testing.md); slower, never ship it"));
 
+static cl::opt<std::string>
+    derive("derive",
+           cl::desc("passes run on the program first, to derive a form of it: "
+                    "tiledattn-derive-program{element-type=f16 head-dim=96}"),
+           cl::init(""));
+
 static int fail(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tiledattn-compile") << message << "\n";
   return 1;
@@ -59,6 +67,7 @@ static int fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  registerDeriveProgramPass(); // what --derive may name
   cl::ParseCommandLineOptions(argc, argv,
                               "tiledattn-compile: schedule file -> kernel "
                               "bundle (PTX, cubin, manifest)\n");
@@ -83,9 +92,27 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  // The program as written, then the form --derive asks for.
+  auto parse = [&]() -> OwningOpRef<ModuleOp> {
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module || derive.empty())
+      return module; // The parser or verifier reported why it failed.
+    PassManager pm(&context);
+    std::string parseError;
+    llvm::raw_string_ostream errors(parseError);
+    if (failed(parsePassPipeline(derive, pm, errors))) {
+      fail("--derive: expected a pass pipeline, but got '" + derive +
+           "': " + parseError);
+      return nullptr;
+    }
+    if (failed(pm.run(*module)))
+      return nullptr;
+    return module;
+  };
+  OwningOpRef<ModuleOp> module = parse();
   if (!module)
-    return 1; // The parser or verifier reported why.
+    return 1;
 
   FailureOr<KernelDescription> kernel = describeKernel(*module);
   if (failed(kernel))
@@ -160,8 +187,7 @@ int main(int argc, char **argv) {
   // build it again declaring that count (lower-roles' entry-registers).
   if (!sanitizerBuild && report->setmaxnregIgnored) {
     options.entryRegisters = true;
-    OwningOpRef<ModuleOp> again =
-        parseSourceFile<ModuleOp>(sourceMgr, &context);
+    OwningOpRef<ModuleOp> again = parse();
     described = *kernel;
     if (!again || failed(report = build(*again, described)))
       return 1;

@@ -4,7 +4,7 @@
 // slots of 64 x 64, K and V of 128 x 64, dK_c and dV_c 64 x 64
 // accumulators, each written once by the block that owns its keys; dQ
 // comes from dq_bf16_d64.mlir, in registers. Head dims 16-48 run on its
-// tiles as on the row form's (backward_kernels.program_text).
+// tiles as on the row form's (backward_kernels.derivation).
 //
 // Compiled, not yet run on a GPU (thirty-seventh session).
 //

@@ -51,4 +51,37 @@ def TileSdpaPass : Pass<"tiledattn-tile-sdpa", "::mlir::ModuleOp"> {
   ];
 }
 
+def DeriveProgramPass : Pass<"tiledattn-derive-program", "::mlir::ModuleOp"> {
+  let summary = "A tile program's form for another element type or operand head dim";
+  let description = [{
+    Derives a variant of a hand-written tile program (the backward's
+    programs are written for bf16 and one head dim) as an edit of its IR:
+
+    - `element-type=f16`: every bf16 in the program's types (operands, shared
+      memory tiles, rings, register tiles, futures) becomes f16, and `bf16`
+      in each function's name becomes `f16`. The lowering takes either.
+    - `head-dim=N`: the operands' head dim, the last dimension of every
+      `memref<?x?x?xDxT>` (D the program's, which must be the same for all
+      of them), becomes N, a positive multiple of 16 below D, and the
+      function's `_d<D>` becomes `_d<N>`. The tiles keep their D columns:
+      TMA fills the columns past N with zeros, and the caller keeps the
+      first N columns of what the kernel writes D wide.
+
+    tiledattn-compile's `--derive` runs it on the program before anything
+    else; `tiledattn.backward_kernels` asks for the float16 forms and the
+    smaller head dims this way (the cache keys a bundle by the program's text
+    and the derivation).
+
+    Example: `--tiledattn-derive-program="element-type=f16 head-dim=96"`
+    turns `@bwd_main_bf16_d128_rows(%q: memref<?x?x?x128xbf16, ...>, ...)`
+    into `@bwd_main_f16_d96_rows(%q: memref<?x?x?x96xf16, ...>, ...)`.
+  }];
+  let options = [
+    Option<"elementType", "element-type", "std::string", /*default=*/"\"\"",
+           "the element type to derive for: f16 (from bf16), or empty">,
+    Option<"headDim", "head-dim", "int64_t", /*default=*/"0",
+           "the operands' head dim to derive for, or 0">
+  ];
+}
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,148 @@
+//===- DeriveProgram.cpp - A tile program's derived forms -------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// tiledattn-derive-program: a hand-written tile program for another element
+// type (bf16 -> f16) or a smaller operand head dim, as an edit of its types
+// and its functions' names, so that a variant is derived, not copied.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
+
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::tiledattn {
+#define GEN_PASS_DEF_DERIVEPROGRAMPASS
+#include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h.inc"
+} // namespace mlir::tiledattn
+
+using namespace mlir;
+using namespace mlir::tiledattn;
+
+namespace {
+/// An operand memref: [B, H, S, D] with only D static.
+std::optional<int64_t> operandHeadDim(MemRefType type) {
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape.size() != 4 || ShapedType::isStatic(shape[0]) ||
+      ShapedType::isStatic(shape[1]) || ShapedType::isStatic(shape[2]) ||
+      ShapedType::isDynamic(shape[3]))
+    return std::nullopt;
+  return shape[3];
+}
+
+/// The head dim every operand memref of `module`'s functions has, or
+/// failure (with a diagnostic) when they have none or disagree.
+FailureOr<int64_t> programHeadDim(ModuleOp module) {
+  std::optional<int64_t> found;
+  WalkResult walk = module.walk([&](func::FuncOp func) {
+    for (Type type : func.getArgumentTypes()) {
+      auto memref = dyn_cast<MemRefType>(type);
+      std::optional<int64_t> d = memref ? operandHeadDim(memref) : std::nullopt;
+      if (!d)
+        continue;
+      if (found && *found != *d) {
+        func.emitError("tiledattn-derive-program: expected the operands' "
+                       "[B, H, S, D] memrefs to have one head dim, but got ")
+            << *found << " and " << *d;
+        return WalkResult::interrupt();
+      }
+      found = d;
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!found) {
+    module.emitError("tiledattn-derive-program: head-dim needs operands of "
+                     "type memref<?x?x?xDx...>, but the program has none");
+    return failure();
+  }
+  return *found;
+}
+
+/// `name` with its first `from` replaced by `to`.
+std::string replaceFirst(StringRef name, StringRef from, StringRef to) {
+  size_t at = name.find(from);
+  if (at == StringRef::npos)
+    return name.str();
+  return (name.take_front(at) + to + name.drop_front(at + from.size())).str();
+}
+
+class DeriveProgramPass
+    : public tiledattn::impl::DeriveProgramPassBase<DeriveProgramPass> {
+public:
+  using DeriveProgramPassBase::DeriveProgramPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    if (!elementType.empty() && elementType != "f16") {
+      module.emitError("tiledattn-derive-program: expected element-type f16 "
+                       "(a bf16 program's float16 form) or none, but got '")
+          << elementType << "'";
+      return signalPassFailure();
+    }
+    AttrTypeReplacer replacer;
+    // (name fragment, replacement) for each function's symbol.
+    SmallVector<std::pair<std::string, std::string>> renames;
+    if (elementType == "f16") {
+      bool any = false;
+      auto note = [&](Type t) { t.walk([&](BFloat16Type) { any = true; }); };
+      module.walk([&](Operation *op) {
+        llvm::for_each(op->getResultTypes(), note);
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            llvm::for_each(block.getArgumentTypes(), note);
+      });
+      if (!any) {
+        module.emitError("tiledattn-derive-program: element-type=f16 derives "
+                         "a bf16 program's float16 form, but the program has "
+                         "no bf16");
+        return signalPassFailure();
+      }
+      replacer.addReplacement(
+          [ctx](BFloat16Type) -> Type { return Float16Type::get(ctx); });
+      renames.push_back({"bf16", "f16"});
+    }
+    if (headDim != 0) {
+      FailureOr<int64_t> own = programHeadDim(module);
+      if (failed(own))
+        return signalPassFailure();
+      if (headDim < 0 || headDim % 16 || headDim > *own) {
+        module.emitError("tiledattn-derive-program: expected head-dim to be a "
+                         "positive multiple of 16 up to the program's ")
+            << *own << ", but got " << static_cast<int64_t>(headDim);
+        return signalPassFailure();
+      }
+      int64_t from = *own, to = static_cast<int64_t>(headDim);
+      replacer.addReplacement([from, to](MemRefType type) -> Type {
+        std::optional<int64_t> d = operandHeadDim(type);
+        if (!d || *d != from)
+          return type;
+        SmallVector<int64_t> shape(type.getShape());
+        shape[3] = to;
+        return MemRefType::get(shape, type.getElementType(), type.getLayout(),
+                               type.getMemorySpace());
+      });
+      renames.push_back(
+          {"_d" + std::to_string(from), "_d" + std::to_string(to)});
+    }
+    // Types inside nested types (a ring of bf16 slots, a memref of bf16)
+    // come first: the replacer walks sub-elements before the whole.
+    replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/true);
+    module.walk([&](func::FuncOp func) {
+      std::string name = func.getSymName().str();
+      for (auto &[from, to] : renames)
+        name = replaceFirst(name, from, to);
+      func.setSymName(name);
+    });
+  }
+};
+} // namespace
