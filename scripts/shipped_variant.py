@@ -85,9 +85,13 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for i, name in enumerate(args.bundles, 1):
-        source = SCHEDULES / f"sdpa_fwd_{name}.mlir"
+        # A float16 bundle is its bf16 schedule's derived form (the build's).
+        f16 = name.startswith("f16_")
+        source = SCHEDULES / f"sdpa_fwd_{'bf16_' + name[4:] if f16 else name}.mlir"
+        derive = ["--derive=tiledattn-derive-program{element-type=f16}"] if f16 else []
         if not source.is_file():
-            known = sorted(f.stem.removeprefix("sdpa_fwd_") for f in SCHEDULES.glob("*.mlir"))
+            stems = sorted(f.stem.removeprefix("sdpa_fwd_") for f in SCHEDULES.glob("*.mlir"))
+            known = stems + [s.replace("bf16_", "f16_", 1) for s in stems if s.startswith("bf16_")]
             print(
                 f"error: no shipped bundle {name!r}; shipped: {', '.join(known)}", file=sys.stderr
             )
@@ -98,7 +102,7 @@ def main(argv=None):
             mlir = pathlib.Path(tmp) / source.name
             mlir.write_text(text)
             run = subprocess.run(
-                [compiler, str(mlir), "-o", str(target)],
+                [compiler, str(mlir), "-o", str(target), *derive],
                 capture_output=True,
                 text=True,
             )

@@ -1,24 +1,26 @@
 // REQUIRES: ptxas
 // Every shipped schedule (warp-specialized TMA + wgmma) lowers,
-// and ptxas assembles it without spilling; so do the mma_sync examples kept
-// in schedules/mma_sync (one warpgroup, no TMA).
+// and ptxas assembles it without spilling, the float16 forms derived from
+// the bf16 files (tiledattn-derive-program, as the build derives them); so
+// do the mma_sync examples kept in schedules/mma_sync (one warpgroup, no
+// TMA).
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t/1 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/1 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/1/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal.mlir -o %t/2 | FileCheck %s -DNAME=sdpa_fwd_f16_d64_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/2 | FileCheck %s -DNAME=sdpa_fwd_f16_d64_causal
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN --input-file %t/2/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128.mlir -o %t/3 | FileCheck %s -DNAME=sdpa_fwd_f16_d128
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/3 | FileCheck %s -DNAME=sdpa_fwd_f16_d128
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/3/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal.mlir -o %t/4 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/4 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal
 // RUN: FileCheck %s --check-prefix=GRID --input-file %t/4/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256.mlir -o %t/5 | FileCheck %s -DNAME=sdpa_fwd_f16_d256
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal.mlir -o %t/6 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/5 | FileCheck %s -DNAME=sdpa_fwd_f16_d256
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/6 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t/7 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_bf16_d64
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal.mlir -o %t/8 | FileCheck %s -DNAME=sdpa_fwd_bf16_d64_causal
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN --input-file %t/8/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128.mlir -o %t/9 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,QB2 --input-file %t/9/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_long.mlir -o %t/long16 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_long
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_long.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/long16 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_long
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,SPLIT,QB2 --input-file %t/long16/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG128 --input-file %t/long16/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_long.mlir -o %t/long | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_long
@@ -27,24 +29,24 @@
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal.mlir -o %t/10 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256.mlir -o %t/11 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal.mlir -o %t/12 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d64_causal_long.mlir -o %t/13 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64_causal_long
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal_long.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/13 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_f16_d64_causal_long
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,ACROSS --input-file %t/13/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG --input-file %t/13/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d64_causal_long.mlir -o %t/14 | FileCheck %s --check-prefix=THREE -DNAME=sdpa_fwd_bf16_d64_causal_long
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,ACROSS --input-file %t/14/manifest.json
 // RUN: FileCheck %s --check-prefix=LONG --input-file %t/14/manifest.json
 // RUN: FileCheck %s --check-prefix=ANYLENGTH --input-file %t/8/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d128_causal_short.mlir -o %t/15 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal_short
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal_short.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/15 | FileCheck %s -DNAME=sdpa_fwd_f16_d128_causal_short
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN,SHORT --input-file %t/15/manifest.json
 // RUN: FileCheck %s --check-prefix=DYNPTX --input-file %t/15/kernel.ptx
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d128_causal_short.mlir -o %t/16 | FileCheck %s -DNAME=sdpa_fwd_bf16_d128_causal_short
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,DYN,SHORT --input-file %t/16/manifest.json
 // RUN: FileCheck %s --check-prefix=DYNPTX --input-file %t/16/kernel.ptx
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_short.mlir -o %t/17 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_short
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_short.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/17 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_short
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,SHORT512 --input-file %t/17/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_short.mlir -o %t/18 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_short
 // RUN: FileCheck %s --check-prefixes=PERSISTENT,SHORT512 --input-file %t/18/manifest.json
-// RUN: tiledattn-compile %schedules/sdpa_fwd_f16_d256_causal_short.mlir -o %t/19 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal_short
+// RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/19 | FileCheck %s -DNAME=sdpa_fwd_f16_d256_causal_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/19/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/20/manifest.json

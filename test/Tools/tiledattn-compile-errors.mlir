@@ -7,7 +7,7 @@
 // RUN: not tiledattn-compile %S/Inputs/malformed.mlir -o %t 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: malformed.mlir:1:19: error: expected non-function type
 
-// RUN: head -c 420 %schedules/sdpa_fwd_f16_d64.mlir > %t.truncated.mlir
+// RUN: head -c 420 %schedules/sdpa_fwd_bf16_d64.mlir > %t.truncated.mlir
 // RUN: not tiledattn-compile %t.truncated.mlir -o %t 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // TRUNCATED: truncated.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
 // TRUNCATED-NOT: PLEASE submit a bug report
@@ -65,16 +65,16 @@
 // RUN: not tiledattn-compile %S/Inputs/nested-sdpa.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NESTED
 // NESTED: nested-sdpa.mlir:5:5: error: 'tiledattn.sdpa' op expected to be directly in the body of a func.func (the function becomes the kernel), but its parent is scf.if
 
-// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --no-such-option 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t --no-such-option 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: tiledattn-compile: Unknown command line argument '--no-such-option'
 
-// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir 2>&1 | FileCheck %s --check-prefix=NO-O
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir 2>&1 | FileCheck %s --check-prefix=NO-O
 // NO-O: for the -o option: must be specified at least once!
 
-// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t --chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: tiledattn-compile: error: --chip: expected sm_90a or sm_90 (the kernels use Hopper features), but got 'sm_80'
 
-// RUN: not tiledattn-compile %schedules/sdpa_fwd_f16_d64.mlir -o %t --ptxas=%S/Inputs/no-ptxas 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: not tiledattn-compile %schedules/sdpa_fwd_bf16_d64.mlir -o %t --ptxas=%S/Inputs/no-ptxas 2>&1 | FileCheck %s --check-prefix=PTXAS
 // PTXAS: tiledattn-compile: error: --ptxas: '{{.*}}no-ptxas' is not an executable ptxas (install the CUDA toolkit or pass --ptxas=PATH)
 
 // A tile program (a func.func marked tiledattn.kernel) instead of an sdpa:

@@ -5,7 +5,7 @@
 // RUN: FileCheck %s --check-prefix=STORE --input-file %t/kernel.ptx
 // RUN: FileCheck %s --check-prefix=NOLIBDEVICE --input-file %t/kernel.ptx
 // RUN: test -s %t/kernel.cubin
-// RUN: rm -rf %t.q && tiledattn-compile --quiet --chip=sm_90a %schedules/sdpa_fwd_f16_d64.mlir -o %t.q | count 0
+// RUN: rm -rf %t.q && tiledattn-compile --quiet --chip=sm_90a %schedules/sdpa_fwd_bf16_d64.mlir -o %t.q | count 0
 // RUN: FileCheck %s --check-prefix=QUIET --input-file %t.q/manifest.json
 
 // tiledattn-compile writes a kernel bundle: manifest.json, kernel.ptx,
@@ -60,7 +60,7 @@
 // STORE: cp.async.bulk.commit_group
 // STORE: cp.async.bulk.wait_group.read 0
 
-// QUIET-DAG: "dtype": "f16"
+// QUIET-DAG: "dtype": "bf16"
 // QUIET-DAG: "head_dim": 64
 // QUIET-DAG: "causal": false
 // QUIET-DAG: "mask": "none"
