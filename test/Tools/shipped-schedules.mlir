@@ -50,10 +50,10 @@
 // RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/19/manifest.json
 // RUN: tiledattn-compile %schedules/sdpa_fwd_bf16_d256_causal_short.mlir -o %t/20 | FileCheck %s -DNAME=sdpa_fwd_bf16_d256_causal_short
 // RUN: FileCheck %s --check-prefixes=GRID,SHORTSKIP --input-file %t/20/manifest.json
-// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64.mlir -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
-// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d64_causal.mlir -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
-// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128.mlir -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
-// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_f16_d128_causal.mlir -o %t/mma4 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128_causal
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d64.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/mma1 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d64_causal.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/mma2 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d64_causal
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d128.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/mma3 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128
+// RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d128_causal.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/mma4 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_f16_d128_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d64.mlir -o %t/mma5 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d64
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d64_causal.mlir -o %t/mma6 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d64_causal
 // RUN: tiledattn-compile %schedules/mma_sync/sdpa_fwd_bf16_d128.mlir -o %t/mma7 | FileCheck %s --check-prefix=MMA -DNAME=sdpa_fwd_bf16_d128
