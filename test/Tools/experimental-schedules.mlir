@@ -4,18 +4,19 @@
 // wgmma ones, and the two-blocks-per-multiprocessor Hopper candidates, which
 // must start with .maxnreg 128 (65536 / (2 x 256 threads)), and the
 // kv_multicast one, whose blocks run in clusters of two that multicast K/V
-// (its tile program's K/V rings are cluster(2)).
+// (its tile program's K/V rings are cluster(2)). The float16 forms are derived
+// from the bf16 files (tiledattn-derive-program), as the build derives them.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_f16_d64.mlir -o %t/1 | FileCheck %s -DNAME=wgmma_fwd_f16_d64
-// RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_f16_d64_causal.mlir -o %t/2 | FileCheck %s -DNAME=wgmma_fwd_f16_d64_causal
+// RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_bf16_d64.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/1 | FileCheck %s -DNAME=wgmma_fwd_f16_d64
+// RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_bf16_d64_causal.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/2 | FileCheck %s -DNAME=wgmma_fwd_f16_d64_causal
 // RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_bf16_d64.mlir -o %t/3 | FileCheck %s -DNAME=wgmma_fwd_bf16_d64
 // RUN: tiledattn-compile --experimental-wgmma %schedules/experimental/wgmma_fwd_bf16_d64_causal.mlir -o %t/4 | FileCheck %s -DNAME=wgmma_fwd_bf16_d64_causal
-// RUN: not tiledattn-compile %schedules/experimental/wgmma_fwd_f16_d64.mlir -o %t/5 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: not tiledattn-compile %schedules/experimental/wgmma_fwd_bf16_d64.mlir -o %t/5 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_fwd_bf16_d64.mlir -o %t/6 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_fwd_bf16_d64
 // RUN: FileCheck %s --check-prefix=TWO-PTX --input-file %t/6/kernel.ptx
-// RUN: tiledattn-compile %schedules/experimental/two_ctas_fwd_f16_d64.mlir -o %t/7 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_fwd_f16_d64
+// RUN: tiledattn-compile %schedules/experimental/two_ctas_fwd_bf16_d64.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/7 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_fwd_f16_d64
 // RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_bf16_d64.mlir -o %t/9 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_bf16_d64
-// RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_f16_d64.mlir -o %t/10 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_f16_d64
+// RUN: tiledattn-compile %schedules/experimental/two_ctas_causal_fwd_bf16_d64.mlir --derive="tiledattn-derive-program{element-type=f16}" -o %t/10 | FileCheck %s --check-prefix=TWO -DNAME=two_ctas_causal_fwd_f16_d64
 // RUN: FileCheck %s --check-prefix=CAUSAL-PTX --input-file %t/9/kernel.ptx
 // RUN: tiledattn-compile %schedules/experimental/kv_multicast_fwd_bf16_d128.mlir -o %t/8 | FileCheck %s --check-prefix=KVM
 // RUN: FileCheck %s --check-prefix=KVM-PTX --input-file %t/8/kernel.ptx
