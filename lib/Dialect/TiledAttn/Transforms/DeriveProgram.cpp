@@ -132,8 +132,8 @@ public:
       renames.push_back(
           {"_d" + std::to_string(from), "_d" + std::to_string(to)});
     }
-    // Types inside nested types (a ring of bf16 slots, a memref of bf16)
-    // come first: the replacer walks sub-elements before the whole.
+    // Every type in the module, nested ones included (a ring's slots, the
+    // memrefs of a function type), and the functions' names.
     replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false,
                                           /*replaceTypes=*/true);
