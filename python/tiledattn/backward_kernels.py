@@ -12,9 +12,8 @@ programs' tiles, the derivation changing their operands' head dim), no
 mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir and
 main_bf16_d64_rows_causal.mlir) or not; the row forms also GQA / MQA (dK
 and dV summed over a group's query heads) and q and k of different
-lengths, the one-consumer program one
-length and one number of heads and no causal. Anything else raises
-UnsupportedInputError naming what it got.
+lengths, the one-consumer program one length and one number of heads and
+no causal. Anything else raises UnsupportedInputError naming what it got.
 Autograd uses the (program, dtype, head dim) forms in IN_AUTOGRAD, those
 whose GPU tests have passed.
 
