@@ -134,13 +134,19 @@ def _looks_like_path(text: str) -> bool:
     return "\n" not in text and "{" not in text and len(text) < 4096
 
 
+def _keyed(text: str, derive: str) -> str:
+    """What both cache keys hash of a compile's input: the text, and the
+    derivation when there is one (so a plain text keeps the key it had
+    before derivations existed)."""
+    return f"{text}\0{derive}" if derive else text
+
+
 def _by_text(text: str, cache: Path, derive: str = "") -> Path:
     """Where a bundle compiled from `text` (and `derive`, the passes that
     derive a form of it) is also kept, under a key of those alone: a machine
     without the compiler (a GPU machine has no MLIR) finds there what
     another machine compiled into the same cache."""
-    source = f"{text}\0{derive}" if derive else text
-    return cache / "by-text" / hashlib.sha256(source.encode()).hexdigest()[:24]
+    return cache / "by-text" / hashlib.sha256(_keyed(text, derive).encode()).hexdigest()[:24]
 
 
 def _compile_mlir(text: str, source: str, cache: Path, derive: str = "") -> Path:
@@ -164,7 +170,7 @@ def _compile_mlir(text: str, source: str, cache: Path, derive: str = "") -> Path
     stat = tool.stat()
     # A rebuilt compiler gets a new key, so its output is never stale.
     key = hashlib.sha256(
-        f"{tool.resolve()}\0{stat.st_mtime_ns}\0{stat.st_size}\0{text}\0{derive}".encode()
+        f"{tool.resolve()}\0{stat.st_mtime_ns}\0{stat.st_size}\0{_keyed(text, derive)}".encode()
     ).hexdigest()[:24]
     bundle = cache / key
     if (bundle / "manifest.json").is_file():
