@@ -45,10 +45,10 @@ struct SoftmaxOptions {
   bool scaledMaxima = true;
 };
 
-/// Which scores of a block the mask removes: keys at or past `seqK` and,
-/// when `causal`, keys right of the row (`rowBase`: the thread's first row;
-/// its second is 8 further). `firstKey` builds the key of the thread's
-/// register 0 (an index), where the mask is emitted.
+/// Which scores of a block the mask removes: keys at or past `seqK` (if
+/// set) and, when `causal`, keys right of the row (`rowBase`: the thread's
+/// first row; its second is 8 further). `firstKey` builds the key of the
+/// thread's register 0 (an index), where the mask is emitted.
 struct BlockMask {
   function_ref<Value()> firstKey;
   Value rowBase, seqK;

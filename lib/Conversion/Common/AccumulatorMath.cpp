@@ -159,6 +159,8 @@ void AccumulatorMath::applyMask(Regs &scores, const BlockMask &mask,
   int64_t chunks = scores.size() / 4; // of 8 keys
   Value key0 = toI32(mask.firstKey());
   Value threshold[2];
+  if (!mask.seqK && !mask.causal)
+    return; // no mask
   for (int r = 0; r < 2; ++r) {
     Value limit = mask.seqK;
     if (mask.causal) { // keys <= row
@@ -169,7 +171,7 @@ void AccumulatorMath::applyMask(Regs &scores, const BlockMask &mask,
       else
         row = arith::AddIOp::create(
             b, loc, row, arith::ConstantIndexOp::create(b, loc, next));
-      limit = arith::MinUIOp::create(b, loc, limit, row);
+      limit = limit ? arith::MinUIOp::create(b, loc, limit, row) : row;
     }
     threshold[r] = arith::SubIOp::create(b, loc, toI32(limit), key0);
   }

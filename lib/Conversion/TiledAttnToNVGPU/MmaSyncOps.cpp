@@ -233,7 +233,7 @@ LogicalResult MmaSyncEmitter::emitMask(MaskOp op) {
   if (failed(checkBlockRows(op, t)))
     return failure();
   Value row = map.lookup(op.getRow()), col = map.lookup(op.getCol());
-  Value seqK = map.lookup(op.getSeqlenK());
+  Value seqK = op.getSeqlenK() ? map.lookup(op.getSeqlenK()) : Value();
   Value negInf = f32Const(loc, -std::numeric_limits<float>::infinity());
   Value rows[2] = {threadRow(loc, row, 0), threadRow(loc, row, 2)};
   Value colBase = add(loc, col, twoT);
@@ -242,15 +242,18 @@ LogicalResult MmaSyncEmitter::emitMask(MaskOp op) {
   for (int64_t n = 0; n < t.getNumCols() / 8; ++n) {
     for (int64_t e = 0; e < 4; ++e) {
       Value c = add(loc, colBase, n * 8 + (e & 1));
-      Value masked =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, c, seqK);
+      Value masked;
+      if (seqK)
+        masked =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, c, seqK);
       if (op.getCausal()) {
         Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                              c, rows[e / 2]);
-        masked = arith::OrIOp::create(b, loc, masked, future);
+        masked = masked ? arith::OrIOp::create(b, loc, masked, future) : future;
       }
       out.push_back(
-          arith::SelectOp::create(b, loc, masked, negInf, s[4 * n + e]));
+          masked ? arith::SelectOp::create(b, loc, masked, negInf, s[4 * n + e])
+                 : s[4 * n + e]);
     }
   }
   frags[op.getResult()] = std::move(out);

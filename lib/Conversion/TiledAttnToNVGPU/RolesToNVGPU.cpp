@@ -171,6 +171,11 @@ public:
                                      : warpUniformCondition(b, loc, value));
       uniform.erase();
     });
+    getOperation().walk([](FirstQueryBlockOp first) {
+      OpBuilder b(first);
+      first.replaceAllUsesWith(first.expand(b));
+      first.erase();
+    });
   }
 };
 } // namespace

@@ -72,6 +72,24 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // Causal without a bound (the backward's derived mask): each row's
+    // threshold is its row + 1 (+ 8 for the second) less the first key.
+    // CHECK-LABEL: gpu.func @causal_only_mask
+    // CHECK-NOT: arith.minui
+    // CHECK: %[[N0:.*]] = arith.addi %{{.*}}, %c1 : index
+    // CHECK: arith.index_castui %[[N0]] : index to i32
+    // CHECK: arith.addi %{{.*}}, %c9 : index
+    // CHECK-NOT: arith.minui
+    // CHECK-COUNT-32: arith.cmpi sge
+    // CHECK-NOT: arith.cmpi
+    // CHECK: gpu.return
+    gpu.func @causal_only_mask(%s: !acc, %row: index, %col: index) kernel {
+      %st = builtin.unrealized_conversion_cast %s : !acc to !tiledattn.tile<64x64xf32>
+      %sm = tiledattn.mask %st, %row, %col causal : !tiledattn.tile<64x64xf32>
+      "test.use"(%sm) : (!tiledattn.tile<64x64xf32>) -> ()
+      gpu.return
+    }
+
     // Each register times its row's factor: registers 4i, 4i + 1 row g,
     // 4i + 2, 4i + 3 row g + 8.
     // CHECK-LABEL: gpu.func @rescale

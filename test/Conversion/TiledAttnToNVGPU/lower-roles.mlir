@@ -218,3 +218,20 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// tiledattn.first_query_block: causal, the block of the tile's first key
+// (key tile * keys / rows), at most the query blocks; without a mask, 0.
+// CHECK-LABEL: func.func @first_query_block
+// CHECK-SAME: (%[[KT:.*]]: index, %[[QB:.*]]: index)
+// CHECK: %[[KEY:.*]] = arith.muli %[[KT]], %c128 : index
+// CHECK: %[[BLOCK:.*]] = arith.divui %[[KEY]], %c64 : index
+// CHECK: %[[FIRST:.*]] = arith.minui %[[BLOCK]], %[[QB]] : index
+// CHECK: return %c0, %[[FIRST]]
+// CHECK-NOT: tiledattn.first_query_block
+func.func @first_query_block(%kt: index, %qb: index) -> (index, index) {
+  %none = tiledattn.first_query_block %kt of %qb rows(64) keys(128)
+  %causal = tiledattn.first_query_block %kt of %qb rows(64) keys(128) causal
+  return %none, %causal : index, index
+}

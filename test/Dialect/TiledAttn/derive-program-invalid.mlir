@@ -2,6 +2,8 @@
 // RUN: not tiledattn-opt %s -split-input-file --tiledattn-derive-program="element-type=f16" 2>&1 | FileCheck %s --check-prefix=NO-BF16
 // RUN: not tiledattn-opt %s -split-input-file --tiledattn-derive-program="head-dim=72" 2>&1 | FileCheck %s --check-prefix=DIM
 // RUN: not tiledattn-opt %s -split-input-file --tiledattn-derive-program="head-dim=256" 2>&1 | FileCheck %s --check-prefix=WIDER
+// RUN: not tiledattn-opt %s -split-input-file --tiledattn-derive-program="mask=window" 2>&1 | FileCheck %s --check-prefix=MASK
+// RUN: not tiledattn-opt %s -split-input-file --tiledattn-derive-program="mask=causal" 2>&1 | FileCheck %s --check-prefixes=NO-MASK-OP,NO-FIRST-OP,ALREADY
 
 // tiledattn-derive-program refuses what it cannot derive, naming it.
 
@@ -31,4 +33,30 @@ func.func @bwd_bf16_d128(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x64xbf16>) 
 // DIM: error: tiledattn-derive-program: head-dim needs operands of type memref<?x?x?xDx...>, but the program has none
 func.func @bwd_bf16(%q: memref<?x?x?x?xbf16>) {
   return
+}
+
+// -----
+
+// MASK: error: tiledattn-derive-program: expected mask causal (a program's causal form) or none, but got 'window'
+// NO-MASK-OP: error: tiledattn-derive-program: mask=causal needs a program that says where its mask goes, a tiledattn.mask on its scores and a tiledattn.first_query_block for its loops, but it has no tiledattn.mask
+func.func @bwd_first_only(%kt: index, %qb: index) -> index {
+  %f = tiledattn.first_query_block %kt of %qb rows(64) keys(128)
+  return %f : index
+}
+
+// -----
+
+// NO-FIRST-OP: error: tiledattn-derive-program: mask=causal needs a program that says where its mask goes, a tiledattn.mask on its scores and a tiledattn.first_query_block for its loops, but it has no tiledattn.first_query_block
+func.func @bwd_mask_only(%s: !tiledattn.tile<64x64xf32>, %r: index) -> !tiledattn.tile<64x64xf32> {
+  %m = tiledattn.mask %s, %r, %r : !tiledattn.tile<64x64xf32>
+  return %m : !tiledattn.tile<64x64xf32>
+}
+
+// -----
+
+func.func @bwd_causal_already(%s: !tiledattn.tile<64x64xf32>, %r: index) -> !tiledattn.tile<64x64xf32> {
+  %f = tiledattn.first_query_block %r of %r rows(64) keys(128)
+  // ALREADY: error: tiledattn-derive-program: mask=causal derives from a program without a mask, but this op is already causal
+  %m = tiledattn.mask %s, %r, %f causal : !tiledattn.tile<64x64xf32>
+  return %m : !tiledattn.tile<64x64xf32>
 }

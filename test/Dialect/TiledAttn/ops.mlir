@@ -95,6 +95,8 @@ func.func @tile_program(%q: !head, %k: !head, %o: !head, %lse: !lse, %scale: f32
   %sm = tiledattn.mask %s, %r, %r, %sk causal : !tiledattn.tile<64x32xf32>
   // CHECK: %[[SN:.*]] = tiledattn.mask %[[SM]], %[[R]], %[[R]], %[[SK]] : !tiledattn.tile<64x32xf32>
   %sn = tiledattn.mask %sm, %r, %r, %sk : !tiledattn.tile<64x32xf32>
+  // CHECK: %[[SC:.*]] = tiledattn.mask %[[SN]], %[[R]], %[[R]] causal : !tiledattn.tile<64x32xf32>
+  %sc = tiledattn.mask %sn, %r, %r causal : !tiledattn.tile<64x32xf32>
   // CHECK: %[[P:.*]], %[[M1:.*]], %[[L1:.*]], %[[ALPHA:.*]] = tiledattn.online_softmax %[[SN]], %[[M]], %[[L]], %[[SCALE]] : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xf16>
   %p, %m1, %l1, %alpha = tiledattn.online_softmax %sn, %m, %l, %scale
       : !tiledattn.tile<64x32xf32>, !tiledattn.tile<64xf32> -> !tiledattn.tile<64x32xf16>

@@ -344,3 +344,19 @@ func.func @consumers_sync_outside_consumers() {
   }
   return
 }
+
+// -----
+
+func.func @first_query_block_rows(%kt: index, %qb: index) -> index {
+  // expected-error @+1 {{'tiledattn.first_query_block' op expected rows (the rows of a block) to be positive, but got 0}}
+  %f = tiledattn.first_query_block %kt of %qb rows(0) keys(128) causal
+  return %f : index
+}
+
+// -----
+
+func.func @first_query_block_keys(%kt: index, %qb: index) -> index {
+  // expected-error @+1 {{'tiledattn.first_query_block' op expected keys (the rows of a block) to be positive, but got -128}}
+  %f = tiledattn.first_query_block %kt of %qb rows(64) keys(-128)
+  return %f : index
+}

@@ -155,6 +155,15 @@ func.func @uniform_value(%n: index) -> index {
   return %u : index
 }
 
+// CHECK-LABEL: func.func @first_query_block
+// CHECK: %{{.*}} = tiledattn.first_query_block %{{.*}} of %{{.*}} rows(64) keys(128)
+// CHECK-NEXT: %{{.*}} = tiledattn.first_query_block %{{.*}} of %{{.*}} rows(64) keys(128) causal
+func.func @first_query_block(%kt: index, %qb: index) -> (index, index) {
+  %a = tiledattn.first_query_block %kt of %qb rows(64) keys(128)
+  %b = tiledattn.first_query_block %kt of %qb rows(64) keys(128) causal
+  return %a, %b : index, index
+}
+
 // CHECK-LABEL: func.func @uniform_condition
 // CHECK: %{{.*}} = tiledattn.uniform %{{.*}} : i1
 func.func @uniform_condition(%c: i1) -> i1 {

@@ -6,12 +6,14 @@
 //===----------------------------------------------------------------------===//
 //
 // Verifiers of tiledattn.warp_specialize, tiledattn.turn and
-// tiledattn.for_each_tile.
+// tiledattn.for_each_tile; tiledattn.first_query_block's folder and
+// expansion.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
@@ -157,4 +159,41 @@ LogicalResult ForEachTileOp::verify() {
     return emitOpError("expected the body to end in a tiledattn.yield of the "
                        "iter_args' types (the next tile's values)");
   return success();
+}
+
+LogicalResult FirstQueryBlockOp::verify() {
+  for (auto [name, rows] :
+       {std::pair<StringRef, int64_t>{"rows", getQueryRows()},
+        {"keys", getKeyRows()}})
+    if (rows <= 0)
+      return emitOpError("expected ")
+             << name << " (the rows of a block) to be positive, but got "
+             << rows;
+  return success();
+}
+
+OpFoldResult FirstQueryBlockOp::fold(FoldAdaptor adaptor) {
+  Builder b(getContext());
+  if (!getCausal())
+    return b.getIndexAttr(0);
+  auto tile = dyn_cast_if_present<IntegerAttr>(adaptor.getKeyTile());
+  auto blocks = dyn_cast_if_present<IntegerAttr>(adaptor.getQueryBlocks());
+  if (!tile || !blocks)
+    return {};
+  uint64_t first = tile.getValue().getZExtValue() * getKeyRows() /
+                   static_cast<uint64_t>(getQueryRows());
+  return b.getIndexAttr(
+      std::min<uint64_t>(first, blocks.getValue().getZExtValue()));
+}
+
+Value FirstQueryBlockOp::expand(OpBuilder &b) {
+  Location loc = getLoc();
+  if (!getCausal())
+    return arith::ConstantIndexOp::create(b, loc, 0);
+  Value firstKey = arith::MulIOp::create(
+      b, loc, getKeyTile(),
+      arith::ConstantIndexOp::create(b, loc, getKeyRows()));
+  Value block = arith::DivUIOp::create(
+      b, loc, firstKey, arith::ConstantIndexOp::create(b, loc, getQueryRows()));
+  return arith::MinUIOp::create(b, loc, block, getQueryBlocks());
 }

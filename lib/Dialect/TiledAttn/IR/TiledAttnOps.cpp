@@ -44,6 +44,15 @@ void TiledAttnDialect::initialize() {
       >();
 }
 
+Operation *TiledAttnDialect::materializeConstant(OpBuilder &builder,
+                                                 Attribute value, Type type,
+                                                 Location loc) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  if (!integer || !type.isIndex())
+    return nullptr;
+  return arith::ConstantOp::create(builder, loc, integer);
+}
+
 void TiledAttnDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST
@@ -420,6 +429,11 @@ LogicalResult MaskOp::verify() {
   if (t.getRank() != 2 || !t.getElementType().isF32())
     return emitOpError("expected a rank-2 f32 score tile, but got ") << t;
   return success();
+}
+
+/// Without a bound or causal, the mask's place in a program that has none.
+OpFoldResult MaskOp::fold(FoldAdaptor) {
+  return !getSeqlenK() && !getCausal() ? getScores() : OpFoldResult();
 }
 
 //===----------------------------------------------------------------------===//

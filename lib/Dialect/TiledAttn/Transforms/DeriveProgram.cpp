@@ -5,15 +5,18 @@
 //===----------------------------------------------------------------------===//
 //
 // tiledattn-derive-program: a hand-written tile program for another element
-// type (bf16 -> f16) or a smaller operand head dim, as an edit of its types
-// and its functions' names, so that a variant is derived, not copied.
+// type (bf16 -> f16), a smaller operand head dim or torch's causal mask, as
+// an edit of its types, its mask ops and its functions' names, so that a
+// variant is derived, not copied.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 #include "tiledattn/Dialect/TiledAttn/Transforms/Passes.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir::tiledattn {
@@ -73,6 +76,33 @@ std::string replaceFirst(StringRef name, StringRef from, StringRef to) {
   return (name.take_front(at) + to + name.drop_front(at + from.size())).str();
 }
 
+/// Makes `module` torch's causal attention (top-left): each mask also sets
+/// the scores of keys after their query to -inf, each first_query_block
+/// starts at the diagonal. Fails (with a diagnostic) unless the program has
+/// both, none of them causal yet.
+LogicalResult deriveCausal(ModuleOp module) {
+  SmallVector<Operation *> masks, firsts;
+  module.walk([&](MaskOp op) { masks.push_back(op); });
+  module.walk([&](FirstQueryBlockOp op) { firsts.push_back(op); });
+  if (masks.empty() || firsts.empty()) {
+    module.emitError("tiledattn-derive-program: mask=causal needs a program "
+                     "that says where its mask goes, a tiledattn.mask on "
+                     "its scores and a tiledattn.first_query_block for its "
+                     "loops, but it has no ")
+        << (masks.empty() ? "tiledattn.mask" : "tiledattn.first_query_block");
+    return failure();
+  }
+  for (Operation *op : llvm::concat<Operation *>(masks, firsts)) {
+    if (op->hasAttr("causal")) {
+      op->emitError("tiledattn-derive-program: mask=causal derives from a "
+                    "program without a mask, but this op is already causal");
+      return failure();
+    }
+    op->setAttr("causal", UnitAttr::get(op->getContext()));
+  }
+  return success();
+}
+
 class DeriveProgramPass
     : public tiledattn::impl::DeriveProgramPassBase<DeriveProgramPass> {
 public:
@@ -109,6 +139,14 @@ public:
           [ctx](BFloat16Type) -> Type { return Float16Type::get(ctx); });
       renames.push_back({"bf16", "f16"});
     }
+    if (!mask.empty() && mask != "causal") {
+      module.emitError("tiledattn-derive-program: expected mask causal (a "
+                       "program's causal form) or none, but got '")
+          << mask << "'";
+      return signalPassFailure();
+    }
+    if (mask == "causal" && failed(deriveCausal(module)))
+      return signalPassFailure();
     if (headDim != 0) {
       FailureOr<int64_t> own = programHeadDim(module);
       if (failed(own))
@@ -141,6 +179,8 @@ public:
       std::string name = func.getSymName().str();
       for (auto &[from, to] : renames)
         name = replaceFirst(name, from, to);
+      if (mask == "causal")
+        name += "_causal";
       func.setSymName(name);
     });
   }

@@ -273,24 +273,31 @@ def TiledAttn_MaskOp : TiledAttn_Op<"mask", [Pure,
   let description = [{
     The `tiledattn.mask` operation takes an `M x N` f32 score tile whose
     element `(i, j)` belongs to query row `row + i` and key row `col + j`, and
-    sets it to -inf where `col + j >= seqlen_k`, or, with `causal`, where
-    `col + j > row + i` (top-left alignment). Other elements pass unchanged.
-    Query rows past `seqlen_q` are not masked: `tiledattn.store` drops them.
+    sets it to -inf where `col + j >= seqlen_k` (when `seqlen_k` is given)
+    or, with `causal`, where `col + j > row + i` (top-left alignment). Other
+    elements pass unchanged. Query rows past `seqlen_q` are not masked:
+    `tiledattn.store` drops them.
+
+    With neither it is the identity and folds away: a hand-written program
+    without a mask keeps one where its mask goes, so that
+    `tiledattn-derive-program{mask=causal}` derives its causal form.
 
     Example:
 
     ```mlir
     %sm = tiledattn.mask %s, %row, %j, %sk causal : !tiledattn.tile<64x64xf32>
+    %p = tiledattn.mask %s, %row, %j : !tiledattn.tile<64x64xf32> // none yet
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$scores, Index:$row, Index:$col,
-                       Index:$seqlen_k, UnitAttr:$causal);
+                       Optional<Index>:$seqlen_k, UnitAttr:$causal);
   let results = (outs TiledAttn_AnyTile:$result);
   let assemblyFormat = [{
-    $scores `,` $row `,` $col `,` $seqlen_k (`causal` $causal^)? attr-dict `:`
-    qualified(type($scores))
+    $scores `,` $row `,` $col (`,` $seqlen_k^)? (`causal` $causal^)?
+    attr-dict `:` qualified(type($scores))
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def TiledAttn_OnlineSoftmaxOp : TiledAttn_Op<"online_softmax", [Pure,

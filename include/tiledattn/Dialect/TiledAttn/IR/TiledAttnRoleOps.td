@@ -322,4 +322,41 @@ def TiledAttn_UniformOp : TiledAttn_Op<"uniform", [
   let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
+def TiledAttn_FirstQueryBlockOp : TiledAttn_Op<"first_query_block", [Pure]> {
+  let summary = "The first query block a key tile meets under the program's "
+                "mask";
+  let description = [{
+    The `tiledattn.first_query_block` operation gives the first of
+    `query_blocks` blocks of `query_rows` queries that key tile `key_tile`
+    (keys `key_tile * key_rows ..`) meets: 0 without a mask; with `causal`
+    (torch's top-left: query `i` sees keys `0 .. i`) the block that holds
+    query `key_tile * key_rows`, `min(key_tile * key_rows / query_rows,
+    query_blocks)`, since the blocks before it see none of the tile's keys.
+    A backward program, which walks the query blocks for each key tile,
+    starts its loops there, so that `tiledattn-derive-program{mask=causal}`
+    derives its causal form by setting `causal` here (and on its
+    `tiledattn.mask`). `tiledattn-lower-roles` lowers it to `arith`.
+
+    Example (64-query blocks, 128-key tiles):
+
+    ```mlir
+    %first = tiledattn.first_query_block %kt of %qb rows(64) keys(128) causal
+    ```
+  }];
+  let arguments = (ins Index:$key_tile, Index:$query_blocks,
+                       I64Attr:$query_rows, I64Attr:$key_rows,
+                       UnitAttr:$causal);
+  let results = (outs Index:$first);
+  let assemblyFormat = [{
+    $key_tile `of` $query_blocks `rows` `(` $query_rows `)` `keys` `(`
+    $key_rows `)` (`causal` $causal^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The op's value as arith ops at `b`'s insertion point.
+    ::mlir::Value expand(::mlir::OpBuilder &b);
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNROLEOPS_TD

@@ -67,6 +67,16 @@ def DeriveProgramPass : Pass<"tiledattn-derive-program", "::mlir::ModuleOp"> {
       TMA fills the columns past N with zeros, and the caller keeps the
       first N columns of what the kernel writes D wide.
 
+    - `mask=causal`: torch's `is_causal` (top-left: query i sees keys 0 ..
+      i) on a program without a mask that says where its mask goes: each
+      `tiledattn.mask` (the identity, in such a program) becomes `causal`,
+      setting the scores of keys after their query to -inf, each
+      `tiledattn.first_query_block` becomes `causal` (the loops start at
+      the diagonal), and the function's name gets `_causal`. A program
+      without both ops is refused: masking the scores without starting the
+      loops at the diagonal, or the other way round, would be slow or
+      wrong.
+
     tiledattn-compile's `--derive` runs it on the program before anything
     else; `tiledattn.backward_kernels` asks for the float16 forms and the
     smaller head dims this way (the cache keys a bundle by the program's text
@@ -80,7 +90,10 @@ def DeriveProgramPass : Pass<"tiledattn-derive-program", "::mlir::ModuleOp"> {
     Option<"elementType", "element-type", "std::string", /*default=*/"\"\"",
            "the element type to derive for: f16 (from bf16), or empty">,
     Option<"headDim", "head-dim", "int64_t", /*default=*/"0",
-           "the operands' head dim to derive for, or 0">
+           "the operands' head dim to derive for, or 0">,
+    Option<"mask", "mask", "std::string", /*default=*/"\"\"",
+           "the mask to derive for: causal (from a program without one), or "
+           "empty">
   ];
 }
 
