@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import torch  # noqa: E402
 
 import tiledattn  # noqa: E402
-from tiledattn.backward_kernels import HEAD_DIMS, PROGRAMS, program_forms  # noqa: E402
+from tiledattn.backward_kernels import HEAD_DIMS, program_forms, source  # noqa: E402
 from tiledattn.decode import PACKAGED_HEAD_DIMS, _kernel_text  # noqa: E402
 from tiledattn.kvcache import PACKAGED_PAGE_SIZES  # noqa: E402
 from tiledattn.kvcache import kernel_text as kvcache_kernel_text  # noqa: E402
@@ -44,7 +44,7 @@ def main() -> int:
                     tiledattn.compile(kvcache_kernel_text(dtype, d, d, page), cache=cache)
                     print(f"kvcache {dtype} d{d} page={page}")
         for name, dtype, head_dim, derive in program_forms(HEAD_DIMS):
-            tiledattn.compile(PROGRAMS / name, cache=cache, derive=derive)
+            tiledattn.compile(source(name), cache=cache, derive=derive)
             print(f"backward program {name} {dtype} head dim {head_dim}")
         for bundle in (Path(cache) / "by-text").iterdir():
             if bundle.is_dir():

@@ -48,14 +48,44 @@ def test_a_smaller_head_dim_is_derived_from_the_program():
     assert ("main_bf16_d64_rows.mlir", 96) not in padded
 
 
+def test_the_causal_forms_are_derived_from_the_row_programs():
+    # No file of their own: tiledattn-derive-program{mask=causal} makes the
+    # row program's identity tiledattn.mask and its first_query_blocks causal.
+    from tiledattn.backward_kernels import CAUSAL_FORMS, MAIN_PROGRAMS, derivation, source
+
+    assert all(MAIN_PROGRAMS[name].causal for name in CAUSAL_FORMS)
+    assert {name for name, p in MAIN_PROGRAMS.items() if p.causal} == set(CAUSAL_FORMS)
+    assert source("main_bf16_d128_rows_causal.mlir").name == "main_bf16_d128_rows.mlir"
+    assert (
+        not source("main_bf16_d128_rows_causal.mlir")
+        .with_name("main_bf16_d128_rows_causal.mlir")
+        .exists()
+    )
+    assert derivation("main_bf16_d64_rows_causal.mlir") == "tiledattn-derive-program{mask=causal}"
+    assert (
+        derivation("main_bf16_d128_rows_causal.mlir", torch.float16, 96)
+        == "tiledattn-derive-program{mask=causal element-type=f16 head-dim=96}"
+    )
+    text = source("main_bf16_d128_rows_causal.mlir").read_text()
+    assert "tiledattn.first_query_block" in text and " causal" not in text.split("func.func")[1]
+
+
 def test_every_program_has_a_float16_form_derived():
-    from tiledattn.backward_kernels import DTYPES, PROGRAMS, derivation, program_forms
+    from tiledattn.backward_kernels import (
+        CAUSAL_FORMS,
+        DTYPES,
+        PROGRAMS,
+        derivation,
+        program_forms,
+    )
 
     forms = list(program_forms())
-    assert len(forms) == len(DTYPES) * len(list(PROGRAMS.glob("*.mlir")))
+    assert len(forms) == len(DTYPES) * (len(list(PROGRAMS.glob("*.mlir"))) + len(CAUSAL_FORMS))
     for name, dtype, _, derive in forms:
         assert derive == derivation(name, dtype)
-        assert derive == ("tiledattn-derive-program{element-type=f16}" * (dtype == torch.float16))
+        options = ["mask=causal"] * (name in CAUSAL_FORMS)
+        options += ["element-type=f16"] * (dtype == torch.float16)
+        assert derive == ("tiledattn-derive-program{" + " ".join(options) + "}") * bool(options)
 
 
 @needs_compiler
@@ -154,13 +184,21 @@ def test_refuses_an_unknown_main_program(monkeypatch):
 
 
 def test_every_main_program_is_in_the_package():
-    # backward_kernels.MAIN_PROGRAMS names files the package carries
-    # (scripts/package_kernels.py compiles every program in the folder).
-    from tiledattn.backward_kernels import DEFAULT_MAIN, MAIN_PROGRAMS, PROGRAMS
+    # backward_kernels.MAIN_PROGRAMS names files the package carries, or the
+    # causal forms derived from them (scripts/package_kernels.py compiles
+    # every program_forms()).
+    from tiledattn.backward_kernels import (
+        CAUSAL_FORMS,
+        DEFAULT_MAIN,
+        MAIN_PROGRAMS,
+        PROGRAMS,
+        source,
+    )
 
     assert DEFAULT_MAIN in MAIN_PROGRAMS
-    assert all((PROGRAMS / name).is_file() for name in MAIN_PROGRAMS)
-    assert sorted(p.name for p in PROGRAMS.glob("main_*.mlir")) == sorted(MAIN_PROGRAMS)
+    assert all(source(name).is_file() for name in MAIN_PROGRAMS)
+    files = [p.name for p in PROGRAMS.glob("main_*.mlir")]
+    assert sorted([*files, *CAUSAL_FORMS]) == sorted(MAIN_PROGRAMS)
 
 
 def test_autograd_sends_only_what_the_programs_cover():

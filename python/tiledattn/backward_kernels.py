@@ -9,8 +9,9 @@ bf16; derivation names the passes that give the float16 form, the same
 program with its element type changed), head dim 128 (and 64,
 main_bf16_d64_rows.mlir; and every other multiple of 16 up to 128, on those
 programs' tiles, the derivation changing their operands' head dim), no
-mask, causal (torch's top-left, main_bf16_d128_rows_causal.mlir and
-main_bf16_d64_rows_causal.mlir) or not; the row forms also GQA / MQA (dK
+mask, causal (torch's top-left: main_bf16_d128_rows_causal.mlir and
+main_bf16_d64_rows_causal.mlir, forms the derivation makes of the row
+programs, CAUSAL_FORMS) or not; the row forms also GQA / MQA (dK
 and dV summed over a group's query heads) and q and k of different
 lengths, the one-consumer program one length and one number of heads and
 no causal. Anything else raises UnsupportedInputError naming what it got.
@@ -40,6 +41,14 @@ from .errors import UnsupportedInputError
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
 _DQ_LAYOUTS = ("halves", "blocks", "rows")
+# The causal forms are not files: tiledattn-derive-program{mask=causal}
+# derives each from its row program, which says where the mask goes
+# (tiledattn.mask, the identity there; tiledattn.first_query_block, where
+# its loops start). Form name -> the program's file.
+CAUSAL_FORMS = {
+    "main_bf16_d128_rows_causal.mlir": "main_bf16_d128_rows.mlir",
+    "main_bf16_d64_rows_causal.mlir": "main_bf16_d64_rows.mlir",
+}
 # The element types the programs take, by the name their text uses.
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 # The head dims they take: every multiple of 16 up to 128 (tile_head_dim).
@@ -99,17 +108,22 @@ def tile_head_dim(head_dim):
     return 64 if head_dim <= 64 else 128
 
 
+def source(program) -> Path:
+    """The file a program (or one of CAUSAL_FORMS) is compiled from."""
+    return PROGRAMS / CAUSAL_FORMS.get(program, program)
+
+
 def derivation(program, dtype=torch.bfloat16, head_dim=None):
     """The passes that derive a program's form for `dtype` and `head_dim`
-    (default: the program's own) from its file, which is written for bf16:
-    tiledattn-compile's --derive (tiledattn-derive-program), "" for the
-    file's own form. For float16 every bf16 type becomes f16 (the lowering
-    takes either); for a smaller head dim the operands' head dim changes
-    (the tiles keep the program's columns, TMA loads zeros past the
+    (default: the program's own) from its file (source), which is written
+    for bf16: tiledattn-compile's --derive (tiledattn-derive-program), ""
+    for the file's own form. For float16 every bf16 type becomes f16 (the
+    lowering takes either); for a smaller head dim the operands' head dim
+    changes (the tiles keep the program's columns, TMA loads zeros past the
     operands' and the caller keeps the gradients' first `head_dim`
-    columns)."""
+    columns); CAUSAL_FORMS get torch's causal mask."""
     own = _own_head_dim(program)
-    options = []
+    options = ["mask=causal"] if program in CAUSAL_FORMS else []
     if dtype != torch.bfloat16:
         options.append(f"element-type={DTYPES[dtype]}")
     if head_dim is not None and head_dim != own:
@@ -150,15 +164,16 @@ IN_AUTOGRAD = frozenset(
 
 
 def program_forms(head_dims=()):
-    """(program file, dtype, head dim, derivation) of every program in every
+    """(program, dtype, head dim, derivation) of every program (a file's
+    name, or one of CAUSAL_FORMS; compiled from source(program)) in every
     dtype, at its own head dim and at each of `head_dims` it runs: what the
     package (own head dims) and the GPU machine's cache (the tests' padded
     ones too) carry compiled."""
-    for path in sorted(PROGRAMS.glob("*.mlir")):
-        own = _own_head_dim(path.name)
+    for name in sorted([*(p.name for p in PROGRAMS.glob("*.mlir")), *CAUSAL_FORMS]):
+        own = _own_head_dim(name)
         for d in (own, *(d for d in head_dims if d != own and tile_head_dim(d) == own)):
             for dtype in DTYPES:
-                yield path.name, dtype, d, derivation(path.name, dtype, d)
+                yield name, dtype, d, derivation(name, dtype, d)
 
 
 @functools.lru_cache(maxsize=32)
@@ -168,7 +183,7 @@ def _kernel(cache, program, dtype=torch.bfloat16, head_dim=None):
     a look on disk per call would be host time spent twice
     (compiler.kernel_entry keeps the forward's kernels the same way)."""
     return compiler.compile(
-        PROGRAMS / program, cache=cache, derive=derivation(program, dtype, head_dim)
+        source(program), cache=cache, derive=derivation(program, dtype, head_dim)
     )
 
 
