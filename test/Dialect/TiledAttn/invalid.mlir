@@ -1337,7 +1337,7 @@ func.func @softmax_grad_of_other_shapes(%p: !tiledattn.tile<64x64xf32>, %dp: !ti
 // -----
 
 func.func @load_rows_of_128(%lse: memref<?x?x?xf32>, %i: index) {
-  // expected-error @+1 {{'tiledattn.load_rows' op expected rows to be a warpgroup's rank-1 f32 tile of 64 rows, but got '!tiledattn.tile<128xf32>'}}
+  // expected-error @+1 {{'tiledattn.load_rows' op expected rows to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<128xf32>'}}
   %r = tiledattn.load_rows %lse[%i, %i, %i] outside(0.0) : memref<?x?x?xf32> -> !tiledattn.tile<128xf32>
   return
 }
@@ -1369,7 +1369,7 @@ func.func @softmax_grad_rows_with_indices(%p: !tiledattn.tile<64x64xf32>, %rows:
 // -----
 
 func.func @softmax_grad_rows_of_bf16(%p: !tiledattn.tile<64x64xf32>, %rows: !tiledattn.tile<64xbf16>) {
-  // expected-error @+1 {{'tiledattn.softmax_grad' op expected delta to be a rank-1 f32 tile of the 64 rows, but got '!tiledattn.tile<64xbf16>'}}
+  // expected-error @+1 {{'tiledattn.softmax_grad' op expected delta to be !tiledattn.tile<64xf32>, but got '!tiledattn.tile<64xbf16>'}}
   %ds = tiledattn.softmax_grad %p, %p, %rows per_row : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64xbf16>
   return
 }

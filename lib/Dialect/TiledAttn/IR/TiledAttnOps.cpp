@@ -532,13 +532,7 @@ static LogicalResult verifyAccumulatorTile(Operation *op, StringRef name,
 }
 
 LogicalResult LoadRowsOp::verify() {
-  TileType t = getRows().getType();
-  if (t.getRank() != 1 || t.getNumRows() != kWarpgroupRows ||
-      !t.getElementType().isF32())
-    return emitOpError("expected rows to be a warpgroup's rank-1 f32 tile "
-                       "of ")
-           << kWarpgroupRows << " rows, but got " << t;
-  return success();
+  return verifyRowTile(*this, getRows().getType(), kWarpgroupRows, "rows");
 }
 
 /// The saved per-query vector of exp_from_lse and softmax_grad (`name`):
@@ -560,12 +554,7 @@ static LogicalResult verifySavedRows(Operation *op, StringRef name, Value saved,
   if (!perRow)
     return op->emitOpError("expected per_row with ")
            << name << " as a tile of rows (a tile holds a query per row)";
-  if (rows.getRank() != 1 || !rows.getElementType().isF32() ||
-      rows.getNumRows() != scores.getNumRows())
-    return op->emitOpError("expected ")
-           << name << " to be a rank-1 f32 tile of the " << scores.getNumRows()
-           << " rows, but got " << rows;
-  return success();
+  return verifyRowTile(op, rows, scores.getNumRows(), name);
 }
 
 LogicalResult ExpFromLseOp::verify() {
