@@ -3,6 +3,7 @@
 // RUN: FileCheck %s --input-file %t.mlir
 // RUN: rm -rf %t.bundle && tiledattn-compile --derive=tiledattn-derive-program{mask=causal} %schedules/backward/main_bf16_d128_rows.mlir -o %t.bundle 2>&1 | FileCheck %s --check-prefix=SUMMARY
 // RUN: FileCheck %s --check-prefix=GRID --input-file %t.bundle/manifest.json
+// RUN: FileCheck %s --check-prefix=MASK --input-file %t.bundle/manifest.json
 
 // The causal row form, derived from schedules/backward/main_bf16_d128_rows.mlir
 // (tiledattn-derive-program{mask=causal}): both roles start at the key
@@ -27,3 +28,6 @@
 // A block per 128-key tile of each K/V head.
 // GRID: "x": "ceil_div(seqlen_k, block_m)",
 // GRID-NEXT: "y": "heads_kv",
+// The manifest says what the kernel computes.
+// MASK: "causal": true,
+// MASK: "mask": "causal_top_left",

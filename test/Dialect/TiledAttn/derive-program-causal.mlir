@@ -9,6 +9,7 @@
 !head = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 
 // CHECK-LABEL: func.func @bwd_main_bf16_d128_rows_causal(
+// CHECK-SAME: attributes {tiledattn.causal}
 // CHECK: %[[FIRST:.*]] = tiledattn.first_query_block %{{.*}} of %{{.*}} rows(64) keys(128) causal
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to
 // CHECK: tiledattn.mask %{{.*}}, %{{.*}}, %{{.*}} causal : !tiledattn.tile<64x64xf32>

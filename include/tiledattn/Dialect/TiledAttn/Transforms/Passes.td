@@ -72,7 +72,8 @@ def DeriveProgramPass : Pass<"tiledattn-derive-program", "::mlir::ModuleOp"> {
       `tiledattn.mask` (the identity, in such a program) becomes `causal`,
       setting the scores of keys after their query to -inf, each
       `tiledattn.first_query_block` becomes `causal` (the loops start at
-      the diagonal), and the function's name gets `_causal`. A program
+      the diagonal), and the function gets `_causal` in its name and
+      `tiledattn.causal` (its bundle's manifest: mask causal_top_left). A program
       without both ops is refused: masking the scores without starting the
       loops at the diagonal, or the other way round, would be slow or
       wrong.
