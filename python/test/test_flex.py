@@ -347,12 +347,13 @@ def test_block_masks_that_cannot_be_honoured_are_refused():
 
 def test_flex_attention_refuses_other_head_dims_and_dtypes():
     with pytest.raises(
-        UnsupportedInputError, match=r"expected head dim a multiple of 16 up to 256 but got 72"
+        UnsupportedInputError,
+        match=r"expected head dim a positive multiple of 16 up to 256 but got 72",
     ):
         schedule_text(trace_score_mod(softcap), torch.float16, 72, "flex")
     with pytest.raises(
         UnsupportedInputError,
-        match="expected value head dim a multiple of 16 up to 256 but got 320",
+        match="expected value head dim a positive multiple of 16 up to 256 but got 320",
     ):
         schedule_text(trace_score_mod(softcap), torch.float16, 128, "flex", head_dim_v=320)
     # Head dims of part of a 64-column atom run on the tiles of the next

@@ -542,7 +542,7 @@ def schedule_text(
     for what, dim in (("head dim", head_dim), ("value head dim", head_dim_v)):
         if dim % 16 or not 0 < dim <= 256:
             raise UnsupportedInputError(
-                f"{_OP}: expected {what} a multiple of 16 up to 256 but got {dim}",
+                f"{_OP}: expected {what} a positive multiple of 16 up to 256 but got {dim}",
                 reason=f"flex_attention {what} {dim}",
             )
     element = {torch.float16: "f16", torch.bfloat16: "bf16"}.get(dtype)

@@ -865,9 +865,23 @@ func.func @sdpa_tma_registers(%q: !head, %lse: !lse, %scale: f32) {
 !head = memref<?x?x?x72xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected head dim a multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 72}}
+  // expected-error @+1 {{expected head dim a positive multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 72}}
   tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
+      : !head, !head, !head, !head, !lse
+  return
+}
+
+// -----
+
+// A head dim of 0 (the tiles would have no columns; a fuzzed program with it
+// and q_in_registers crashed tiledattn-lower-mma).
+!head = memref<?x?x?x0xbf16>
+!lse = memref<?x?x?xf32>
+func.func @sdpa_tma_head_dim_zero(%q: !head, %lse: !lse, %scale: f32) {
+  // expected-error @+1 {{expected head dim a positive multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 0}}
+  tiledattn.sdpa %q, %q, %q, %scale into %q, %lse
+      schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2, q_in_registers = true>)
       : !head, !head, !head, !head, !lse
   return
 }
@@ -878,7 +892,7 @@ func.func @sdpa_tma_head_dim(%q: !head, %lse: !lse, %scale: f32) {
 !vo = memref<?x?x?x320xbf16>
 !lse = memref<?x?x?xf32>
 func.func @sdpa_tma_value_head_dim(%q: !head, %v: !vo, %lse: !lse, %scale: f32) {
-  // expected-error @+1 {{expected value head dim a multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 320}}
+  // expected-error @+1 {{expected value head dim a positive multiple of 16 up to 256 (producer = tma runs it on tiles of whole 64-column boxes, wgmma takes N <= 256), but got 320}}
   tiledattn.sdpa %q, %q, %v, %scale into %v, %lse
       schedule(#tiledattn.schedule<block_m = 128, block_n = 64, num_stages = 2, warps = 12, mma = wgmma, producer = tma, swizzle = 128, consumer_warpgroups = 2>)
       : !head, !head, !vo, !vo, !lse

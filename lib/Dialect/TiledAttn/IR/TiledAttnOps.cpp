@@ -211,9 +211,10 @@ LogicalResult SdpaOp::verify() {
   if (schedule.isWarpSpecialized()) {
     for (auto [name, dim] : {std::pair<StringRef, int64_t>{"head dim", headDim},
                              {"value head dim", headDimV}})
-      if (dim % 16 != 0 || dim > 256)
+      if (dim <= 0 || dim % 16 != 0 || dim > 256)
         return emitOpError("expected ")
-               << name << " a multiple of 16 up to 256 (producer = tma runs "
+               << name
+               << " a positive multiple of 16 up to 256 (producer = tma runs "
                << "it on tiles of whole 64-column boxes, wgmma takes N <= "
                << "256), but got " << dim;
     // The tiles' columns from here on.
