@@ -330,6 +330,12 @@ def commands_for(path: Path, text: str, build: Path, rng) -> "list[str]":
     choices = [[opt, "INPUT", flag] for flag in PIPELINES]
     choices += [[opt, "INPUT", *flags] for flags in opt_flags_of(text)]
     compile_flags = [[], [], ["--sanitizer-build"], ["--experimental-wgmma"], ["--quiet"]]
+    # Derived forms (tiledattn-derive-program before the pipeline), as
+    # tiledattn.backward_kernels compiles them.
+    compile_flags += [
+        ["--derive=tiledattn-derive-program{mask=causal}"],
+        ["--derive=tiledattn-derive-program{mask=causal element-type=f16 head-dim=96}"],
+    ]
     choices += [[compile_, "INPUT", "-o", "OUTDIR", *f] for f in compile_flags]
     return rng.choice(choices)
 

@@ -1,0 +1,3 @@
+!head=memref<?x?x?x16xbf16,strided<[?,?,?,1],offset:?>>!rows=memref<?x?x?xf32,strided<[?,?,1],offset:?>>!captured_rows=memref<?x?x?xf32>!grad=memref<?x?x?x?xbf16>!qslot=!tiledattn.smem<128x64xbf16>func.func@bwd_dq_bf16_d64(%q:!grad)tiledattn.tma_load%q[%bz,%by,%row]into%slot:!head,!qslot
+  tiledattn.warp_specialize producer regs(24){^bb0(%bx:index,%by:index,%bz:index,%kv:index):
+        ^bb0(%slot:!qslot):
