@@ -156,11 +156,11 @@ void AccumulatorMath::applyMask(Regs &scores, const BlockMask &mask,
   auto toI32 = [&](Value index) -> Value {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
   };
+  if (!mask.seqK && !mask.causal)
+    return; // no mask: nothing to emit, not even the first key
   int64_t chunks = scores.size() / 4; // of 8 keys
   Value key0 = toI32(mask.firstKey());
   Value threshold[2];
-  if (!mask.seqK && !mask.causal)
-    return; // no mask
   for (int r = 0; r < 2; ++r) {
     Value limit = mask.seqK;
     if (mask.causal) { // keys <= row
