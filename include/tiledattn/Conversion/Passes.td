@@ -88,8 +88,8 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     arrives on consumer 0's barrier first, so that consumer 0 starts.
     `tiledattn.uniform` becomes a redux.sync (umin) of its index, or a
     vote.sync (any) of its condition (NVVMHelpers.h).
-    `tiledattn.first_query_block` becomes its `arith` (a constant 0 without
-    a mask).
+    `tiledattn.first_query_block` and `tiledattn.key_block_end` become
+    their `arith` (a constant 0 and the key blocks without a mask).
 
     `register-budgets=false` leaves out the `setmaxnreg`s, for builds run
     under compute-sanitizer (docs/Testing.md).
@@ -108,8 +108,8 @@ def LowerRolesPass : Pass<"tiledattn-lower-roles", "::mlir::ModuleOp"> {
     #### Output IR
     `scf.if`, `gpu.thread_id`, `arith`, `nvvm.setmaxregister`,
     `nvvm.barrier`, `nvvm.barrier.arrive`, `nvvm.redux.sync`,
-    `nvvm.vote.sync`; no role op, no `tiledattn.uniform` or
-    `tiledattn.first_query_block`.
+    `nvvm.vote.sync`; no role op, no `tiledattn.uniform`,
+    `tiledattn.first_query_block` or `tiledattn.key_block_end`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::tiledattn {
 #define GEN_PASS_DEF_LOWERROLESPASS
@@ -171,10 +172,17 @@ public:
                                      : warpUniformCondition(b, loc, value));
       uniform.erase();
     });
-    getOperation().walk([](FirstQueryBlockOp first) {
-      OpBuilder b(first);
-      first.replaceAllUsesWith(first.expand(b));
-      first.erase();
+    // The loop bounds a mask gives, as arith.
+    getOperation().walk([](Operation *op) {
+      OpBuilder b(op);
+      Value value = TypeSwitch<Operation *, Value>(op)
+                        .Case<FirstQueryBlockOp, KeyBlockEndOp>(
+                            [&](auto bound) { return bound.expand(b); })
+                        .Default(nullptr);
+      if (!value)
+        return;
+      op->getResult(0).replaceAllUsesWith(value);
+      op->erase();
     });
   }
 };

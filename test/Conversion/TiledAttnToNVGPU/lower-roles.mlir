@@ -235,3 +235,22 @@ func.func @first_query_block(%kt: index, %qb: index) -> (index, index) {
   %causal = tiledattn.first_query_block %kt of %qb rows(64) keys(128) causal
   return %none, %causal : index, index
 }
+
+// -----
+
+// tiledattn.key_block_end: causal, one past the block of the tile's last
+// query's key (ceil((query tile + 1) * rows / keys)), at most the key
+// blocks; without a mask, the key blocks.
+// CHECK-LABEL: func.func @key_block_end
+// CHECK-SAME: (%[[QT:.*]]: index, %[[KB:.*]]: index)
+// CHECK: %[[NEXT:.*]] = arith.addi %[[QT]], %c1 : index
+// CHECK: %[[QUERIES:.*]] = arith.muli %[[NEXT]], %c128 : index
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[QUERIES]], %c64 : index
+// CHECK: %[[END:.*]] = arith.minui %[[BLOCKS]], %[[KB]] : index
+// CHECK: return %[[KB]], %[[END]]
+// CHECK-NOT: tiledattn.key_block_end
+func.func @key_block_end(%qt: index, %kb: index) -> (index, index) {
+  %none = tiledattn.key_block_end %qt of %kb rows(128) keys(64)
+  %causal = tiledattn.key_block_end %qt of %kb rows(128) keys(64) causal
+  return %none, %causal : index, index
+}

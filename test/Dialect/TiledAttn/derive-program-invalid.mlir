@@ -38,7 +38,7 @@ func.func @bwd_bf16(%q: memref<?x?x?x?xbf16>) {
 // -----
 
 // MASK: error: tiledattn-derive-program: expected mask causal (a program's causal form) or none, but got 'window'
-// NO-MASK-OP: error: tiledattn-derive-program: mask=causal needs a program that says where its mask goes, a tiledattn.mask on its scores and a tiledattn.first_query_block for its loops, but it has no tiledattn.mask
+// NO-MASK-OP: error: tiledattn-derive-program: mask=causal needs a program that says where its mask goes, a tiledattn.mask on its scores and a tiledattn.first_query_block or tiledattn.key_block_end for its loops, but it has no tiledattn.mask
 func.func @bwd_first_only(%kt: index, %qb: index) -> index {
   %f = tiledattn.first_query_block %kt of %qb rows(64) keys(128)
   return %f : index
@@ -46,7 +46,7 @@ func.func @bwd_first_only(%kt: index, %qb: index) -> index {
 
 // -----
 
-// NO-FIRST-OP: error: tiledattn-derive-program: mask=causal needs a program that says where its mask goes, a tiledattn.mask on its scores and a tiledattn.first_query_block for its loops, but it has no tiledattn.first_query_block
+// NO-FIRST-OP: error: tiledattn-derive-program: mask=causal needs a program that says where its mask goes, a tiledattn.mask on its scores and a tiledattn.first_query_block or tiledattn.key_block_end for its loops, but it has no loop bound
 func.func @bwd_mask_only(%s: !tiledattn.tile<64x64xf32>, %r: index) -> !tiledattn.tile<64x64xf32> {
   %m = tiledattn.mask %s, %r, %r : !tiledattn.tile<64x64xf32>
   return %m : !tiledattn.tile<64x64xf32>
@@ -55,7 +55,7 @@ func.func @bwd_mask_only(%s: !tiledattn.tile<64x64xf32>, %r: index) -> !tiledatt
 // -----
 
 func.func @bwd_causal_already(%s: !tiledattn.tile<64x64xf32>, %r: index) -> !tiledattn.tile<64x64xf32> {
-  %f = tiledattn.first_query_block %r of %r rows(64) keys(128)
+  %f = tiledattn.key_block_end %r of %r rows(128) keys(64)
   // ALREADY: error: tiledattn-derive-program: mask=causal derives from a program without a mask, but this op is already causal
   %m = tiledattn.mask %s, %r, %f causal : !tiledattn.tile<64x64xf32>
   return %m : !tiledattn.tile<64x64xf32>

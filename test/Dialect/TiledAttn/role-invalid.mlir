@@ -360,3 +360,19 @@ func.func @first_query_block_keys(%kt: index, %qb: index) -> index {
   %f = tiledattn.first_query_block %kt of %qb rows(64) keys(-128)
   return %f : index
 }
+
+// -----
+
+func.func @key_block_end_rows(%qt: index, %kb: index) -> index {
+  // expected-error @+1 {{'tiledattn.key_block_end' op expected rows (the rows of a block) to be positive, but got 0}}
+  %e = tiledattn.key_block_end %qt of %kb rows(0) keys(64) causal
+  return %e : index
+}
+
+// -----
+
+func.func @key_block_end_keys(%qt: index, %kb: index) -> index {
+  // expected-error @+1 {{'tiledattn.key_block_end' op expected keys (the rows of a block) to be positive, but got -64}}
+  %e = tiledattn.key_block_end %qt of %kb rows(128) keys(-64)
+  return %e : index
+}

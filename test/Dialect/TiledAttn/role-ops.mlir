@@ -164,6 +164,15 @@ func.func @first_query_block(%kt: index, %qb: index) -> (index, index) {
   return %a, %b : index, index
 }
 
+// CHECK-LABEL: func.func @key_block_end
+// CHECK: %{{.*}} = tiledattn.key_block_end %{{.*}} of %{{.*}} rows(128) keys(64)
+// CHECK-NEXT: %{{.*}} = tiledattn.key_block_end %{{.*}} of %{{.*}} rows(128) keys(64) causal
+func.func @key_block_end(%qt: index, %kb: index) -> (index, index) {
+  %a = tiledattn.key_block_end %qt of %kb rows(128) keys(64)
+  %b = tiledattn.key_block_end %qt of %kb rows(128) keys(64) causal
+  return %a, %b : index, index
+}
+
 // CHECK-LABEL: func.func @uniform_condition
 // CHECK: %{{.*}} = tiledattn.uniform %{{.*}} : i1
 func.func @uniform_condition(%c: i1) -> i1 {

@@ -161,15 +161,20 @@ LogicalResult ForEachTileOp::verify() {
   return success();
 }
 
-LogicalResult FirstQueryBlockOp::verify() {
+/// The block sizes of first_query_block and key_block_end.
+static LogicalResult verifyBlockRows(Operation *op, int64_t queryRows,
+                                     int64_t keyRows) {
   for (auto [name, rows] :
-       {std::pair<StringRef, int64_t>{"rows", getQueryRows()},
-        {"keys", getKeyRows()}})
+       {std::pair<StringRef, int64_t>{"rows", queryRows}, {"keys", keyRows}})
     if (rows <= 0)
-      return emitOpError("expected ")
+      return op->emitOpError("expected ")
              << name << " (the rows of a block) to be positive, but got "
              << rows;
   return success();
+}
+
+LogicalResult FirstQueryBlockOp::verify() {
+  return verifyBlockRows(*this, getQueryRows(), getKeyRows());
 }
 
 OpFoldResult FirstQueryBlockOp::fold(FoldAdaptor adaptor) {
@@ -196,4 +201,34 @@ Value FirstQueryBlockOp::expand(OpBuilder &b) {
   Value block = arith::DivUIOp::create(
       b, loc, firstKey, arith::ConstantIndexOp::create(b, loc, getQueryRows()));
   return arith::MinUIOp::create(b, loc, block, getQueryBlocks());
+}
+
+LogicalResult KeyBlockEndOp::verify() {
+  return verifyBlockRows(*this, getQueryRows(), getKeyRows());
+}
+
+OpFoldResult KeyBlockEndOp::fold(FoldAdaptor adaptor) {
+  if (!getCausal())
+    return getKeyBlocks();
+  auto tile = dyn_cast_if_present<IntegerAttr>(adaptor.getQueryTile());
+  auto blocks = dyn_cast_if_present<IntegerAttr>(adaptor.getKeyBlocks());
+  if (!tile || !blocks)
+    return {};
+  uint64_t lastQuery = (tile.getValue().getZExtValue() + 1) * getQueryRows();
+  uint64_t end = llvm::divideCeil(lastQuery, getKeyRows());
+  return Builder(getContext())
+      .getIndexAttr(std::min<uint64_t>(end, blocks.getValue().getZExtValue()));
+}
+
+Value KeyBlockEndOp::expand(OpBuilder &b) {
+  Location loc = getLoc();
+  if (!getCausal())
+    return getKeyBlocks();
+  Value next = arith::AddIOp::create(b, loc, getQueryTile(),
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value queries = arith::MulIOp::create(
+      b, loc, next, arith::ConstantIndexOp::create(b, loc, getQueryRows()));
+  Value end = arith::CeilDivUIOp::create(
+      b, loc, queries, arith::ConstantIndexOp::create(b, loc, getKeyRows()));
+  return arith::MinUIOp::create(b, loc, end, getKeyBlocks());
 }

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::tiledattn {
 #define GEN_PASS_DEF_DERIVEPROGRAMPASS
@@ -78,27 +79,40 @@ std::string replaceFirst(StringRef name, StringRef from, StringRef to) {
 
 /// Makes `module` torch's causal attention (top-left): each mask also sets
 /// the scores of keys after their query to -inf, each first_query_block
-/// starts at the diagonal. Fails (with a diagnostic) unless the program has
-/// both, none of them causal yet.
+/// starts at the diagonal and each key_block_end ends there. Fails (with a
+/// diagnostic) unless the program has a mask and a loop bound, none of them
+/// causal yet.
 LogicalResult deriveCausal(ModuleOp module) {
-  SmallVector<Operation *> masks, firsts;
-  module.walk([&](MaskOp op) { masks.push_back(op); });
-  module.walk([&](FirstQueryBlockOp op) { firsts.push_back(op); });
-  if (masks.empty() || firsts.empty()) {
+  SmallVector<Operation *> ops;
+  bool hasMask = false, hasBound = false;
+  module.walk([&](Operation *op) {
+    if (!isa<MaskOp, FirstQueryBlockOp, KeyBlockEndOp>(op))
+      return;
+    ops.push_back(op);
+    (isa<MaskOp>(op) ? hasMask : hasBound) = true;
+  });
+  if (!hasMask || !hasBound) {
     module.emitError("tiledattn-derive-program: mask=causal needs a program "
                      "that says where its mask goes, a tiledattn.mask on "
-                     "its scores and a tiledattn.first_query_block for its "
-                     "loops, but it has no ")
-        << (masks.empty() ? "tiledattn.mask" : "tiledattn.first_query_block");
+                     "its scores and a tiledattn.first_query_block or "
+                     "tiledattn.key_block_end for its loops, but it has no ")
+        << (hasMask ? "loop bound" : "tiledattn.mask");
     return failure();
   }
-  for (Operation *op : llvm::concat<Operation *>(masks, firsts)) {
-    if (op->hasAttr("causal")) {
+  for (Operation *op : ops) {
+    auto makeCausal = [](auto causal) {
+      bool was = causal.getCausal();
+      causal.setCausal(true);
+      return !was;
+    };
+    bool changed = TypeSwitch<Operation *, bool>(op)
+                       .Case<MaskOp, FirstQueryBlockOp, KeyBlockEndOp>(
+                           [&](auto causal) { return makeCausal(causal); });
+    if (!changed) {
       op->emitError("tiledattn-derive-program: mask=causal derives from a "
                     "program without a mask, but this op is already causal");
       return failure();
     }
-    op->setAttr("causal", UnitAttr::get(op->getContext()));
   }
   // The bundle's manifest says so (mask causal_top_left).
   module.walk([](func::FuncOp func) {

@@ -27,8 +27,8 @@ def TiledAttn_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   // tiledattn.min_seqlen_k / tiledattn.max_seqlen_k on a schedule's function.
   let hasOperationAttrVerify = 1;
-  // Index values that ops fold to (tiledattn.first_query_block) as
-  // arith.constant.
+  // Index values that ops fold to (tiledattn.first_query_block,
+  // tiledattn.key_block_end) as arith.constant.
   let hasConstantMaterializer = 1;
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

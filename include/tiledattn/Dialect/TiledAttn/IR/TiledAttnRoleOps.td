@@ -359,4 +359,44 @@ def TiledAttn_FirstQueryBlockOp : TiledAttn_Op<"first_query_block", [Pure]> {
   let hasFolder = 1;
 }
 
+def TiledAttn_KeyBlockEndOp : TiledAttn_Op<"key_block_end", [Pure]> {
+  let summary = "The end of the key blocks a query tile meets under the "
+                "program's mask";
+  let description = [{
+    The `tiledattn.key_block_end` operation is `tiledattn.first_query_block`
+    seen from the other side: the end (one past the last) of `key_blocks`
+    blocks of `key_rows` keys that query tile `query_tile` (queries
+    `query_tile * query_rows ..`) meets: `key_blocks` without a mask; with
+    `causal` (torch's top-left: query `i` sees keys `0 .. i`) one past the
+    block that holds the tile's last query's key,
+    `min(ceil((query_tile + 1) * query_rows / key_rows), key_blocks)`, since
+    the blocks after it hold only keys after every query of the tile. A
+    program that walks the key blocks for each query tile (the
+    deterministic backward's dQ) ends its loops there, so that
+    `tiledattn-derive-program{mask=causal}` derives its causal form by
+    setting `causal` here (and on its `tiledattn.mask`).
+    `tiledattn-lower-roles` lowers it to `arith`.
+
+    Example (128-query tiles, 64-key blocks):
+
+    ```mlir
+    %end = tiledattn.key_block_end %qt of %kb rows(128) keys(64) causal
+    ```
+  }];
+  let arguments = (ins Index:$query_tile, Index:$key_blocks,
+                       I64Attr:$query_rows, I64Attr:$key_rows,
+                       UnitAttr:$causal);
+  let results = (outs Index:$end);
+  let assemblyFormat = [{
+    $query_tile `of` $key_blocks `rows` `(` $query_rows `)` `keys` `(`
+    $key_rows `)` (`causal` $causal^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The op's value as arith ops at `b`'s insertion point.
+    ::mlir::Value expand(::mlir::OpBuilder &b);
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 #endif // TILEDATTN_DIALECT_TILEDATTN_IR_TILEDATTNROLEOPS_TD

@@ -71,12 +71,12 @@ def DeriveProgramPass : Pass<"tiledattn-derive-program", "::mlir::ModuleOp"> {
       i) on a program without a mask that says where its mask goes: each
       `tiledattn.mask` (the identity, in such a program) becomes `causal`,
       setting the scores of keys after their query to -inf, each
-      `tiledattn.first_query_block` becomes `causal` (the loops start at
-      the diagonal), and the function gets `_causal` in its name and
-      `tiledattn.causal` (its bundle's manifest: mask causal_top_left). A program
-      without both ops is refused: masking the scores without starting the
-      loops at the diagonal, or the other way round, would be slow or
-      wrong.
+      `tiledattn.first_query_block` and `tiledattn.key_block_end` become
+      `causal` (the loops start, or end, at the diagonal), and the function
+      gets `_causal` in its name and `tiledattn.causal` (its bundle's
+      manifest: mask causal_top_left). A program without a mask and a loop
+      bound is refused: masking the scores without bounding the loops at
+      the diagonal, or the other way round, would be slow or wrong.
 
     tiledattn-compile's `--derive` runs it on the program before anything
     else; `tiledattn.backward_kernels` asks for the float16 forms and the
