@@ -8,6 +8,7 @@ torch's is_causal, with the causal row form). TFLOP/s = 2.5 x the forward's
 
     GPU machine: PYTHONPATH=python python3 scripts/backward_programs_speed.py \\
         [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096] [--causal]
+        [--deterministic] [--deterministic-pair DKDV,DQ ...]
 
 --cache: where the programs' bundles are (default: the compile cache, then
 the package's, build/kernels/by-text, as autograd finds them).
@@ -104,6 +105,13 @@ def main():
         action="store_true",
         help="a column for attention_backward(deterministic=True) (its two programs)",
     )
+    parser.add_argument(
+        "--deterministic-pair",
+        action="append",
+        default=[],
+        metavar="DKDV,DQ",
+        help="a column for a candidate pair of deterministic bundles (an A/B)",
+    )
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}")
     # The other main programs (backward_kernels.MAIN_PROGRAMS), then the bundles.
@@ -126,6 +134,10 @@ def main():
     ]
     if args.deterministic:
         candidates.append(("deterministic", dict(deterministic=True)))
+    for pair in args.deterministic_pair:
+        bundles = pair.split(",")
+        name = "+".join(Path(b).name for b in bundles)
+        candidates.append((name, dict(deterministic=True, deterministic_bundles=bundles)))
     names = [Path(first).stem] + [n for n, _ in candidates] + ["cuDNN", "FA2"]
     print("| S | B | " + " | ".join(names) + " | programs / cuDNN |")
     print("|---" * (len(names) + 3) + "|")

@@ -48,13 +48,27 @@ def test_a_smaller_head_dim_is_derived_from_the_program():
     assert ("main_bf16_d64_rows.mlir", 96) not in padded
 
 
-def test_the_causal_forms_are_derived_from_the_row_programs():
+def test_the_causal_forms_are_derived_from_their_programs():
     # No file of their own: tiledattn-derive-program{mask=causal} makes the
-    # row program's identity tiledattn.mask and its first_query_blocks causal.
-    from tiledattn.backward_kernels import CAUSAL_FORMS, MAIN_PROGRAMS, derivation, source
+    # program's identity tiledattn.mask and its loop bounds
+    # (first_query_block, key_block_end) causal.
+    from tiledattn.backward_kernels import (
+        CAUSAL_FORMS,
+        DETERMINISTIC_PROGRAMS,
+        MAIN_PROGRAMS,
+        derivation,
+        source,
+    )
 
-    assert all(MAIN_PROGRAMS[name].causal for name in CAUSAL_FORMS)
-    assert {name for name, p in MAIN_PROGRAMS.items() if p.causal} == set(CAUSAL_FORMS)
+    causal_mains = {name for name, p in MAIN_PROGRAMS.items() if p.causal}
+    causal_pairs = {n for (_, c), pair in DETERMINISTIC_PROGRAMS.items() if c for n in pair}
+    assert causal_mains | causal_pairs == set(CAUSAL_FORMS)
+    for name, file in CAUSAL_FORMS.items():
+        text = source(name).read_text()
+        assert source(name).name == file and not source(name).with_name(name).exists()
+        bound = "key_block_end" if name.startswith("dq_") else "first_query_block"
+        assert f"tiledattn.{bound}" in text and "tiledattn.mask" in text, name
+        assert " causal" not in text.split("func.func")[1], name
     assert source("main_bf16_d128_rows_causal.mlir").name == "main_bf16_d128_rows.mlir"
     assert (
         not source("main_bf16_d128_rows_causal.mlir")
@@ -66,8 +80,6 @@ def test_the_causal_forms_are_derived_from_the_row_programs():
         derivation("main_bf16_d128_rows_causal.mlir", torch.float16, 96)
         == "tiledattn-derive-program{mask=causal element-type=f16 head-dim=96}"
     )
-    text = source("main_bf16_d128_rows_causal.mlir").read_text()
-    assert "tiledattn.first_query_block" in text and " causal" not in text.split("func.func")[1]
 
 
 def test_every_program_has_a_float16_form_derived():
@@ -198,7 +210,8 @@ def test_every_main_program_is_in_the_package():
     assert DEFAULT_MAIN in MAIN_PROGRAMS
     assert all(source(name).is_file() for name in MAIN_PROGRAMS)
     files = [p.name for p in PROGRAMS.glob("main_*.mlir")]
-    assert sorted([*files, *CAUSAL_FORMS]) == sorted(MAIN_PROGRAMS)
+    causal_mains = [name for name in CAUSAL_FORMS if name.startswith("main_")]
+    assert sorted([*files, *causal_mains]) == sorted(MAIN_PROGRAMS)
 
 
 def test_autograd_sends_only_what_the_programs_cover():
@@ -368,20 +381,14 @@ def test_a_main_program_of_the_other_causality_is_refused(monkeypatch):
     assert _main_program(None) == "main_bf16_d128.mlir"
 
 
-def test_the_deterministic_programs_take_only_non_causal_attention():
-    q, k, v, out, lse, grad = _inputs()
-    with pytest.raises(
-        tiledattn.UnsupportedInputError,
-        match="expected non-causal attention for deterministic=True .* "
-        "main_bf16_d128_rows_causal.mlir",
-    ):
-        attention_backward(q, k, v, out, lse, grad, 0.1, causal=True, deterministic=True)
-    # Each tile head dim has its pair.
-    from tiledattn.backward_kernels import DETERMINISTIC_PROGRAMS, PROGRAMS
+def test_each_tile_head_dim_has_a_deterministic_pair_causal_and_not():
+    from tiledattn.backward_kernels import CAUSAL_FORMS, DETERMINISTIC_PROGRAMS, source
 
-    assert sorted(DETERMINISTIC_PROGRAMS) == [64, 128]
-    for d, pair in DETERMINISTIC_PROGRAMS.items():
-        assert all((PROGRAMS / name).is_file() and f"_d{d}." in name for name in pair)
+    assert sorted(DETERMINISTIC_PROGRAMS) == [(64, False), (64, True), (128, False), (128, True)]
+    for (d, causal), pair in DETERMINISTIC_PROGRAMS.items():
+        assert [n.split("_")[0] for n in pair] == ["dkdv", "dq"]
+        assert all(source(name).is_file() and f"_d{d}" in name for name in pair)
+        assert all((name in CAUSAL_FORMS) == causal for name in pair)
 
 
 def test_autograd_takes_the_deterministic_programs_only_once_they_are_on(monkeypatch):
@@ -401,7 +408,9 @@ def test_autograd_takes_the_deterministic_programs_only_once_they_are_on(monkeyp
     assert covers(q, q, q, False, deterministic=True) == (mode in backward_kernels.IN_AUTOGRAD)
     monkeypatch.setattr(backward_kernels, "IN_AUTOGRAD", backward_kernels.IN_AUTOGRAD | {mode})
     assert covers(q, q, q, False, deterministic=True)
-    assert not covers(q, q, q, True, deterministic=True)  # causal: not yet
+    # causal: the derived pair, in autograd as the others
+    assert ("dkdv_bf16_d128_causal.mlir", torch.bfloat16, 128) in backward_kernels.IN_AUTOGRAD
+    assert covers(q, q, q, True, deterministic=True)
     # head dim 64: the D = 64 pair, in autograd since its GPU tests passed
     q64 = Cuda()
     q64.shape = torch.Size((1, 2, 64, 64))

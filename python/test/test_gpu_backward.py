@@ -207,12 +207,14 @@ def test_the_row_forms_take_gqa_and_cross_attention_through_autograd(shape, caus
         assert error <= 2 * floor + 1e-3, f"d{name}: {error:.3g} > 2 x {floor:.3g} + 1e-3"
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [128, 64, 32])
-def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, monkeypatch):
+def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, causal, monkeypatch):
     # The mode is in IN_AUTOGRAD (its GPU tests passed): it runs the
     # head dim's pair (dkdv_bf16_d128.mlir and dq_bf16_d128.mlir, or the
-    # D = 64 pair for head dims up to 64), not the torch-ops backward, and
-    # the gradients are bitwise the same run to run.
+    # D = 64 pair for head dims up to 64; their derived _causal forms for
+    # is_causal), not the torch-ops backward, and the gradients are bitwise
+    # the same run to run.
     from test_gpu_flex import CACHE
 
     from tiledattn import backward, backward_kernels
@@ -223,7 +225,7 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, monkeyp
     monkeypatch.setattr(backward, "sdpa_backward", refuse)
     # The forward's kernel of head dim 32 (scripts/flex_cache.py)
     monkeypatch.setenv("TILEDATTN_CACHE_DIR", str(CACHE))
-    pair = backward_kernels.DETERMINISTIC_PROGRAMS[backward_kernels.tile_head_dim(d)]
+    pair = backward_kernels.DETERMINISTIC_PROGRAMS[backward_kernels.tile_head_dim(d), causal]
     assert (pair[0], torch.bfloat16, d) in backward_kernels.IN_AUTOGRAD
     torch.manual_seed(7)
     q = torch.randn(2, 8, 700, d, device="cuda", dtype=torch.bfloat16)
@@ -231,7 +233,7 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, monkeyp
     grad_out = torch.randn(2, 8, 700, d, device="cuda")
 
     def ours(q, k, v):
-        return tiledattn.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return tiledattn.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
     before = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
@@ -241,7 +243,7 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, monkeyp
         torch.use_deterministic_algorithms(before)
     assert all(torch.equal(a, b) for a, b in zip(first, second))
     want = _grads(
-        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True),
         *(t.double() for t in (q, k, v)),
         grad_out,
     )

@@ -162,15 +162,25 @@ def test_causal_row_form_gradients_match_float64(shape, d):
 
 @pytest.mark.parametrize(
     "shape",
-    [(1, 1, 1), (2, 3, 100), (1, 2, 300), (1, 4, 2, 300, 300), (1, 2, 2, 100, 1000)],
+    [
+        (1, 1, 1),
+        (2, 3, 100),
+        (1, 2, 300),
+        (1, 1, 1000),
+        (1, 4, 2, 300, 300),
+        (1, 2, 2, 100, 1000),
+        (1, 6, 3, 1000, 77),
+    ],
     ids=str,
 )
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [128, 64])
-def test_deterministic_programs_match_float64_and_themselves(shape, d):
-    # dkdv_bf16_d<d>.mlir then dq_bf16_d<d>.mlir: against float64 with
-    # FlashAttention's criterion, and bitwise the same on a second run.
-    got = _check_against_float64(shape, False, deterministic=True, d=d)
-    again = _check_against_float64(shape, False, deterministic=True, d=d)
+def test_deterministic_programs_match_float64_and_themselves(shape, d, causal):
+    # dkdv_bf16_d<d>.mlir then dq_bf16_d<d>.mlir (or their derived _causal
+    # forms): against float64 with FlashAttention's criterion, and bitwise
+    # the same on a second run.
+    got = _check_against_float64(shape, causal, deterministic=True, d=d)
+    again = _check_against_float64(shape, causal, deterministic=True, d=d)
     assert all(torch.equal(a, b) for a, b in zip(got, again))
 
 
@@ -185,8 +195,18 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d):
         dict(causal=False, d=64),
         dict(causal=True, d=64),
         dict(causal=False, deterministic=True),
+        dict(causal=True, deterministic=True),
+        dict(causal=True, d=64, deterministic=True),
     ],
-    ids=["rows", "causal", "d64", "d64-causal", "deterministic"],
+    ids=[
+        "rows",
+        "causal",
+        "d64",
+        "d64-causal",
+        "deterministic",
+        "deterministic-causal",
+        "d64-deterministic-causal",
+    ],
 )
 def test_float16_forms_match_float64(shape, form):
     _check_against_float64(shape, dtype=torch.float16, **form)
@@ -211,6 +231,8 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=False, d=32, deterministic=True),
         dict(causal=True, d=48),
         dict(causal=True, d=16, dtype=torch.float16),
+        dict(causal=True, d=96, deterministic=True),
+        dict(causal=True, d=48, deterministic=True),
     ],
     ids=[
         "d96",
@@ -225,6 +247,8 @@ def test_float16_forms_match_float64(shape, form):
         "d32-deterministic",
         "d48-causal",
         "d16-causal-fp16",
+        "d96-deterministic-causal",
+        "d48-deterministic-causal",
     ],
 )
 def test_smaller_head_dims_match_float64(shape, form):
@@ -237,10 +261,11 @@ def test_smaller_head_dims_match_float64(shape, form):
         dict(causal=False),
         dict(causal=True),
         dict(causal=False, deterministic=True),
+        dict(causal=True, deterministic=True),
         dict(causal=False, d=64),
         dict(causal=True, d=64),
     ],
-    ids=["rows", "causal", "deterministic", "d64", "d64-causal"],
+    ids=["rows", "causal", "deterministic", "deterministic-causal", "d64", "d64-causal"],
 )
 def test_back_to_back_launches_at_the_speed_shape(form):
     # Thirty backwards in a row at the speed script's shape (B x S = 16k,

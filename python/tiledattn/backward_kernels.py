@@ -9,9 +9,9 @@ bf16; derivation names the passes that give the float16 form, the same
 program with its element type changed), head dim 128 (and 64,
 main_bf16_d64_rows.mlir; and every other multiple of 16 up to 128, on those
 programs' tiles, the derivation changing their operands' head dim), no
-mask, causal (torch's top-left: main_bf16_d128_rows_causal.mlir and
-main_bf16_d64_rows_causal.mlir, forms the derivation makes of the row
-programs, CAUSAL_FORMS) or not; the row forms also GQA / MQA (dK
+mask, causal (torch's top-left: main_bf16_d128_rows_causal.mlir,
+main_bf16_d64_rows_causal.mlir and the deterministic pairs' _causal forms,
+which the derivation makes of the programs, CAUSAL_FORMS) or not; the row forms also GQA / MQA (dK
 and dV summed over a group's query heads) and q and k of different
 lengths, the one-consumer program one length and one number of heads and
 no causal. Anything else raises UnsupportedInputError naming what it got.
@@ -45,9 +45,18 @@ _DQ_LAYOUTS = ("halves", "blocks", "rows")
 # derives each from its row program, which says where the mask goes
 # (tiledattn.mask, the identity there; tiledattn.first_query_block, where
 # its loops start). Form name -> the program's file.
+# The deterministic dQ program says where its loops end instead
+# (tiledattn.key_block_end).
 CAUSAL_FORMS = {
-    "main_bf16_d128_rows_causal.mlir": "main_bf16_d128_rows.mlir",
-    "main_bf16_d64_rows_causal.mlir": "main_bf16_d64_rows.mlir",
+    f"{name}_causal.mlir": f"{name}.mlir"
+    for name in (
+        "main_bf16_d128_rows",
+        "main_bf16_d64_rows",
+        "dkdv_bf16_d128",
+        "dq_bf16_d128",
+        "dkdv_bf16_d64",
+        "dq_bf16_d64",
+    )
 }
 # The element types the programs take, by the name their text uses.
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
@@ -81,14 +90,18 @@ MAIN_PROGRAMS = {
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
 # The deterministic mode's programs (attention_backward(deterministic=True)),
-# by the head dim of their tiles: dK and dV, then dQ in registers.
+# by the head dim of their tiles and causality: dK and dV, then dQ in
+# registers (the causal pairs derived, CAUSAL_FORMS).
 DETERMINISTIC_PROGRAMS = {
-    128: ("dkdv_bf16_d128.mlir", "dq_bf16_d128.mlir"),
-    64: ("dkdv_bf16_d64.mlir", "dq_bf16_d64.mlir"),
+    (d, causal): tuple(
+        f"{name}_bf16_d{d}{'_causal' if causal else ''}.mlir" for name in ("dkdv", "dq")
+    )
+    for d in (128, 64)
+    for causal in (False, True)
 }
 # The D = 128 pair's first program, which stands for the mode at head dims
 # 80-128 (IN_AUTOGRAD; the D = 64 pair's for 16-64).
-DETERMINISTIC = DETERMINISTIC_PROGRAMS[128][0]
+DETERMINISTIC = DETERMINISTIC_PROGRAMS[128, False][0]
 # The program a call runs unless one is named: by (head dim, causal).
 # $TILEDATTN_BACKWARD_MAIN names another for the calls it fits.
 _DEFAULTS = {
@@ -292,13 +305,11 @@ def covers(q, k, v, causal, main_program=None, deterministic=False) -> bool:
     if not all(t.dim() == 4 for t in (q, k, v)):
         return False
     head_dim = q.shape[-1]
-    if deterministic and causal:  # the mode's programs are not causal
-        return False
     name = _main_program(main_program, causal, head_dim)
     if name is None:
         return False
     program = MAIN_PROGRAMS[name]
-    runs = DETERMINISTIC_PROGRAMS[program.head_dim] if deterministic else (name,)
+    runs = DETERMINISTIC_PROGRAMS[program.head_dim, causal] if deterministic else (name,)
     if main_program is None and (runs[0], q.dtype, head_dim) not in IN_AUTOGRAD:
         return False
     fits = (
@@ -334,6 +345,7 @@ def attention_backward(
     main_bundle=None,
     dq_layout=None,
     deterministic=False,
+    deterministic_bundles=None,
 ):
     """dq, dk, dv (q's dtype: bfloat16 or float16) of softmax(scale q k^T) v, from the forward's
     output and log-sum-exp (natural log, float32) and the output's gradient
@@ -350,8 +362,9 @@ def attention_backward(
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics). `deterministic`: gradients bitwise the
-    same run to run, from DETERMINISTIC_PROGRAMS (no atomics; not
-    causal)."""
+    same run to run, from DETERMINISTIC_PROGRAMS (no atomics);
+    `deterministic_bundles`: their (dK and dV, dQ) bundle directories to run
+    instead (an A/B candidate)."""
     program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
     if program is None:
         raise UnsupportedInputError(
@@ -365,13 +378,6 @@ def attention_backward(
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out, program)
-    # The deterministic programs' form, whichever main program the call has.
-    if deterministic and MAIN_PROGRAMS[program].causal:
-        raise UnsupportedInputError(
-            f"{_OP}: expected non-causal attention for deterministic=True (the deterministic "
-            f"programs are not causal) but the call's program is {program}",
-            "deterministic",
-        )
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
@@ -389,7 +395,9 @@ def attention_backward(
     if grad_lse is not None:  # d lse / d s = P: dS = P (dP - D + dlse)
         delta -= grad_lse.float()
     if deterministic:
-        return _deterministic(q, k, v, grad_out, lse, delta, scale, cache, d)
+        pair = DETERMINISTIC_PROGRAMS[d, MAIN_PROGRAMS[program].causal]
+        bundles = deterministic_bundles or [_kernel(cache, p, q.dtype, head).path for p in pair]
+        return _deterministic(q, k, v, grad_out, lse, delta, scale, d, bundles)
     batch, heads, length, _ = q.shape
     blocks = -(-length // 64)
     dq_shape = {
@@ -423,17 +431,18 @@ def _head_columns(grad, head):
     )
 
 
-def _deterministic(q, k, v, grad_out, lse, delta, scale, cache, d):
+def _deterministic(q, k, v, grad_out, lse, delta, scale, d, bundles):
     """dK and dV, each written once by the block that owns its keys, then dQ
-    accumulated in registers over the key tiles in order: no atomics. The
-    gradients are d columns wide (the tiles'), q's head dim kept."""
+    accumulated in registers over the key tiles in order: no atomics;
+    `bundles`: the two programs' (DETERMINISTIC_PROGRAMS). The gradients are
+    d columns wide (the tiles'), q's head dim kept."""
     head = q.shape[-1]
-    dkdv, dq_program = (_kernel(cache, name, q.dtype, head) for name in DETERMINISTIC_PROGRAMS[d])
+    dkdv, dq_program = (str(b) for b in bundles)
     run = torch.ops.tiledattn.run_bundle
     dq = torch.empty(*q.shape[:-1], d, dtype=q.dtype, device=q.device)
     dk, dv = (torch.empty(*k.shape[:-1], d, dtype=k.dtype, device=k.device) for _ in "kv")
-    run(q, k, v, grad_out, lse, float(scale), str(dkdv.path), [delta, dk, dv])
-    run(q, k, v, grad_out, lse, float(scale), str(dq_program.path), [delta, dq])
+    run(q, k, v, grad_out, lse, float(scale), dkdv, [delta, dk, dv])
+    run(q, k, v, grad_out, lse, float(scale), dq_program, [delta, dq])
     return tuple(_head_columns(g, head) for g in (dq, dk, dv))
 
 

@@ -6,7 +6,7 @@
 // comes from dq_bf16_d64.mlir, in registers. Head dims 16-48 run on its
 // tiles as on the row form's (backward_kernels.derivation).
 //
-// Compiled, not yet run on a GPU (thirty-seventh session).
+// Causal: its derived form (mask=causal), as the D = 128 program's.
 //
 // Captures: delta = D, grad_k and grad_v ([B, Hkv, Sk, 64] bf16).
 !head = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
@@ -46,12 +46,14 @@ func.func @bwd_dkdv_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head,
     %hq = memref.dim %q, %c1 : !head
     %hkv = memref.dim %k, %c1 : !head
     %group = arith.divui %hq, %hkv : index
-    %steps = arith.muli %group, %qb : index
     %b = memref.dim %q, %c0 : !head
     scf.if %first {
       %n = tiledattn.for_each_tile %kb, %hkv, %b iter_args(%c0 : index) -> index {
-      ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
+      ^bb0(%bx: index, %by: index, %bz: index, %done: index, %base: index):
         %key = arith.muli %bx, %c128 : index
+        %from = tiledattn.first_query_block %bx of %qb rows(64) keys(128)
+        %blocks = arith.subi %qb, %from : index
+        %tile_steps = arith.muli %group, %blocks : index
         tiledattn.ring.put %kr[%done] : !kring {
         ^bb0(%slot: !kslot):
           tiledattn.tma_load %k[%bz, %by, %key] into %slot : !head, !kslot
@@ -60,14 +62,12 @@ func.func @bwd_dkdv_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head,
         ^bb0(%slot: !kslot):
           tiledattn.tma_load %v[%bz, %by, %key] into %slot : !head, !kslot
         }
-        // Every query block of every query head of the group, head-major.
-        %base = arith.muli %done, %steps : index
+        // The query blocks the tile meets, of each query head of the group
+        // in turn (block %i of head %hd, carried).
         %head0 = arith.muli %by, %group : index
-        scf.for %j = %c0 to %steps step %c1 {
+        %walked:2 = scf.for %j = %c0 to %tile_steps step %c1
+            iter_args(%i = %from, %hd = %head0) -> (index, index) {
           %pos = arith.addi %base, %j : index
-          %g = arith.divui %j, %qb : index
-          %i = arith.remui %j, %qb : index
-          %hd = arith.addi %head0, %g : index
           %row = arith.muli %i, %c64 : index
           tiledattn.ring.put %qr[%pos] : !ring {
           ^bb0(%slot: !slot):
@@ -77,8 +77,15 @@ func.func @bwd_dkdv_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head,
           ^bb0(%slot: !slot):
             tiledattn.tma_load %do[%bz, %hd, %row] into %slot : !head, !slot
           }
+          %i1 = arith.addi %i, %c1 : index
+          %wrap = arith.cmpi eq, %i1, %qb : index
+          %inext = arith.select %wrap, %from, %i1 : index
+          %hd1 = arith.addi %hd, %c1 : index
+          %hdnext = arith.select %wrap, %hd1, %hd : index
+          scf.yield %inext, %hdnext : index, index
         }
-        tiledattn.yield %kv : index
+        %next = arith.addi %base, %tile_steps : index
+        tiledattn.yield %next : index
       }
     }
   } consumers(2) regs(240) {
@@ -91,26 +98,32 @@ func.func @bwd_dkdv_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head,
     %hq = memref.dim %q, %c1 : !head
     %hkv = memref.dim %k, %c1 : !head
     %group = arith.divui %hq, %hkv : index
-    %steps = arith.muli %group, %qb : index
     %b = memref.dim %q, %c0 : !head
     %crow = arith.muli %c, %c64 : index
     %n = tiledattn.for_each_tile %kb, %hkv, %b iter_args(%c0 : index) -> index {
-    ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
+    ^bb0(%bx: index, %by: index, %bz: index, %done: index, %base: index):
       %ks, %kt = tiledattn.ring.get %kr[%done] : !kring
       %vs, %vt = tiledattn.ring.get %vr[%done] : !kring
-      %base = arith.muli %done, %steps : index
+      %from = tiledattn.first_query_block %bx of %qb rows(64) keys(128)
+      %blocks = arith.subi %qb, %from : index
+      %tile_steps = arith.muli %group, %blocks : index
+      %key0 = arith.muli %bx, %c128 : index
+      %key = arith.addi %key0, %crow : index
       %head0 = arith.muli %by, %group : index
-      // The query blocks of the group's heads in turn: block %i of head
-      // %hd, carried (no division in the loop).
-      %grads:4 = scf.for %j = %c0 to %steps step %c1
-          iter_args(%dv = %zero, %dk = %zero, %i = %c0, %hd = %head0) -> (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>, index, index) {
+      // The query blocks the tile meets, of the group's heads in turn:
+      // block %i of head %hd, carried (no division in the loop).
+      %grads:4 = scf.for %j = %c0 to %tile_steps step %c1
+          iter_args(%dv = %zero, %dk = %zero, %i = %from, %hd = %head0) -> (!tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>, index, index) {
         %pos = arith.addi %base, %j : index
         %row = arith.muli %i, %c64 : index
         %qs, %qt = tiledattn.ring.get %qr[%pos] : !ring
         %ds, %dt = tiledattn.ring.get %dor[%pos] : !ring
         %sf = tiledattn.mma_async %qs[%c0] uniform_a, %ks[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
         %dpf = tiledattn.mma_async %ds[%c0] uniform_a, %vs[%crow] b_rows(64) transpose_b : !slot, !kslot -> !tiledattn.future<64x64xf32>
-        %st = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        %sraw = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        // Where the mask goes, as in the row form: none here (the
+        // identity); mask=causal sets keys after the query to -inf.
+        %st = tiledattn.mask %sraw, %row, %key : !tiledattn.tile<64x64xf32>
         %p = tiledattn.exp_from_lse %st, %lse[%bz, %hd, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
         tiledattn.stage %p into %pbuf[%crow] : !tiledattn.tile<64x64xf32>, !half
         %dvf = tiledattn.mma_async %pbuf[%crow] transpose_a uniform_a, %ds acc(%dv) : !half, !slot -> !tiledattn.future<64x64xf32>
@@ -124,18 +137,17 @@ func.func @bwd_dkdv_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head,
         tiledattn.ring.release %dor, %dt : !ring
         %i1 = arith.addi %i, %c1 : index
         %wrap = arith.cmpi eq, %i1, %qb : index
-        %inext = arith.select %wrap, %c0, %i1 : index
+        %inext = arith.select %wrap, %from, %i1 : index
         %hd1 = arith.addi %hd, %c1 : index
         %hdnext = arith.select %wrap, %hd1, %hd : index
         scf.yield %dv2, %dk2, %inext, %hdnext : !tiledattn.tile<64x64xf32>, !tiledattn.tile<64x64xf32>, index, index
       }
       tiledattn.ring.release %kr, %kt : !kring
       tiledattn.ring.release %vr, %vt : !kring
-      %key0 = arith.muli %bx, %c128 : index
-      %key = arith.addi %key0, %crow : index
       tiledattn.store_tile %grads#1 into %grad_k[%bz, %by, %key] : !tiledattn.tile<64x64xf32>, !grad
       tiledattn.store_tile %grads#0 into %grad_v[%bz, %by, %key] : !tiledattn.tile<64x64xf32>, !grad
-      tiledattn.yield %kv : index
+      %next = arith.addi %base, %tile_steps : index
+      tiledattn.yield %next : index
     }
   }
   return

@@ -1,5 +1,5 @@
 // The backward's dQ for the deterministic mode (issue 23), bf16, head dim
-// 128, not causal: per 128-query tile, dQ accumulated in registers over the
+// 128: per 128-query tile, dQ accumulated in registers over the
 // key tiles in order, so no atomics and no order that changes run to run.
 // With dkdv_bf16_d128.mlir (dK and dV, written once by the block
 // that owns their keys) and the preprocess (D), every gradient is bitwise
@@ -16,7 +16,10 @@
 // and at the tile's end writes dQ_c once, as bf16 (store_tile). Three of
 // the main loop's five mmas again, for no atomics: the cost of the mode.
 //
-// Compiled, not yet run on a GPU (thirty-fifth session).
+// Causal (torch's top-left) is its derived form
+// (tiledattn-derive-program{mask=causal}): each tile's walk ends after the
+// key block of its last query (tiledattn.key_block_end) and S is masked
+// (tiledattn.mask, the identity here).
 //
 // It takes tiledattn.sdpa's operands: q = Q, k = K, v = V, o = dO, lse =
 // the forward's lse; then the captures (contiguous): delta = D, grad_q
@@ -58,6 +61,7 @@ func.func @bwd_dq_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !
       ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
         %row = arith.muli %bx, %c128 : index
         %hk = arith.divui %by, %group : index
+        %end = tiledattn.key_block_end %bx of %kb rows(128) keys(64)
         tiledattn.ring.put %qr[%done] : !qring {
         ^bb0(%slot: !qslot):
           tiledattn.tma_load %q[%bz, %by, %row] into %slot : !head, !qslot
@@ -66,7 +70,7 @@ func.func @bwd_dq_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !
         ^bb0(%slot: !qslot):
           tiledattn.tma_load %do[%bz, %by, %row] into %slot : !head, !qslot
         }
-        scf.for %j = %c0 to %kb step %c1 {
+        scf.for %j = %c0 to %end step %c1 {
           %pos = arith.addi %kv, %j : index
           %key = arith.muli %j, %c64 : index
           tiledattn.ring.put %kr[%pos] : !kvring {
@@ -78,7 +82,7 @@ func.func @bwd_dq_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !
             tiledattn.tma_load %v[%bz, %hk, %key] into %slot : !head, !kvslot
           }
         }
-        %next = arith.addi %kv, %kb : index
+        %next = arith.addi %kv, %end : index
         tiledattn.yield %next : index
       }
     }
@@ -98,13 +102,19 @@ func.func @bwd_dq_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !
       %ds, %dt = tiledattn.ring.get %dor[%done] : !qring
       %row0 = arith.muli %bx, %c128 : index
       %row = arith.addi %row0, %crow : index
-      %dq = scf.for %j = %c0 to %kb step %c1 iter_args(%acc = %zero) -> (!acc) {
+      %end = tiledattn.key_block_end %bx of %kb rows(128) keys(64)
+      %dq = scf.for %j = %c0 to %end step %c1 iter_args(%acc = %zero) -> (!acc) {
         %pos = arith.addi %kv, %j : index
         %ks, %kt = tiledattn.ring.get %kr[%pos] : !kvring
         %vs, %vt = tiledattn.ring.get %vr[%pos] : !kvring
         %sf = tiledattn.mma_async %qs[%crow] uniform_a, %ks transpose_b : !qslot, !kvslot -> !tiledattn.future<64x64xf32>
         %dpf = tiledattn.mma_async %ds[%crow] uniform_a, %vs transpose_b : !qslot, !kvslot -> !tiledattn.future<64x64xf32>
-        %st = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        %sraw = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        // Where the mask goes: none here (the identity); mask=causal sets
+        // keys after the query to -inf (P = 0), and key_block_end stops
+        // the walk after the tile's last query's key.
+        %key = arith.muli %j, %c64 : index
+        %st = tiledattn.mask %sraw, %row, %key : !tiledattn.tile<64x64xf32>
         %p = tiledattn.exp_from_lse %st, %lse[%bz, %by, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
         %dpt = tiledattn.wait %dpf : !tiledattn.future<64x64xf32>
         %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %by, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
@@ -118,7 +128,7 @@ func.func @bwd_dq_bf16_d128(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !
       tiledattn.ring.release %qr, %qt : !qring
       tiledattn.ring.release %dor, %dt : !qring
       tiledattn.store_tile %dq into %grad_q[%bz, %by, %row] : !acc, !grad
-      %next = arith.addi %kv, %kb : index
+      %next = arith.addi %kv, %end : index
       tiledattn.yield %next : index
     }
   }

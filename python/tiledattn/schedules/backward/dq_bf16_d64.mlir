@@ -3,7 +3,7 @@
 // Q and dO slots of 128 x 64, K_j and V_j of 64 x 64, dQ_c a 64 x 64
 // accumulator in registers over the key tiles in order, written once.
 //
-// Compiled, not yet run on a GPU (thirty-seventh session).
+// Causal: its derived form (mask=causal), as the D = 128 program's.
 //
 // Captures: delta = D, grad_q ([B, Hq, Sq, 64] bf16). The grid covers
 // 128-query tiles of q.
@@ -44,6 +44,7 @@ func.func @bwd_dq_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !r
       ^bb0(%bx: index, %by: index, %bz: index, %done: index, %kv: index):
         %row = arith.muli %bx, %c128 : index
         %hk = arith.divui %by, %group : index
+        %end = tiledattn.key_block_end %bx of %kb rows(128) keys(64)
         tiledattn.ring.put %qr[%done] : !qring {
         ^bb0(%slot: !qslot):
           tiledattn.tma_load %q[%bz, %by, %row] into %slot : !head, !qslot
@@ -52,7 +53,7 @@ func.func @bwd_dq_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !r
         ^bb0(%slot: !qslot):
           tiledattn.tma_load %do[%bz, %by, %row] into %slot : !head, !qslot
         }
-        scf.for %j = %c0 to %kb step %c1 {
+        scf.for %j = %c0 to %end step %c1 {
           %pos = arith.addi %kv, %j : index
           %key = arith.muli %j, %c64 : index
           tiledattn.ring.put %kr[%pos] : !kvring {
@@ -64,7 +65,7 @@ func.func @bwd_dq_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !r
             tiledattn.tma_load %v[%bz, %hk, %key] into %slot : !head, !kvslot
           }
         }
-        %next = arith.addi %kv, %kb : index
+        %next = arith.addi %kv, %end : index
         tiledattn.yield %next : index
       }
     }
@@ -84,13 +85,19 @@ func.func @bwd_dq_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !r
       %ds, %dt = tiledattn.ring.get %dor[%done] : !qring
       %row0 = arith.muli %bx, %c128 : index
       %row = arith.addi %row0, %crow : index
-      %dq = scf.for %j = %c0 to %kb step %c1 iter_args(%acc = %zero) -> (!acc) {
+      %end = tiledattn.key_block_end %bx of %kb rows(128) keys(64)
+      %dq = scf.for %j = %c0 to %end step %c1 iter_args(%acc = %zero) -> (!acc) {
         %pos = arith.addi %kv, %j : index
         %ks, %kt = tiledattn.ring.get %kr[%pos] : !kvring
         %vs, %vt = tiledattn.ring.get %vr[%pos] : !kvring
         %sf = tiledattn.mma_async %qs[%crow] uniform_a, %ks transpose_b : !qslot, !kvslot -> !tiledattn.future<64x64xf32>
         %dpf = tiledattn.mma_async %ds[%crow] uniform_a, %vs transpose_b : !qslot, !kvslot -> !tiledattn.future<64x64xf32>
-        %st = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        %sraw = tiledattn.wait %sf : !tiledattn.future<64x64xf32>
+        // Where the mask goes: none here (the identity); mask=causal sets
+        // keys after the query to -inf (P = 0), and key_block_end stops
+        // the walk after the tile's last query's key.
+        %key = arith.muli %j, %c64 : index
+        %st = tiledattn.mask %sraw, %row, %key : !tiledattn.tile<64x64xf32>
         %p = tiledattn.exp_from_lse %st, %lse[%bz, %by, %row] per_row, %scale : !tiledattn.tile<64x64xf32>, !rows
         %dpt = tiledattn.wait %dpf : !tiledattn.future<64x64xf32>
         %dst = tiledattn.softmax_grad %p, %dpt, %delta[%bz, %by, %row] per_row scale(%scale) : !tiledattn.tile<64x64xf32>, !captured_rows
@@ -104,7 +111,7 @@ func.func @bwd_dq_bf16_d64(%q: !head, %k: !head, %v: !head, %do: !head, %lse: !r
       tiledattn.ring.release %qr, %qt : !qring
       tiledattn.ring.release %dor, %dt : !qring
       tiledattn.store_tile %dq into %grad_q[%bz, %by, %row] : !acc, !grad
-      %next = arith.addi %kv, %kb : index
+      %next = arith.addi %kv, %end : index
       tiledattn.yield %next : index
     }
   }
