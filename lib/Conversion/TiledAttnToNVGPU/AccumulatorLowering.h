@@ -221,13 +221,23 @@ private:
     return {matrix, rowInMatrix, rowStart};
   }
   /// The lane's !llvm.ptr<3> for the chunk pair (i, i + 1); 64-column atoms
-  /// `atomBytes` apart.
-  Value matrixX4Pointer(const MatrixX4Rows &m, int64_t i, int64_t atomBytes) {
+  /// `atomBytes` apart. With `firstChunk` (an index value, even: a column
+  /// offset of a multiple of 16, over 8) the pair is (i, i + 1) from there.
+  Value matrixX4Pointer(const MatrixX4Rows &m, int64_t i, int64_t atomBytes,
+                        Value firstChunk = Value()) {
     // 16-byte chunk c of a row sits at chunk c ^ (row % 8); the first row
-    // is a multiple of 8, so row % 8 is the lane's row in its matrix.
+    // is a multiple of 8, so row % 8 is the lane's row in its matrix. The
+    // pair starts on an even chunk, so both chunks are in one atom.
+    Value inAtom = idx(i % 8), atomOffset = idx((i / 8) * atomBytes);
+    if (firstChunk) {
+      Value pair = add(firstChunk, idx(i));
+      inAtom = remIdx(pair, 8);
+      atomOffset =
+          arith::MulIOp::create(b, loc, divIdx(pair, 8), idx(atomBytes));
+    }
     Value chunk = arith::XOrIOp::create(
-        b, loc, add(divIdx(m.matrix, 2), idx(i % 8)), m.rowInMatrix);
-    Value offset = add(add(m.rowStart, idx((i / 8) * atomBytes)),
+        b, loc, add(divIdx(m.matrix, 2), inAtom), m.rowInMatrix);
+    Value offset = add(add(m.rowStart, atomOffset),
                        arith::MulIOp::create(b, loc, chunk, idx(16)));
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
@@ -241,22 +251,25 @@ private:
   /// register order is stmatrix's fragment order), addressed as
   /// matrixX4Rows says. `each` (if given) maps register j's value first.
   /// A packed tile's words (i32, registers 2k and 2k + 1 of the f32 one)
-  /// go to stmatrix as they are.
+  /// go to stmatrix as they are. `firstCol` (if given; a multiple of 16):
+  /// the stage's column the first register's goes to.
   void storeMatrices(const AccumulatorPlace &p, ArrayRef<Value> acc,
                      TypedValue<SmemType> stage, Value address, Value firstRow,
                      int64_t cols,
-                     function_ref<Value(size_t, Value)> each = nullptr) {
+                     function_ref<Value(size_t, Value)> each = nullptr,
+                     Value firstCol = Value()) {
     Type elementType = stage.getType().getElementType();
     int64_t atomBytes = stage.getType().getRows() * 128;
     MatrixX4Rows m = matrixX4Rows(p, address, firstRow);
     MLIRContext *ctx = b.getContext();
     bool packed = !acc.empty() && acc.front().getType().isInteger(32);
+    Value firstChunk = firstCol ? divIdx(firstCol, 8) : Value();
     for (int64_t i = 0; i < cols / 8; i += 2) {
       SmallVector<Value> values;
       if (!packed)
         for (int64_t j = 4 * i; j < 4 * i + 8; ++j)
           values.push_back(each ? each(j, acc[j]) : acc[j]);
-      Value pointer = matrixX4Pointer(m, i, atomBytes);
+      Value pointer = matrixX4Pointer(m, i, atomBytes, firstChunk);
       NVVM::StMatrixOp::create(
           b, loc, pointer,
           packed ? Regs(acc.begin() + 2 * i, acc.begin() + 2 * i + 4)

@@ -301,7 +301,7 @@ LogicalResult AccumulatorLowering::lowerStage(StageOp op) {
   Value address = operands->second;
   AccumulatorPlace p = place();
   storeMatrices(p, acc, op.getStage(), address, op.getStageRow(),
-                op.getAcc().getType().getNumCols());
+                op.getAcc().getType().getNumCols(), nullptr, op.getStageCol());
   fenceProxyAsyncShared(b, loc);
   syncWarpgroup(b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   return success();

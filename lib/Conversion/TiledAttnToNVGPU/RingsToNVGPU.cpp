@@ -93,7 +93,7 @@ public:
     SmallVector<Operation *> ops;
     kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<RingPutOp, RingGetOp, RingReleaseOp, RingSkipOp, RingTagOp,
-              TmaStoreOp, TmaStoreWaitOp>(op))
+              TmaStoreOp, TmaStoreWaitOp, ColumnsOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -108,7 +108,8 @@ public:
               .Case([&](RingSkipOp skip) { return lowerSkip(skip); })
               .Case([&](RingTagOp tag) { return lowerTag(tag); })
               .Case([&](TmaStoreOp store) { return lowerStoreCopy(store); })
-              .Case([&](TmaStoreWaitOp wait) { return lowerStoreWait(wait); });
+              .Case([&](TmaStoreWaitOp wait) { return lowerStoreWait(wait); })
+              .Case([&](ColumnsOp view) { return lowerColumns(view); });
       if (failed(result))
         return failure();
     }
@@ -605,6 +606,23 @@ private:
       }
       NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     });
+    return success();
+  }
+
+  /// A view of a tile's columns: the tile's address, `col / 64` atoms of
+  /// its rows on (the tile's, a slot or alloc tile, lowered before it in
+  /// program order).
+  LogicalResult lowerColumns(ColumnsOp view) {
+    Value offset = tileOffsets.lookup(view.getTile());
+    if (!offset)
+      return view.emitOpError(
+          "expected the tile to be a ring slot taken by tiledattn.ring.get "
+          "or a tiledattn.alloc tile");
+    int64_t atomBytes = view.getTile().getType().getRows() * 128;
+    Value atoms = arith::DivUIOp::create(b, loc, view.getCol(), idx(64));
+    view.getView().replaceAllUsesWith(tileAddress(
+        view.getView().getType(), add(offset, mul(atoms, atomBytes))));
+    dead.push_back(view);
     return success();
   }
 

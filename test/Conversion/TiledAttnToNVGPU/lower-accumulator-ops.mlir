@@ -987,5 +987,30 @@ module attributes {gpu.container_module} {
       tiledattn.stage %at into %st[%srow] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
       gpu.return
     }
+
+    // stage at a column (a consumer's 32 of a tile's 64 keys): the chunk
+    // pairs counted from stage_col / 8, each pair's atom and chunk in it
+    // computed from there (pair p: chunk (first + p) % 8 of atom (first +
+    // p) / 8, swizzled by the row as before).
+    // CHECK-LABEL: gpu.func @stage_at_a_column
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[BUF:.*]]: index, %[[SROW:.*]]: index, %[[SCOL:.*]]: index)
+    // CHECK: %[[FIRST:.*]] = arith.divui %[[SCOL]], %c8
+    // CHECK: %[[P0:.*]] = arith.addi %[[FIRST]], %c0
+    // CHECK: %[[IN0:.*]] = arith.remui %[[P0]], %c8
+    // CHECK: %[[AT0:.*]] = arith.divui %[[P0]], %c8
+    // CHECK: arith.muli %[[AT0]], %c8192
+    // CHECK: arith.addi %{{.*}}, %[[IN0]]
+    // CHECK: nvvm.stmatrix
+    // CHECK: %[[P1:.*]] = arith.addi %[[FIRST]], %c2
+    // CHECK: arith.remui %[[P1]], %c8
+    // CHECK: nvvm.stmatrix
+    // CHECK-NOT: nvvm.stmatrix
+    // CHECK: gpu.return
+    gpu.func @stage_at_a_column(%a: !acc16, %buf: index, %srow: index, %scol: index) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc16 to !tiledattn.tile<64x32xf32>
+      %st = builtin.unrealized_conversion_cast %buf : index to !tiledattn.smem<64x64xbf16>
+      tiledattn.stage %at into %st[%srow, %scol] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
+      gpu.return
+    }
   }
 }

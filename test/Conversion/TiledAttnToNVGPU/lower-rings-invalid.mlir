@@ -90,3 +90,17 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @columns_of_elsewhere(%i: index, %s: !tiledattn.smem<64x256xbf16>) kernel {
+      %a = tiledattn.alloc : !tiledattn.smem<64x64xbf16>
+      // expected-error @+1 {{expected the tile to be a ring slot taken by tiledattn.ring.get or a tiledattn.alloc tile}}
+      %v = tiledattn.columns %s[%i] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+      "test.use"(%v) : (!tiledattn.smem<64x128xbf16>) -> ()
+      gpu.return
+    }
+  }
+}

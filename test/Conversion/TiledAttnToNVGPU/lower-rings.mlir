@@ -1,4 +1,4 @@
-// RUN: tiledattn-opt %s -split-input-file --tiledattn-lower-rings --canonicalize --cse | FileCheck %s
+// RUN: tiledattn-opt %s -split-input-file -allow-unregistered-dialect --tiledattn-lower-rings --canonicalize --cse | FileCheck %s
 
 // tiledattn-lower-rings on a producer/consumer kernel: thread 0 puts K and V
 // blocks into two rings of 2 slots, the other threads get and release them.
@@ -420,6 +420,35 @@ module attributes {gpu.container_module} {
       }
       %s, %t = tiledattn.ring.get %r[%j] : !ring
       tiledattn.ring.release %r, %t : !ring
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// tiledattn.columns: a view of a slot's columns from an atom on is the
+// slot's address plus col / 64 atoms of its rows (64 x 128 bytes each).
+// CHECK-LABEL: gpu.func @columns
+// CHECK-SAME: (%[[COL:.*]]: index) kernel
+// CHECK: %[[GAP:.*]] = arith.subi %c1024
+// CHECK: %[[PAD:.*]] = arith.remui %[[GAP]], %c1024
+// CHECK: %[[ATOMS:.*]] = arith.divui %[[COL]], %c64
+// CHECK: %[[BYTES:.*]] = arith.muli %[[ATOMS]], %c8192
+// CHECK: %[[OFF:.*]] = arith.addi %[[PAD]], %[[BYTES]]
+// CHECK: %[[ADDR:.*]] = arith.addi %{{.*}}, %[[OFF]]
+// CHECK: %[[VIEW:.*]] = builtin.unrealized_conversion_cast %[[ADDR]] : index to !tiledattn.smem<64x128xbf16>
+// CHECK: "test.use"(%[[VIEW]])
+// CHECK-NOT: tiledattn.columns
+module attributes {gpu.container_module} {
+  gpu.module @views {
+    gpu.func @columns(%col: index) kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %r = tiledattn.ring releases(8) : !tiledattn.ring<1, 64x256xbf16>
+      %s, %t = tiledattn.ring.get %r[%c0] : !tiledattn.ring<1, 64x256xbf16>
+      %v = tiledattn.columns %s[%col] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+      "test.use"(%v) : (!tiledattn.smem<64x128xbf16>) -> ()
+      tiledattn.ring.release %r, %t : !tiledattn.ring<1, 64x256xbf16>
       gpu.return
     }
   }

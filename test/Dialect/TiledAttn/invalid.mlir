@@ -1463,6 +1463,58 @@ func.func @stage_at_an_odd_row(%a: !tiledattn.tile<64x64xf32>, %buf: !tiledattn.
 
 // -----
 
+func.func @stage_at_an_odd_column(%a: !tiledattn.tile<64x32xf32>, %buf: !tiledattn.smem<64x64xbf16>, %i: index) {
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{'tiledattn.stage' op expected stage_col to be a multiple of 16 with the acc tile's 32 columns inside the stage's 64, but got 8}}
+  tiledattn.stage %a into %buf[%i, %c8] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @stage_past_the_last_column(%a: !tiledattn.tile<64x32xf32>, %buf: !tiledattn.smem<64x64xbf16>, %i: index) {
+  %c48 = arith.constant 48 : index
+  // expected-error @+1 {{'tiledattn.stage' op expected stage_col to be a multiple of 16 with the acc tile's 32 columns inside the stage's 64, but got 48}}
+  tiledattn.stage %a into %buf[%i, %c48] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @columns_of_other_rows(%t: !tiledattn.smem<64x256xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.columns' op expected a view of the tile's rows and element type, a multiple of 64 columns up to its 256, but got '!tiledattn.smem<128x128xbf16>' of '!tiledattn.smem<64x256xbf16>'}}
+  %v = tiledattn.columns %t[%i] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @columns_wider_than_the_tile(%t: !tiledattn.smem<64x256xbf16>, %i: index) {
+  // expected-error @+1 {{'tiledattn.columns' op expected a view of the tile's rows and element type, a multiple of 64 columns up to its 256, but got '!tiledattn.smem<64x320xbf16>' of '!tiledattn.smem<64x256xbf16>'}}
+  %v = tiledattn.columns %t[%i] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x320xbf16>
+  return
+}
+
+// -----
+
+func.func @columns_from_inside_an_atom(%t: !tiledattn.smem<64x256xbf16>) {
+  %c32 = arith.constant 32 : index
+  // expected-error @+1 {{'tiledattn.columns' op expected col to be a multiple of 64 (a 64-column atom) with the view's 128 columns inside the tile's 256, but got 32}}
+  %v = tiledattn.columns %t[%c32] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+  return
+}
+
+// -----
+
+func.func @columns_past_the_tile(%t: !tiledattn.smem<64x256xbf16>) {
+  %c192 = arith.constant 192 : index
+  // expected-error @+1 {{'tiledattn.columns' op expected col to be a multiple of 64 (a 64-column atom) with the view's 128 columns inside the tile's 256, but got 192}}
+  %v = tiledattn.columns %t[%c192] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+  return
+}
+
+// -----
+
 func.func @store_tile_of_rows(%a: !tiledattn.tile<64xf32>, %g: memref<?x?x?x?xbf16>, %i: index) {
   // expected-error @+1 {{'tiledattn.store_tile' op expected acc to be a warpgroup's f32 accumulator tile (64 x N, N a multiple of 8), but got '!tiledattn.tile<64xf32>'}}
   tiledattn.store_tile %a into %g[%i, %i, %i] : !tiledattn.tile<64xf32>, memref<?x?x?x?xbf16>

@@ -271,3 +271,13 @@ func.func @stage(%ds: !tiledattn.tile<64x64xf32>, %buf: !tiledattn.smem<64x64xbf
   tiledattn.stage %ds into %buf[%row] : !tiledattn.tile<64x64xf32>, !tiledattn.smem<64x64xbf16>
   return
 }
+
+// A consumer's columns of a staged tile, and a view of a slot's columns.
+// CHECK-LABEL: func.func @stage_at_a_column
+// CHECK: tiledattn.stage %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
+// CHECK: tiledattn.columns %{{.*}}[%{{.*}}] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+func.func @stage_at_a_column(%p: !tiledattn.tile<64x32xf32>, %buf: !tiledattn.smem<64x64xbf16>, %slot: !tiledattn.smem<64x256xbf16>, %row: index, %col: index) -> !tiledattn.smem<64x128xbf16> {
+  tiledattn.stage %p into %buf[%row, %col] : !tiledattn.tile<64x32xf32>, !tiledattn.smem<64x64xbf16>
+  %half = tiledattn.columns %slot[%col] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+  return %half : !tiledattn.smem<64x128xbf16>
+}

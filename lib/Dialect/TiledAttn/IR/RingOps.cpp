@@ -248,7 +248,36 @@ LogicalResult StageOp::verify() {
     return emitOpError("expected a stage of at least the acc tile's ")
            << acc.getNumRows() << " x " << acc.getNumCols() << ", but got "
            << stage;
-  return verifyStageRow(*this, getStageRow(), acc, stage);
+  if (failed(verifyStageRow(*this, getStageRow(), acc, stage)))
+    return failure();
+  APInt col;
+  if (getStageCol() && matchPattern(getStageCol(), m_ConstantInt(&col)) &&
+      (col.getZExtValue() % 16 ||
+       col.getZExtValue() + acc.getNumCols() > uint64_t(stage.getCols())))
+    return emitOpError("expected stage_col to be a multiple of 16 with the "
+                       "acc tile's ")
+           << acc.getNumCols() << " columns inside the stage's "
+           << stage.getCols() << ", but got " << col.getZExtValue();
+  return success();
+}
+
+LogicalResult ColumnsOp::verify() {
+  SmemType tile = getTile().getType(), view = getView().getType();
+  if (view.getRows() != tile.getRows() ||
+      view.getElementType() != tile.getElementType() || view.getCols() % 64 ||
+      view.getCols() > tile.getCols())
+    return emitOpError("expected a view of the tile's rows and element type, "
+                       "a multiple of 64 columns up to its ")
+           << tile.getCols() << ", but got " << view << " of " << tile;
+  APInt col;
+  if (matchPattern(getCol(), m_ConstantInt(&col)) &&
+      (col.getZExtValue() % 64 ||
+       col.getZExtValue() + view.getCols() > uint64_t(tile.getCols())))
+    return emitOpError("expected col to be a multiple of 64 (a 64-column "
+                       "atom) with the view's ")
+           << view.getCols() << " columns inside the tile's " << tile.getCols()
+           << ", but got " << col.getZExtValue();
+  return success();
 }
 
 LogicalResult RingPutOp::verify() {

@@ -497,8 +497,8 @@ def TiledAttn_StageOp : TiledAttn_Op<"stage", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     The `tiledattn.stage` operation writes a warpgroup's `64 x N` f32
     accumulator tile, converted to `stage`'s element type (f16 or bf16),
-    into rows `stage_row .. stage_row + 63` (and the first `N` columns) of
-    `stage`, in the layout every slot and `tiledattn.alloc` tile has (128-
+    into rows `stage_row .. stage_row + 63` and columns `stage_col .. stage_col
+    + N - 1` (default: the first `N`) of `stage`, in the layout every slot and `tiledattn.alloc` tile has (128-
     byte swizzle in 64-column atoms), so that a `tiledattn.mma_async` reads
     it as its `A` (also with `transpose_a`) or `B`. When it returns, the
     warpgroup's threads have all written their rows and the writes are
@@ -508,8 +508,10 @@ def TiledAttn_StageOp : TiledAttn_Op<"stage", [MemoryEffects<[MemWrite]>]> {
     The warpgroup must not stage into the rows again before the mmas that
     read them have been waited for. `stage` is a slot the warpgroup holds
     or a `tiledattn.alloc` tile; `stage_row` is a multiple of 8 (the
-    swizzle's period); `N` is a multiple of 16 (the stores go two 8-column
-    groups at a time). It runs in a consumer warpgroup of a
+    swizzle's period); `N` and `stage_col` are multiples of 16 (the stores
+    go two 8-column groups at a time). A consumer that holds some of a
+    tile's columns (the head dim 256 backward's `S` over 32 of 64 keys)
+    stages them at `stage_col`, beside the other consumer's. It runs in a consumer warpgroup of a
     `tiledattn.warp_specialize`, all of whose threads reach it.
 
     Example:
@@ -520,10 +522,41 @@ def TiledAttn_StageOp : TiledAttn_Op<"stage", [MemoryEffects<[MemWrite]>]> {
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_SmemType:$stage,
-                       Index:$stage_row);
+                       Index:$stage_row, Optional<Index>:$stage_col);
   let assemblyFormat = [{
-    $acc `into` $stage `[` $stage_row `]` attr-dict `:` qualified(type($acc))
-    `,` qualified(type($stage))
+    $acc `into` $stage `[` $stage_row (`,` $stage_col^)? `]` attr-dict `:`
+    qualified(type($acc)) `,` qualified(type($stage))
+  }];
+  let hasVerifier = 1;
+}
+
+def TiledAttn_ColumnsOp : TiledAttn_Op<"columns", [Pure]> {
+  let summary = "A shared-memory tile's columns from a 64-column atom on";
+  let description = [{
+    The `tiledattn.columns` operation views columns `col .. col + N - 1` of
+    a shared-memory tile (a ring slot or a `tiledattn.alloc` tile) as a
+    tile of their own, `N` its result's columns: the same rows, the same
+    128-byte-swizzled atoms of 64 columns (one atom of the tile's rows
+    after another), so every op that reads or writes a tile takes the view
+    as it takes the tile. `col` is a multiple of 64 (an atom boundary; it
+    may be a consumer's own, computed from its index) and `N` a multiple of
+    64 with `col + N` inside the tile. The head dim 256 backward takes a
+    consumer's half of the head dim this way: its half of dK (from Q), dV
+    (from dO) and dQ (from K). `tiledattn-lower-rings` lowers it to the
+    tile's address plus `col / 64` atoms.
+
+    Example:
+
+    ```mlir
+    %half = tiledattn.columns %slot[%col]
+        : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
+    ```
+  }];
+  let arguments = (ins TiledAttn_SmemType:$tile, Index:$col);
+  let results = (outs TiledAttn_SmemType:$view);
+  let assemblyFormat = [{
+    $tile `[` $col `]` attr-dict `:` qualified(type($tile)) `to`
+    qualified(type($view))
   }];
   let hasVerifier = 1;
 }
