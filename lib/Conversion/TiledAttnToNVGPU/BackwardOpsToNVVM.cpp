@@ -283,6 +283,8 @@ LogicalResult AccumulatorLowering::lowerStoreTile(StoreTileOp op) {
   AccumulatorPlace p = place();
   Value seq = memref::DimOp::create(b, loc, op.getDest(), idx(2));
   Value col0 = arith::MulIOp::create(b, loc, p.quad, idx(2));
+  if (Value col = op.getCol())
+    col0 = add(col0, col);
   forEachRowInside(threadRowBase(p, op.getRow()), seq, [&](int r, Value row) {
     storeRowPairs(*acc, op.getAcc().getType(), op.getDest(), op.getBatch(),
                   op.getHead(), row, r, col0, Value());

@@ -867,6 +867,20 @@ module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // store_tile at a column: the pairs' columns from col + 2 quad.
+    // CHECK-LABEL: gpu.func @store_tile_at_a_column
+    // CHECK-SAME: (%[[A:.*]]: !llvm.struct<{{.*}}>, %[[G:.*]]: memref<?x?x?x?xbf16>, %[[BI:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[COL:.*]]: index)
+    // CHECK: %[[QUAD2:.*]] = arith.muli %{{.*}}, %c2
+    // CHECK: %[[COL0:.*]] = arith.addi %[[QUAD2]], %[[COL]]
+    // CHECK: scf.if
+    // CHECK: %[[C:.*]] = arith.addi %[[COL0]], %c0
+    // CHECK: vector.store %{{.*}}, %[[G]][%[[BI]], %[[H]], %{{.*}}, %[[C]]]
+    gpu.func @store_tile_at_a_column(%a: !acc16, %g: memref<?x?x?x?xbf16>, %b: index, %h: index, %row: index, %col: index) kernel {
+      %at = builtin.unrealized_conversion_cast %a : !acc16 to !tiledattn.tile<64x32xf32>
+      tiledattn.store_tile %at into %g[%b, %h, %row, %col] : !tiledattn.tile<64x32xf32>, memref<?x?x?x?xbf16>
+      gpu.return
+    }
+
     // reduce_add: per row half (g, then g + 8, each where it is below S)
     // the thread's registers 4i + 2h' + e at columns 8i + 2 quad + e, added
     // atomically.

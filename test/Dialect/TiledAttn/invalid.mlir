@@ -1539,6 +1539,24 @@ func.func @store_tile_of_other_columns(%a: !tiledattn.tile<64x128xf32>, %g: memr
 
 // -----
 
+func.func @store_tile_at_an_odd_column(%a: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x256xbf16>, %i: index) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{'tiledattn.store_tile' op expected col to be a multiple of 8, but got 4}}
+  tiledattn.store_tile %a into %g[%i, %i, %i, %c4] : !tiledattn.tile<64x128xf32>, memref<?x?x?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_past_the_last_column(%a: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x256xbf16>, %i: index) {
+  %c192 = arith.constant 192 : index
+  // expected-error @+1 {{'tiledattn.store_tile' op expected dest's dimension 3 to hold col plus the tile's 128 columns, but got 256}}
+  tiledattn.store_tile %a into %g[%i, %i, %i, %c192] : !tiledattn.tile<64x128xf32>, memref<?x?x?x256xbf16>
+  return
+}
+
+// -----
+
 func.func @store_tile_strided(%a: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x128xbf16, strided<[?, ?, ?, 2]>>, %i: index) {
   // expected-error @+1 {{'tiledattn.store_tile' op expected dest to have a unit innermost stride, but got 'memref<?x?x?x128xbf16, strided<[?, ?, ?, 2]>>'}}
   tiledattn.store_tile %a into %g[%i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x128xbf16, strided<[?, ?, ?, 2]>>

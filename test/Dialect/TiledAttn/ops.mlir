@@ -281,3 +281,10 @@ func.func @stage_at_a_column(%p: !tiledattn.tile<64x32xf32>, %buf: !tiledattn.sm
   %half = tiledattn.columns %slot[%col] : !tiledattn.smem<64x256xbf16> to !tiledattn.smem<64x128xbf16>
   return %half : !tiledattn.smem<64x128xbf16>
 }
+
+// CHECK-LABEL: func.func @store_tile_at_a_column
+// CHECK: tiledattn.store_tile %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xbf16>
+func.func @store_tile_at_a_column(%dk: !tiledattn.tile<64x128xf32>, %g: memref<?x?x?x?xbf16>, %i: index) {
+  tiledattn.store_tile %dk into %g[%i, %i, %i, %i] : !tiledattn.tile<64x128xf32>, memref<?x?x?x?xbf16>
+  return
+}

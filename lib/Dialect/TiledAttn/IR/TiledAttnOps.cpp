@@ -583,8 +583,16 @@ LogicalResult StoreTileOp::verify() {
   // (A captured dest is dynamic: its columns are then the tile's, as
   // reduce_add's.)
   int64_t d = dest.getDimSize(3);
-  if (!ShapedType::isDynamic(d) && d != acc.getNumCols())
-    return emitOpError("expected dest's dimension 3 to be the tile's ")
+  APInt col;
+  bool constantCol = getCol() && matchPattern(getCol(), m_ConstantInt(&col));
+  if (constantCol && col.getZExtValue() % 8)
+    return emitOpError("expected col to be a multiple of 8, but got ")
+           << col.getZExtValue();
+  int64_t first = constantCol ? col.getZExtValue() : 0;
+  if (!ShapedType::isDynamic(d) &&
+      (getCol() ? d < first + acc.getNumCols() : d != acc.getNumCols()))
+    return emitOpError("expected dest's dimension 3 to ")
+           << (getCol() ? "hold col plus " : "be ") << "the tile's "
            << acc.getNumCols() << " columns, but got " << d;
   if (!hasUnitInnerStride(dest))
     return emitOpError("expected dest to have a unit innermost stride, but "

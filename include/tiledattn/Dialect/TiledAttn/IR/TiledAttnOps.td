@@ -476,6 +476,10 @@ def TiledAttn_StoreTileOp : TiledAttn_Op<"store_tile", [
     `S` are not written. Dimension 3 of `dest` is the tile's columns (a
     dynamic one, a captured tensor's, is taken to be). The backward writes
     a K/V tile's dK and dV this way, once, when one block owns their rows.
+    With `col` the tile goes to columns `col ..` of `dest` instead (a
+    multiple of 8; dimension 3 of `dest` then holds at least `col` plus the
+    tile's): a consumer that holds half of the head dim (the head dim 256
+    backward) writes its half.
 
     Example:
 
@@ -485,10 +489,11 @@ def TiledAttn_StoreTileOp : TiledAttn_Op<"store_tile", [
     ```
   }];
   let arguments = (ins TiledAttn_AnyTile:$acc, TiledAttn_HeadMemRef:$dest,
-                       Index:$batch, Index:$head, Index:$row);
+                       Index:$batch, Index:$head, Index:$row,
+                       Optional<Index>:$col);
   let assemblyFormat = [{
-    $acc `into` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
-    qualified(type($acc)) `,` type($dest)
+    $acc `into` $dest `[` $batch `,` $head `,` $row (`,` $col^)? `]`
+    attr-dict `:` qualified(type($acc)) `,` type($dest)
   }];
   let hasVerifier = 1;
 }
