@@ -39,7 +39,7 @@ def test_a_smaller_head_dim_is_derived_from_the_program():
         derivation("main_bf16_d128_rows.mlir", torch.float16, 96)
         == "tiledattn-derive-program{element-type=f16 head-dim=96}"
     )
-    assert [tile_head_dim(d) for d in HEAD_DIMS] == [64] * 4 + [128] * 4
+    assert [tile_head_dim(d) for d in HEAD_DIMS] == [64] * 4 + [128] * 4 + [256] * 4
     assert {tile_head_dim(d) for d in (8, 72, 136, 0)} == {None}
     with pytest.raises(ValueError, match="whose tiles are 128 columns\\) but got 64"):
         derivation("main_bf16_d128_rows.mlir", head_dim=64)
@@ -118,13 +118,20 @@ def test_a_derived_form_compiles_to_the_derived_kernel(tmp_path):
 
 
 def test_refuses_other_head_dims():
-    for d in (136, 72, 8):  # past 128, or not a multiple of 16
+    # not a multiple of 16; between 128 and 208 (the D = 256 tiles' last atom
+    # would lie outside the operands); past 256
+    for d in (72, 8, 136, 192, 272):
         q, k, v, out, lse, grad = _inputs(d=d)
         with pytest.raises(
             tiledattn.UnsupportedInputError,
-            match=rf"head dim 128 or 64 or a multiple of 16 below it .* \(1, 2, 64, {d}\)",
+            match=rf"a head dim the programs take, a multiple of 16 from 16 to 128 or from "
+            rf"208 to 256 .* \(1, 2, 64, {d}\)",
         ):
             attention_backward(q, k, v, out, lse, grad, 0.1)
+    # the deterministic programs' tiles end at 128 columns
+    q, k, v, out, lse, grad = _inputs(d=256)
+    with pytest.raises(tiledattn.UnsupportedInputError, match="head dim up to 128 for determin"):
+        attention_backward(q, k, v, out, lse, grad, 0.1, deterministic=True)
     # one head dim for all
     q, k, v, out, lse, grad = _inputs(d=96)
     with pytest.raises(tiledattn.UnsupportedInputError, match=r"'k' to be a \[B, H, S, 96\]"):

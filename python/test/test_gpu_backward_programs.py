@@ -76,7 +76,9 @@ def test_main_program_gradients_match_float64(shape, program):
     ],
     ids=str,
 )
-@pytest.mark.parametrize("program", ["main_bf16_d128_rows.mlir", "main_bf16_d64_rows.mlir"])
+@pytest.mark.parametrize(
+    "program", ["main_bf16_d128_rows.mlir", "main_bf16_d64_rows.mlir", "main_bf16_d256_rows.mlir"]
+)
 def test_row_form_gradients_match_float64_with_gqa_and_other_lengths(shape, program):
     d = MAIN_PROGRAMS[program].head_dim
     _check_against_float64(shape, False, d=d, main_program=program)
@@ -155,7 +157,7 @@ def test_main_program_refuses_what_it_does_not_cover():
     ],
     ids=str,
 )
-@pytest.mark.parametrize("d", [128, 64])
+@pytest.mark.parametrize("d", [128, 64, 256])
 def test_causal_row_form_gradients_match_float64(shape, d):
     _check_against_float64(shape, True, d=d)
 
@@ -197,6 +199,8 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d, causal):
         dict(causal=False, deterministic=True),
         dict(causal=True, deterministic=True),
         dict(causal=True, d=64, deterministic=True),
+        dict(causal=False, d=256),
+        dict(causal=True, d=256),
     ],
     ids=[
         "rows",
@@ -206,6 +210,8 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d, causal):
         "deterministic",
         "deterministic-causal",
         "d64-deterministic-causal",
+        "d256",
+        "d256-causal",
     ],
 )
 def test_float16_forms_match_float64(shape, form):
@@ -233,6 +239,8 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=True, d=16, dtype=torch.float16),
         dict(causal=True, d=96, deterministic=True),
         dict(causal=True, d=48, deterministic=True),
+        dict(causal=False, d=224),
+        dict(causal=True, d=208, dtype=torch.float16),
     ],
     ids=[
         "d96",
@@ -249,6 +257,8 @@ def test_float16_forms_match_float64(shape, form):
         "d16-causal-fp16",
         "d96-deterministic-causal",
         "d48-deterministic-causal",
+        "d224",
+        "d208-causal-fp16",
     ],
 )
 def test_smaller_head_dims_match_float64(shape, form):
@@ -264,8 +274,19 @@ def test_smaller_head_dims_match_float64(shape, form):
         dict(causal=True, deterministic=True),
         dict(causal=False, d=64),
         dict(causal=True, d=64),
+        dict(causal=False, d=256),
+        dict(causal=True, d=256),
     ],
-    ids=["rows", "causal", "deterministic", "deterministic-causal", "d64", "d64-causal"],
+    ids=[
+        "rows",
+        "causal",
+        "deterministic",
+        "deterministic-causal",
+        "d64",
+        "d64-causal",
+        "d256",
+        "d256-causal",
+    ],
 )
 def test_back_to_back_launches_at_the_speed_shape(form):
     # Thirty backwards in a row at the speed script's shape (B x S = 16k,

@@ -40,7 +40,7 @@ from .errors import UnsupportedInputError
 
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
-_DQ_LAYOUTS = ("halves", "blocks", "rows")
+_DQ_LAYOUTS = ("halves", "quarters", "blocks", "rows")
 # The causal forms are not files: tiledattn-derive-program{mask=causal}
 # derives each from its row program, which says where the mask goes
 # (tiledattn.mask, the identity there; tiledattn.first_query_block, where
@@ -52,6 +52,7 @@ CAUSAL_FORMS = {
     for name in (
         "main_bf16_d128_rows",
         "main_bf16_d64_rows",
+        "main_bf16_d256_rows",
         "dkdv_bf16_d128",
         "dq_bf16_d128",
         "dkdv_bf16_d64",
@@ -60,8 +61,9 @@ CAUSAL_FORMS = {
 }
 # The element types the programs take, by the name their text uses.
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
-# The head dims they take: every multiple of 16 up to 128 (tile_head_dim).
-HEAD_DIMS = tuple(range(16, 129, 16))
+# The head dims they take: every multiple of 16 up to 128, and 208-256 on
+# the D = 256 program's tiles (tile_head_dim).
+HEAD_DIMS = (*range(16, 129, 16), *range(208, 257, 16))
 
 
 class MainProgram(NamedTuple):
@@ -86,6 +88,10 @@ MAIN_PROGRAMS = {
     "main_bf16_d64_rows_causal.mlir": MainProgram(
         "blocks", any_kv_shape=True, causal=True, head_dim=64
     ),
+    "main_bf16_d256_rows.mlir": MainProgram("quarters", any_kv_shape=True, head_dim=256),
+    "main_bf16_d256_rows_causal.mlir": MainProgram(
+        "quarters", any_kv_shape=True, causal=True, head_dim=256
+    ),
 }
 DEFAULT_MAIN = "main_bf16_d128_rows.mlir"
 CAUSAL_MAIN = "main_bf16_d128_rows_causal.mlir"
@@ -109,16 +115,20 @@ _DEFAULTS = {
     (128, True): CAUSAL_MAIN,
     (64, False): "main_bf16_d64_rows.mlir",
     (64, True): "main_bf16_d64_rows_causal.mlir",
+    (256, False): "main_bf16_d256_rows.mlir",
+    (256, True): "main_bf16_d256_rows_causal.mlir",
 }
 
 
 def tile_head_dim(head_dim):
-    """The head dim of the programs that run head dim `head_dim`: 64 or 128,
-    the smallest that holds it (a multiple of 16: TMA fills the tiles'
-    columns past it with zeros), else None."""
-    if head_dim % 16 or not 0 < head_dim <= 128:
+    """The head dim of the programs that run head dim `head_dim`: 64, 128 or
+    256, the smallest that holds it in as many 64-column atoms (a multiple
+    of 16: TMA fills the tiles' columns past it with zeros), else None
+    (144-192 would leave the D = 256 tiles' last atom outside the operands,
+    which TMA does not load)."""
+    if head_dim % 16 or not 0 < head_dim <= 256 or 128 < head_dim <= 192:
         return None
-    return 64 if head_dim <= 64 else 128
+    return 64 if head_dim <= 64 else 128 if head_dim <= 128 else 256
 
 
 def source(program) -> Path:
@@ -167,12 +177,13 @@ def _own_head_dim(program):
 # mbarriers (docs/perf-notes.md, tiledattn-extern-dynamic-shared-memory),
 # which the preprocess of head dim 64, several blocks to a multiprocessor,
 # showed first.
+# The D = 256 forms (forty-second session) join once their GPU tests pass.
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
     for program in (*_DEFAULTS.values(), *(pair[0] for pair in DETERMINISTIC_PROGRAMS.values()))
     for dtype in DTYPES
     for d in HEAD_DIMS
-    if tile_head_dim(d) == _own_head_dim(program)
+    if tile_head_dim(d) == _own_head_dim(program) != 256
 )
 
 
@@ -309,7 +320,9 @@ def covers(q, k, v, causal, main_program=None, deterministic=False) -> bool:
     if name is None:
         return False
     program = MAIN_PROGRAMS[name]
-    runs = DETERMINISTIC_PROGRAMS[program.head_dim, causal] if deterministic else (name,)
+    runs = DETERMINISTIC_PROGRAMS.get((program.head_dim, causal)) if deterministic else (name,)
+    if runs is None:  # no deterministic pair at this head dim
+        return False
     if main_program is None and (runs[0], q.dtype, head_dim) not in IN_AUTOGRAD:
         return False
     fits = (
@@ -358,7 +371,8 @@ def attention_backward(
     e.g. from scripts/backward_programs_speed.py), with the captures the
     main programs take; `dq_layout`: how it adds dQ (default: as the main
     program does): "halves" (each 64-query block as two fragment-ordered
-    64-column halves, block 2i + c, the row form), "blocks" (one
+    64-column halves, block 2i + c, the row form; "quarters": four, block
+    4i + c, the D = 256 row form), "blocks" (one
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics). `deterministic`: gradients bitwise the
@@ -368,16 +382,21 @@ def attention_backward(
     program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
     if program is None:
         raise UnsupportedInputError(
-            f"{_OP}: expected head dim "
-            + " or ".join(sorted({str(d) for d, c in _DEFAULTS if c == causal}))
-            + f" or a multiple of 16 below it ({'causal' if causal else 'not causal'}; the "
-            f"programs' forms) but got q of shape {tuple(q.shape)}",
+            f"{_OP}: expected a head dim the programs take, a multiple of 16 from 16 to 128 "
+            f"or from 208 to 256 ({'causal' if causal else 'not causal'}; HEAD_DIMS) but got "
+            f"q of shape {tuple(q.shape)}",
             "q",
         )
     dq_layout = dq_layout or MAIN_PROGRAMS[program].dq_layout
     if dq_layout not in _DQ_LAYOUTS:
         raise ValueError(f"{_OP}: expected 'dq_layout' in {_DQ_LAYOUTS} but got {dq_layout!r}")
     _check(q, k, v, out, lse, grad_out, program)
+    if deterministic and (MAIN_PROGRAMS[program].head_dim, causal) not in DETERMINISTIC_PROGRAMS:
+        raise UnsupportedInputError(
+            f"{_OP}: expected a head dim up to 128 for deterministic=True (the deterministic "
+            f"programs' tiles are 64 and 128 columns) but got q of shape {tuple(q.shape)}",
+            "deterministic",
+        )
     if not scale > 0:
         raise UnsupportedInputError(f"{_OP}: expected a positive 'scale' but got {scale}", "scale")
     attention._ensure_runtime()
@@ -402,6 +421,7 @@ def attention_backward(
     blocks = -(-length // 64)
     dq_shape = {
         "halves": (batch, heads, 2 * blocks, 64 * 64),
+        "quarters": (batch, heads, 4 * blocks, 64 * 64),
         "blocks": (batch, heads, blocks, 64 * d),
         "rows": q.shape,
     }[dq_layout]
@@ -485,8 +505,9 @@ def _in_row_order(frags, layout):
     if layout == "rows":
         return frags
     batch, heads, blocks, _ = frags.shape
-    # With halves, block 2i + c is query block i's column half c.
-    halves = 2 if layout == "halves" else 1
+    # With halves (quarters), block 2i + c (4i + c) is query block i's
+    # 64-column block c.
+    halves = {"halves": 2, "quarters": 4}.get(layout, 1)
     view = _fragment_view(frags.view(batch, heads, blocks // halves, halves, -1))
     return view.permute(0, 1, 2, 4, 5, 6, 3, 7, 8, 9)  # (i, rows, c, columns)
 
