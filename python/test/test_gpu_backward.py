@@ -262,8 +262,19 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, causal,
         ((2, 2, 2, 100, 100, 32), False),
         ((2, 4, 2, 300, 300, 64), True),
         ((1, 4, 1, 129, 200, 32), True),
+        ((1, 4, 2, 300, 300, 256), True),
+        ((2, 2, 1, 129, 200, 256), False),
     ],
-    ids=["causal-gqa", "d64-mqa", "d96-causal", "d32", "d64-causal-gqa", "d32-causal-mqa"],
+    ids=[
+        "causal-gqa",
+        "d64-mqa",
+        "d96-causal",
+        "d32",
+        "d64-causal-gqa",
+        "d32-causal-mqa",
+        "d256-causal-gqa",
+        "d256-mqa",
+    ],
 )
 def test_every_program_form_runs_through_autograd_once_in_autograd(
     shape, causal, dtype, monkeypatch

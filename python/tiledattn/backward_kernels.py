@@ -7,14 +7,15 @@ by torch.ops.tiledattn.run_bundle.
 What they cover today: bf16 and float16 (the programs are written for
 bf16; derivation names the passes that give the float16 form, the same
 program with its element type changed), head dim 128 (and 64,
-main_bf16_d64_rows.mlir; and every other multiple of 16 up to 128, on those
-programs' tiles, the derivation changing their operands' head dim), no
-mask, causal (torch's top-left: main_bf16_d128_rows_causal.mlir,
-main_bf16_d64_rows_causal.mlir and the deterministic pairs' _causal forms,
-which the derivation makes of the programs, CAUSAL_FORMS) or not; the row forms also GQA / MQA (dK
-and dV summed over a group's query heads) and q and k of different
-lengths, the one-consumer program one length and one number of heads and
-no causal. Anything else raises UnsupportedInputError naming what it got.
+main_bf16_d64_rows.mlir, and 256, main_bf16_d256_rows.mlir; and every
+other multiple of 16 up to 128 and from 208 to 256, on those programs'
+tiles, the derivation changing their operands' head dim; the deterministic
+mode up to 128), no mask, causal (torch's top-left: the _causal forms,
+which the derivation makes of the programs, CAUSAL_FORMS) or not; the row
+forms also GQA / MQA (dK and dV summed over a group's query heads) and q
+and k of different lengths, the one-consumer program one length and one
+number of heads and no causal. Anything else raises UnsupportedInputError
+naming what it got.
 Autograd uses the (program, dtype, head dim) forms in IN_AUTOGRAD, those
 whose GPU tests have passed.
 
@@ -177,13 +178,13 @@ def _own_head_dim(program):
 # mbarriers (docs/perf-notes.md, tiledattn-extern-dynamic-shared-memory),
 # which the preprocess of head dim 64, several blocks to a multiprocessor,
 # showed first.
-# The D = 256 forms (forty-second session) join once their GPU tests pass.
+# The D = 256 forms joined in the forty-second session (GPU tests at c211089).
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
     for program in (*_DEFAULTS.values(), *(pair[0] for pair in DETERMINISTIC_PROGRAMS.values()))
     for dtype in DTYPES
     for d in HEAD_DIMS
-    if tile_head_dim(d) == _own_head_dim(program) != 256
+    if tile_head_dim(d) == _own_head_dim(program)
 )
 
 
