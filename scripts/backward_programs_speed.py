@@ -2,9 +2,9 @@
 """Speed of the backward's tile programs (tiledattn.backward_kernels) beside
 torch's SDPA backward (cuDNN and FlashAttention-2 backends), same run, on
 the paper preset's shapes (bf16, D = 128 and 16 heads, or --head-dim 64 and 32
-heads, B x S = 16k; --causal:
-torch's is_causal, with the causal row form). TFLOP/s = 2.5 x the forward's
-4 B H S^2 D (x 0.5 causal) / time, FA's convention.
+heads, or 256 and 8, B x S = 16k; --causal: torch's is_causal, with the causal
+row form). TFLOP/s = 2.5 x the forward's 4 B H S^2 D (x 0.5 causal) / time,
+FA's convention.
 
     GPU machine: PYTHONPATH=python python3 scripts/backward_programs_speed.py \\
         [--cache DIR] [--main BUNDLE ...] [--lengths 1024,4096] [--causal]
@@ -36,6 +36,7 @@ from tiledattn.backward_kernels import (
     _DEFAULTS,
     CAUSAL_MAIN,
     DEFAULT_MAIN,
+    DETERMINISTIC_PROGRAMS,
     MAIN_PROGRAMS,
     attention_backward,
 )
@@ -99,7 +100,7 @@ def main():
     parser.add_argument(
         "--causal", action="store_true", help="causal attention (the causal row form)"
     )
-    parser.add_argument("--head-dim", type=int, default=128, help="128 or 64 (H x D = 2048)")
+    parser.add_argument("--head-dim", type=int, default=128, help="128, 64 or 256 (H x D = 2048)")
     parser.add_argument(
         "--deterministic",
         action="store_true",
@@ -132,7 +133,9 @@ def main():
         )
         for m in bundles
     ]
-    if args.deterministic:
+    if args.deterministic and (args.head_dim, args.causal) not in DETERMINISTIC_PROGRAMS:
+        print(f"(no deterministic column: the mode has no programs at head dim {args.head_dim})")
+    elif args.deterministic:
         candidates.append(("deterministic", dict(deterministic=True)))
     for pair in args.deterministic_pair:
         bundles = pair.split(",")
