@@ -11,6 +11,14 @@
 // RUN: FileCheck %s --check-prefix=DKDV64 --input-file %t.dkdv64.mlir
 // RUN: rm -rf %t.b3 %t.b4 && tiledattn-compile %schedules/backward/dq_bf16_d64.mlir -o %t.b3 | FileCheck %s --check-prefix=SUMMARY-DQ64
 // RUN: tiledattn-compile %schedules/backward/dkdv_bf16_d64.mlir -o %t.b4 | FileCheck %s --check-prefix=SUMMARY-DKDV64
+// RUN: tiledattn-opt %schedules/backward/dq_bf16_d128.mlir --tiledattn-derive-program=mask=causal --convert-tiledattn-to-nvgpu --tiledattn-lower-roles --tiledattn-lower-rings --tiledattn-lower-mma > %t.dqc.mlir
+// RUN: FileCheck %s --check-prefix=DQ-CAUSAL --input-file %t.dqc.mlir
+// RUN: tiledattn-opt %schedules/backward/dkdv_bf16_d128.mlir --tiledattn-derive-program=mask=causal --convert-tiledattn-to-nvgpu --tiledattn-lower-roles --tiledattn-lower-rings --tiledattn-lower-mma > %t.dkdvc.mlir
+// RUN: FileCheck %s --check-prefix=DKDV-CAUSAL --input-file %t.dkdvc.mlir
+// RUN: rm -rf %t.b5 %t.b6 && tiledattn-compile --derive=tiledattn-derive-program{mask=causal} %schedules/backward/dq_bf16_d128.mlir -o %t.b5 | FileCheck %s --check-prefix=SUMMARY-DQ-CAUSAL
+// RUN: tiledattn-compile --derive=tiledattn-derive-program{mask=causal} %schedules/backward/dkdv_bf16_d128.mlir -o %t.b6 2>&1 | FileCheck %s --check-prefix=SUMMARY-DKDV-CAUSAL
+// RUN: FileCheck %s --check-prefix=MASK --input-file %t.b5/manifest.json
+// RUN: FileCheck %s --check-prefix=MASK --input-file %t.b6/manifest.json
 
 // The deterministic mode's two programs (python/tiledattn/schedules/
 // backward/dq_bf16_d128.mlir and dkdv_bf16_d128.mlir, which say what they
@@ -57,3 +65,34 @@
 // DKDV64-NOT: vector.store
 // SUMMARY-DQ64: bwd_dq_bf16_d64: registers=168 spill_stores=0 spill_loads=0
 // SUMMARY-DKDV64: bwd_dkdv_bf16_d64: registers=168 spill_stores=0 spill_loads=0
+
+// The causal pair, derived (tiledattn-derive-program{mask=causal}). dQ: each
+// 128-query tile's walk ends one past the key block of its last query,
+// min(ceil(128 (tile + 1) / 64), key blocks) (tiledattn.key_block_end
+// causal), in both roles, and S is masked before its 2^x.
+// DQ-CAUSAL-LABEL: gpu.func @bwd_dq_bf16_d128_causal
+// DQ-CAUSAL: %[[PNEXT:.*]] = arith.addi %block_id_x, %c1{{.*}} : index
+// DQ-CAUSAL: %[[PQ:.*]] = arith.muli %[[PNEXT]], %c128{{.*}} : index
+// DQ-CAUSAL: %[[PEND:.*]] = arith.ceildivui %[[PQ]], %c64{{.*}} : index
+// DQ-CAUSAL: %[[PENDMIN:.*]] = arith.minui %[[PEND]], %{{.*}} : index
+// DQ-CAUSAL: scf.for %{{.*}} = %c0 to %[[PENDMIN]] step
+// DQ-CAUSAL: %[[CNEXT:.*]] = arith.addi %block_id_x, %c1{{.*}} : index
+// DQ-CAUSAL: %[[CQ:.*]] = arith.muli %[[CNEXT]], %c128{{.*}} : index
+// DQ-CAUSAL: %[[CEND:.*]] = arith.ceildivui %[[CQ]], %c64{{.*}} : index
+// DQ-CAUSAL: %[[CENDMIN:.*]] = arith.minui %[[CEND]], %{{.*}} : index
+// DQ-CAUSAL: scf.for %{{.*}} = %c0 to %[[CENDMIN]] step
+// DQ-CAUSAL: 0xFF800000
+// DQ-CAUSAL-COUNT-32: ex2.approx
+// dK and dV: each 128-key tile's walk starts at its diagonal's query block,
+// min(128 j / 64, query blocks) (tiledattn.first_query_block causal), the
+// block carried from there, as in the causal row form.
+// DKDV-CAUSAL-LABEL: gpu.func @bwd_dkdv_bf16_d128_causal
+// DKDV-CAUSAL: %[[DIAG2:.*]] = arith.divui %{{.*}}, %c64{{.*}} : index
+// DKDV-CAUSAL: %[[DIAG:.*]] = arith.minui %[[DIAG2]], %{{.*}} : index
+// DKDV-CAUSAL: scf.for %{{.*}} = %c0 to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[DIAG]],
+// DKDV-CAUSAL: 0xFF800000
+// DKDV-CAUSAL-NOT: cp.reduce.async.bulk
+// SUMMARY-DQ-CAUSAL: bwd_dq_bf16_d128_causal: registers=168 spill_stores=0 spill_loads=0
+// SUMMARY-DKDV-CAUSAL: bwd_dkdv_bf16_d128_causal: registers=168 {{.*}} threads=384
+// MASK: "causal": true,
+// MASK: "mask": "causal_top_left",
