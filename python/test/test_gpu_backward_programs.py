@@ -77,7 +77,13 @@ def test_main_program_gradients_match_float64(shape, program):
     ids=str,
 )
 @pytest.mark.parametrize(
-    "program", ["main_bf16_d128_rows.mlir", "main_bf16_d64_rows.mlir", "main_bf16_d256_rows.mlir"]
+    "program",
+    [
+        "main_bf16_d128_rows.mlir",
+        "main_bf16_d64_rows.mlir",
+        "main_bf16_d192_rows.mlir",
+        "main_bf16_d256_rows.mlir",
+    ],
 )
 def test_row_form_gradients_match_float64_with_gqa_and_other_lengths(shape, program):
     d = MAIN_PROGRAMS[program].head_dim
@@ -157,7 +163,7 @@ def test_main_program_refuses_what_it_does_not_cover():
     ],
     ids=str,
 )
-@pytest.mark.parametrize("d", [128, 64, 256])
+@pytest.mark.parametrize("d", [128, 64, 192, 256])
 def test_causal_row_form_gradients_match_float64(shape, d):
     _check_against_float64(shape, True, d=d)
 
@@ -201,6 +207,8 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d, causal):
         dict(causal=True, d=64, deterministic=True),
         dict(causal=False, d=256),
         dict(causal=True, d=256),
+        dict(causal=False, d=192),
+        dict(causal=True, d=192),
     ],
     ids=[
         "rows",
@@ -212,6 +220,8 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d, causal):
         "d64-deterministic-causal",
         "d256",
         "d256-causal",
+        "d192",
+        "d192-causal",
     ],
 )
 def test_float16_forms_match_float64(shape, form):
@@ -241,6 +251,8 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=True, d=48, deterministic=True),
         dict(causal=False, d=224),
         dict(causal=True, d=208, dtype=torch.float16),
+        dict(causal=False, d=144),
+        dict(causal=True, d=176),
     ],
     ids=[
         "d96",
@@ -259,6 +271,8 @@ def test_float16_forms_match_float64(shape, form):
         "d48-deterministic-causal",
         "d224",
         "d208-causal-fp16",
+        "d144",
+        "d176-causal",
     ],
 )
 def test_smaller_head_dims_match_float64(shape, form):
@@ -276,6 +290,8 @@ def test_smaller_head_dims_match_float64(shape, form):
         dict(causal=True, d=64),
         dict(causal=False, d=256),
         dict(causal=True, d=256),
+        dict(causal=False, d=192),
+        dict(causal=True, d=192),
     ],
     ids=[
         "rows",
@@ -286,6 +302,8 @@ def test_smaller_head_dims_match_float64(shape, form):
         "d64-causal",
         "d256",
         "d256-causal",
+        "d192",
+        "d192-causal",
     ],
 )
 def test_back_to_back_launches_at_the_speed_shape(form):

@@ -7,10 +7,10 @@ by torch.ops.tiledattn.run_bundle.
 What they cover today: bf16 and float16 (the programs are written for
 bf16; derivation names the passes that give the float16 form, the same
 program with its element type changed), head dim 128 (and 64,
-main_bf16_d64_rows.mlir, and 256, main_bf16_d256_rows.mlir; and every
-other multiple of 16 up to 128 and from 208 to 256, on those programs'
-tiles, the derivation changing their operands' head dim; the deterministic
-mode up to 128), no mask, causal (torch's top-left: the _causal forms,
+main_bf16_d64_rows.mlir, 192 and 256, main_bf16_d192_rows.mlir and
+main_bf16_d256_rows.mlir; and every other multiple of 16 up to 256, on
+those programs' tiles, the derivation changing their operands' head dim;
+the deterministic mode up to 128), no mask, causal (torch's top-left: the _causal forms,
 which the derivation makes of the programs, CAUSAL_FORMS) or not; the row
 forms also GQA / MQA (dK and dV summed over a group's query heads) and q
 and k of different lengths, the one-consumer program one length and one
@@ -41,7 +41,7 @@ from .errors import UnsupportedInputError
 
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
-_DQ_LAYOUTS = ("halves", "quarters", "blocks", "rows")
+_DQ_LAYOUTS = ("halves", "thirds", "quarters", "blocks", "rows")
 # The causal forms are not files: tiledattn-derive-program{mask=causal}
 # derives each from its row program, which says where the mask goes
 # (tiledattn.mask, the identity there; tiledattn.first_query_block, where
@@ -54,6 +54,7 @@ CAUSAL_FORMS = {
         "main_bf16_d128_rows",
         "main_bf16_d64_rows",
         "main_bf16_d256_rows",
+        "main_bf16_d192_rows",
         "dkdv_bf16_d128",
         "dq_bf16_d128",
         "dkdv_bf16_d64",
@@ -62,9 +63,8 @@ CAUSAL_FORMS = {
 }
 # The element types the programs take, by the name their text uses.
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
-# The head dims they take: every multiple of 16 up to 128, and 208-256 on
-# the D = 256 program's tiles (tile_head_dim).
-HEAD_DIMS = (*range(16, 129, 16), *range(208, 257, 16))
+# The head dims they take: every multiple of 16 up to 256 (tile_head_dim).
+HEAD_DIMS = tuple(range(16, 257, 16))
 
 
 class MainProgram(NamedTuple):
@@ -88,6 +88,10 @@ MAIN_PROGRAMS = {
     "main_bf16_d64_rows.mlir": MainProgram("blocks", any_kv_shape=True, head_dim=64),
     "main_bf16_d64_rows_causal.mlir": MainProgram(
         "blocks", any_kv_shape=True, causal=True, head_dim=64
+    ),
+    "main_bf16_d192_rows.mlir": MainProgram("thirds", any_kv_shape=True, head_dim=192),
+    "main_bf16_d192_rows_causal.mlir": MainProgram(
+        "thirds", any_kv_shape=True, causal=True, head_dim=192
     ),
     "main_bf16_d256_rows.mlir": MainProgram("quarters", any_kv_shape=True, head_dim=256),
     "main_bf16_d256_rows_causal.mlir": MainProgram(
@@ -116,20 +120,20 @@ _DEFAULTS = {
     (128, True): CAUSAL_MAIN,
     (64, False): "main_bf16_d64_rows.mlir",
     (64, True): "main_bf16_d64_rows_causal.mlir",
+    (192, False): "main_bf16_d192_rows.mlir",
+    (192, True): "main_bf16_d192_rows_causal.mlir",
     (256, False): "main_bf16_d256_rows.mlir",
     (256, True): "main_bf16_d256_rows_causal.mlir",
 }
 
 
 def tile_head_dim(head_dim):
-    """The head dim of the programs that run head dim `head_dim`: 64, 128 or
-    256, the smallest that holds it in as many 64-column atoms (a multiple
-    of 16: TMA fills the tiles' columns past it with zeros), else None
-    (144-192 would leave the D = 256 tiles' last atom outside the operands,
-    which TMA does not load)."""
-    if head_dim % 16 or not 0 < head_dim <= 256 or 128 < head_dim <= 192:
+    """The head dim of the programs that run head dim `head_dim`: 64, 128,
+    192 or 256, the smallest that holds it (a multiple of 16: TMA fills the
+    tiles' columns past it with zeros), else None."""
+    if head_dim % 16 or not 0 < head_dim <= 256:
         return None
-    return 64 if head_dim <= 64 else 128 if head_dim <= 128 else 256
+    return next(d for d in (64, 128, 192, 256) if head_dim <= d)
 
 
 def source(program) -> Path:
@@ -178,13 +182,14 @@ def _own_head_dim(program):
 # mbarriers (docs/perf-notes.md, tiledattn-extern-dynamic-shared-memory),
 # which the preprocess of head dim 64, several blocks to a multiprocessor,
 # showed first.
-# The D = 256 forms joined in the forty-second session (GPU tests at c211089).
+# The D = 256 forms joined in the forty-second session (GPU tests at c211089);
+# the D = 192 ones (written then, not yet GPU-run) join once theirs pass.
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
     for program in (*_DEFAULTS.values(), *(pair[0] for pair in DETERMINISTIC_PROGRAMS.values()))
     for dtype in DTYPES
     for d in HEAD_DIMS
-    if tile_head_dim(d) == _own_head_dim(program)
+    if tile_head_dim(d) == _own_head_dim(program) != 192
 )
 
 
@@ -372,8 +377,9 @@ def attention_backward(
     e.g. from scripts/backward_programs_speed.py), with the captures the
     main programs take; `dq_layout`: how it adds dQ (default: as the main
     program does): "halves" (each 64-query block as two fragment-ordered
-    64-column halves, block 2i + c, the row form; "quarters": four, block
-    4i + c, the D = 256 row form), "blocks" (one
+    64-column halves, block 2i + c, the row form; "thirds" and "quarters":
+    three and four, block 3i + c and 4i + c, the D = 192 and D = 256 row
+    forms), "blocks" (one
     fragment-ordered 64 x 128 block per query block, the one-consumer
     program) or "rows" (a [B, H, S, 128] f32 accumulator in row order,
     tiledattn.reduce_add's atomics). `deterministic`: gradients bitwise the
@@ -383,9 +389,9 @@ def attention_backward(
     program = _main_program(main_program, causal, q.shape[-1] if q.dim() == 4 else None)
     if program is None:
         raise UnsupportedInputError(
-            f"{_OP}: expected a head dim the programs take, a multiple of 16 from 16 to 128 "
-            f"or from 208 to 256 ({'causal' if causal else 'not causal'}; HEAD_DIMS) but got "
-            f"q of shape {tuple(q.shape)}",
+            f"{_OP}: expected a head dim the programs take, a multiple of 16 up to 256 "
+            f"({'causal' if causal else 'not causal'}; HEAD_DIMS) but got q of shape "
+            f"{tuple(q.shape)}",
             "q",
         )
     dq_layout = dq_layout or MAIN_PROGRAMS[program].dq_layout
@@ -422,6 +428,7 @@ def attention_backward(
     blocks = -(-length // 64)
     dq_shape = {
         "halves": (batch, heads, 2 * blocks, 64 * 64),
+        "thirds": (batch, heads, 3 * blocks, 64 * 64),
         "quarters": (batch, heads, 4 * blocks, 64 * 64),
         "blocks": (batch, heads, blocks, 64 * d),
         "rows": q.shape,
@@ -506,9 +513,9 @@ def _in_row_order(frags, layout):
     if layout == "rows":
         return frags
     batch, heads, blocks, _ = frags.shape
-    # With halves (quarters), block 2i + c (4i + c) is query block i's
-    # 64-column block c.
-    halves = {"halves": 2, "quarters": 4}.get(layout, 1)
+    # With halves (thirds, quarters), block 2i + c (3i + c, 4i + c) is query
+    # block i's 64-column block c.
+    halves = {"halves": 2, "thirds": 3, "quarters": 4}.get(layout, 1)
     view = _fragment_view(frags.view(batch, heads, blocks // halves, halves, -1))
     return view.permute(0, 1, 2, 4, 5, 6, 3, 7, 8, 9)  # (i, rows, c, columns)
 
