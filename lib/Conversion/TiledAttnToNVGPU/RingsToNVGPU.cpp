@@ -265,6 +265,17 @@ private:
     return cast;
   }
 
+  /// The byte offset of `tile` (`op`'s operand, called `what`), a ring
+  /// slot or alloc tile lowered before `op`; else a diagnostic.
+  FailureOr<Value> offsetOf(Operation *op, Value tile, StringRef what) {
+    if (Value offset = tileOffsets.lookup(tile))
+      return offset;
+    return op->emitOpError("expected the ")
+           << what
+           << " to be a ring slot taken by tiledattn.ring.get or a "
+              "tiledattn.alloc tile";
+  }
+
   /// Shared memory, the alloc tiles' addresses, the barriers, and their
   /// initialization by thread 0 before any role runs (fenced for the async
   /// proxy, then a block-wide barrier).
@@ -580,11 +591,9 @@ private:
   /// synced, then its first thread copies one 64 x 64 box per atom and
   /// commits them as a bulk group. The op stays for tiledattn-lower-mma.
   LogicalResult lowerStoreCopy(TmaStoreOp store) {
-    Value offset = tileOffsets.lookup(store.getStage());
-    if (!offset)
-      return store.emitOpError(
-          "expected the stage to be a ring slot taken by tiledattn.ring.get "
-          "or a tiledattn.alloc tile");
+    FailureOr<Value> offset = offsetOf(store, store.getStage(), "stage");
+    if (failed(offset))
+      return failure();
     SmemType stage = store.getStage().getType();
     int64_t rows = kWarpgroupRows;
     auto dest = cast<BlockArgument>(store.getDest());
@@ -592,7 +601,7 @@ private:
     b.setInsertionPointAfter(store);
     fenceProxyAsyncShared(b, loc); // the stmatrix before the TMA reads
     syncWarpgroup(b, loc, tid);
-    Value first = add(offset, mul(store.getStageRow(), 128));
+    Value first = add(*offset, mul(store.getStageRow(), 128));
     int64_t atoms = store.getAcc().getType().getNumCols() / 64;
     ifThen(eq(rem(tid, 128), 0), [&] {
       for (int64_t a = 0; a < atoms; ++a) {
@@ -613,15 +622,13 @@ private:
   /// its rows on (the tile's, a slot or alloc tile, lowered before it in
   /// program order).
   LogicalResult lowerColumns(ColumnsOp view) {
-    Value offset = tileOffsets.lookup(view.getTile());
-    if (!offset)
-      return view.emitOpError(
-          "expected the tile to be a ring slot taken by tiledattn.ring.get "
-          "or a tiledattn.alloc tile");
+    FailureOr<Value> offset = offsetOf(view, view.getTile(), "tile");
+    if (failed(offset))
+      return failure();
     int64_t atomBytes = view.getTile().getType().getRows() * 128;
     Value atoms = arith::DivUIOp::create(b, loc, view.getCol(), idx(64));
     view.getView().replaceAllUsesWith(tileAddress(
-        view.getView().getType(), add(offset, mul(atoms, atomBytes))));
+        view.getView().getType(), add(*offset, mul(atoms, atomBytes))));
     dead.push_back(view);
     return success();
   }

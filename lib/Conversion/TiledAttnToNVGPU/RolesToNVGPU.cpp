@@ -174,15 +174,12 @@ public:
     });
     // The loop bounds a mask gives, as arith.
     getOperation().walk([](Operation *op) {
-      OpBuilder b(op);
-      Value value = TypeSwitch<Operation *, Value>(op)
-                        .Case<FirstQueryBlockOp, KeyBlockEndOp>(
-                            [&](auto bound) { return bound.expand(b); })
-                        .Default(nullptr);
-      if (!value)
-        return;
-      op->getResult(0).replaceAllUsesWith(value);
-      op->erase();
+      TypeSwitch<Operation *>(op).Case<FirstQueryBlockOp, KeyBlockEndOp>(
+          [](auto bound) {
+            OpBuilder b(bound);
+            bound.replaceAllUsesWith(bound.expand(b));
+            bound.erase();
+          });
     });
   }
 };

@@ -100,14 +100,13 @@ LogicalResult deriveCausal(ModuleOp module) {
     return failure();
   }
   for (Operation *op : ops) {
-    auto makeCausal = [](auto causal) {
-      bool was = causal.getCausal();
-      causal.setCausal(true);
-      return !was;
-    };
-    bool changed = TypeSwitch<Operation *, bool>(op)
-                       .Case<MaskOp, FirstQueryBlockOp, KeyBlockEndOp>(
-                           [&](auto causal) { return makeCausal(causal); });
+    bool changed =
+        TypeSwitch<Operation *, bool>(op)
+            .Case<MaskOp, FirstQueryBlockOp, KeyBlockEndOp>([](auto causal) {
+              bool was = causal.getCausal();
+              causal.setCausal(true);
+              return !was;
+            });
     if (!changed) {
       op->emitError("tiledattn-derive-program: mask=causal derives from a "
                     "program without a mask, but this op is already causal");

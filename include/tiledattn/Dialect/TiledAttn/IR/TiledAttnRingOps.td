@@ -497,9 +497,10 @@ def TiledAttn_StageOp : TiledAttn_Op<"stage", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     The `tiledattn.stage` operation writes a warpgroup's `64 x N` f32
     accumulator tile, converted to `stage`'s element type (f16 or bf16),
-    into rows `stage_row .. stage_row + 63` and columns `stage_col .. stage_col
-    + N - 1` (default: the first `N`) of `stage`, in the layout every slot and `tiledattn.alloc` tile has (128-
-    byte swizzle in 64-column atoms), so that a `tiledattn.mma_async` reads
+    into rows `stage_row .. stage_row + 63` and columns `stage_col ..
+    stage_col + N - 1` (default: the first `N`) of `stage`, in the layout
+    every slot and `tiledattn.alloc` tile has (128-byte swizzle in 64-column
+    atoms), so that a `tiledattn.mma_async` reads
     it as its `A` (also with `transpose_a`) or `B`. When it returns, the
     warpgroup's threads have all written their rows and the writes are
     visible to the tensor cores, so the warpgroup's next mma may read them.
@@ -511,8 +512,9 @@ def TiledAttn_StageOp : TiledAttn_Op<"stage", [MemoryEffects<[MemWrite]>]> {
     swizzle's period); `N` and `stage_col` are multiples of 16 (the stores
     go two 8-column groups at a time). A consumer that holds some of a
     tile's columns (the head dim 256 backward's `S` over 32 of 64 keys)
-    stages them at `stage_col`, beside the other consumer's. It runs in a consumer warpgroup of a
-    `tiledattn.warp_specialize`, all of whose threads reach it.
+    stages them at `stage_col`, beside the other consumer's. It runs in a
+    consumer warpgroup of a `tiledattn.warp_specialize`, all of whose
+    threads reach it.
 
     Example:
 
