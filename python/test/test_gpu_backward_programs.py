@@ -37,6 +37,15 @@ def test_preprocess_gives_the_rows_dot_products(shape, d, dtype):
     assert (err <= 1e-6 * scale + 1e-6).all(), f"max error {err.max().item()}"
 
 
+def _form_id(form):
+    """A backward form's test id: its head dim, deterministic, causal and
+    float16 where it has them, else "rows"."""
+    parts = [f"d{form['d']}"] if "d" in form else []
+    parts += ["deterministic"] * form.get("deterministic", False)
+    parts += ["causal"] * form["causal"] + ["fp16"] * (form.get("dtype") == torch.float16)
+    return "-".join(parts) or "rows"
+
+
 def _softmax_attention(q, k, v, scale, causal=False):
     scores = scale * q @ k.transpose(-1, -2)
     if causal:  # top-left, as torch's is_causal
@@ -210,19 +219,7 @@ def test_deterministic_programs_match_float64_and_themselves(shape, d, causal):
         dict(causal=False, d=192),
         dict(causal=True, d=192),
     ],
-    ids=[
-        "rows",
-        "causal",
-        "d64",
-        "d64-causal",
-        "deterministic",
-        "deterministic-causal",
-        "d64-deterministic-causal",
-        "d256",
-        "d256-causal",
-        "d192",
-        "d192-causal",
-    ],
+    ids=_form_id,
 )
 def test_float16_forms_match_float64(shape, form):
     _check_against_float64(shape, dtype=torch.float16, **form)
@@ -254,26 +251,7 @@ def test_float16_forms_match_float64(shape, form):
         dict(causal=False, d=144),
         dict(causal=True, d=176),
     ],
-    ids=[
-        "d96",
-        "d80-causal",
-        "d32",
-        "d96-deterministic",
-        "d96-causal-fp16",
-        "d16",
-        "d48-fp16",
-        "d112-causal",
-        "d112-deterministic",
-        "d32-deterministic",
-        "d48-causal",
-        "d16-causal-fp16",
-        "d96-deterministic-causal",
-        "d48-deterministic-causal",
-        "d224",
-        "d208-causal-fp16",
-        "d144",
-        "d176-causal",
-    ],
+    ids=_form_id,
 )
 def test_smaller_head_dims_match_float64(shape, form):
     _check_against_float64(shape, **form)
@@ -293,18 +271,7 @@ def test_smaller_head_dims_match_float64(shape, form):
         dict(causal=False, d=192),
         dict(causal=True, d=192),
     ],
-    ids=[
-        "rows",
-        "causal",
-        "deterministic",
-        "deterministic-causal",
-        "d64",
-        "d64-causal",
-        "d256",
-        "d256-causal",
-        "d192",
-        "d192-causal",
-    ],
+    ids=_form_id,
 )
 def test_back_to_back_launches_at_the_speed_shape(form):
     # Thirty backwards in a row at the speed script's shape (B x S = 16k,

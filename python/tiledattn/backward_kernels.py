@@ -10,12 +10,12 @@ program with its element type changed), head dim 128 (and 64,
 main_bf16_d64_rows.mlir, 192 and 256, main_bf16_d192_rows.mlir and
 main_bf16_d256_rows.mlir; and every other multiple of 16 up to 256, on
 those programs' tiles, the derivation changing their operands' head dim;
-the deterministic mode up to 128), no mask, causal (torch's top-left: the _causal forms,
-which the derivation makes of the programs, CAUSAL_FORMS) or not; the row
-forms also GQA / MQA (dK and dV summed over a group's query heads) and q
-and k of different lengths, the one-consumer program one length and one
-number of heads and no causal. Anything else raises UnsupportedInputError
-naming what it got.
+the deterministic mode up to 128), no mask, causal (torch's top-left: the
+_causal forms, which the derivation makes of the programs, CAUSAL_FORMS)
+or not; the row forms also GQA / MQA (dK and dV summed over a group's
+query heads) and q and k of different lengths, the one-consumer program
+one length and one number of heads and no causal. Anything else raises
+UnsupportedInputError naming what it got.
 Autograd uses the (program, dtype, head dim) forms in IN_AUTOGRAD, those
 whose GPU tests have passed.
 
@@ -41,7 +41,10 @@ from .errors import UnsupportedInputError
 
 PROGRAMS = Path(__file__).parent / "schedules" / "backward"
 _OP = "tiledattn.backward_kernels.attention_backward"
-_DQ_LAYOUTS = ("halves", "thirds", "quarters", "blocks", "rows")
+# The dQ layouts of 64-column blocks: how many a 64-query block has (block
+# n i + c is query block i's columns 64c .. 64c + 63).
+_COLUMN_BLOCKS = {"halves": 2, "thirds": 3, "quarters": 4}
+_DQ_LAYOUTS = (*_COLUMN_BLOCKS, "blocks", "rows")
 # The causal forms are not files: tiledattn-derive-program{mask=causal}
 # derives each from its row program, which says where the mask goes
 # (tiledattn.mask, the identity there; tiledattn.first_query_block, where
@@ -426,13 +429,10 @@ def attention_backward(
         return _deterministic(q, k, v, grad_out, lse, delta, scale, d, bundles)
     batch, heads, length, _ = q.shape
     blocks = -(-length // 64)
-    dq_shape = {
-        "halves": (batch, heads, 2 * blocks, 64 * 64),
-        "thirds": (batch, heads, 3 * blocks, 64 * 64),
-        "quarters": (batch, heads, 4 * blocks, 64 * 64),
-        "blocks": (batch, heads, blocks, 64 * d),
-        "rows": q.shape,
-    }[dq_layout]
+    if dq_layout in _COLUMN_BLOCKS:
+        dq_shape = (batch, heads, _COLUMN_BLOCKS[dq_layout] * blocks, 64 * 64)
+    else:
+        dq_shape = {"blocks": (batch, heads, blocks, 64 * d), "rows": q.shape}[dq_layout]
     dq = torch.zeros(dq_shape, dtype=torch.float32, device=q.device)
     # A candidate bundle runs instead of the main program (not compiled).
     main = Path(main_bundle or _kernel(cache, program, q.dtype, head).path)
@@ -513,9 +513,7 @@ def _in_row_order(frags, layout):
     if layout == "rows":
         return frags
     batch, heads, blocks, _ = frags.shape
-    # With halves (thirds, quarters), block 2i + c (3i + c, 4i + c) is query
-    # block i's 64-column block c.
-    halves = {"halves": 2, "thirds": 3, "quarters": 4}.get(layout, 1)
+    halves = _COLUMN_BLOCKS.get(layout, 1)
     view = _fragment_view(frags.view(batch, heads, blocks // halves, halves, -1))
     return view.permute(0, 1, 2, 4, 5, 6, 3, 7, 8, 9)  # (i, rows, c, columns)
 
