@@ -100,7 +100,9 @@ def main():
     parser.add_argument(
         "--causal", action="store_true", help="causal attention (the causal row form)"
     )
-    parser.add_argument("--head-dim", type=int, default=128, help="128, 64 or 256 (H x D = 2048)")
+    parser.add_argument(
+        "--head-dim", type=int, default=128, help="64, 128, 192 or 256 (H = 2048 // D)"
+    )
     parser.add_argument(
         "--deterministic",
         action="store_true",

@@ -264,6 +264,8 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, causal,
         ((1, 4, 1, 129, 200, 32), True),
         ((1, 4, 2, 300, 300, 256), True),
         ((2, 2, 1, 129, 200, 256), False),
+        ((1, 4, 2, 300, 300, 192), True),
+        ((2, 2, 1, 129, 200, 192), False),
     ],
     ids=[
         "causal-gqa",
@@ -274,6 +276,8 @@ def test_deterministic_mode_runs_the_programs_without_atomics_once_on(d, causal,
         "d32-causal-mqa",
         "d256-causal-gqa",
         "d256-mqa",
+        "d192-causal-gqa",
+        "d192-mqa",
     ],
 )
 def test_every_program_form_runs_through_autograd_once_in_autograd(

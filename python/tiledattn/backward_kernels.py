@@ -185,14 +185,14 @@ def _own_head_dim(program):
 # mbarriers (docs/perf-notes.md, tiledattn-extern-dynamic-shared-memory),
 # which the preprocess of head dim 64, several blocks to a multiprocessor,
 # showed first.
-# The D = 256 forms joined in the forty-second session (GPU tests at c211089);
-# the D = 192 ones (written then, not yet GPU-run) join once theirs pass.
+# The D = 256 forms joined in the forty-second session (GPU tests at c211089),
+# the D = 192 ones in the forty-third.
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
     for program in (*_DEFAULTS.values(), *(pair[0] for pair in DETERMINISTIC_PROGRAMS.values()))
     for dtype in DTYPES
     for d in HEAD_DIMS
-    if tile_head_dim(d) == _own_head_dim(program) != 192
+    if tile_head_dim(d) == _own_head_dim(program)
 )
 
 
