@@ -14,6 +14,8 @@
 
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
 
+#include "RegionParsing.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"

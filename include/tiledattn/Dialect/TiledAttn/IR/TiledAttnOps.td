@@ -169,8 +169,8 @@ def TiledAttn_SdpaOp : TiledAttn_Op<"sdpa", [
     $q `,` $k `,` $v `,` $scale `into` $o `,` $lse (`causal` $causal^)?
     `schedule` `(` $schedule `)`
     (`block_map` `(` $block_map^ `:` type($block_map) `)`)?
-    (`score_mod` $score_mod^)? (`mask_mod` $mask_mod^)?
-    (`kv_span` `(` $kv_span^ `)`)? (`kv_rows` $kv_rows^)? attr-dict `:`
+    (`score_mod` custom<EnclosedRegion>($score_mod)^)? (`mask_mod` custom<EnclosedRegion>($mask_mod)^)?
+    (`kv_span` `(` $kv_span^ `)`)? (`kv_rows` custom<EnclosedRegion>($kv_rows)^)? attr-dict `:`
     type($q) `,` type($k) `,` type($v) `,` type($o) `,` type($lse)
   }];
   let hasVerifier = 1;

@@ -144,7 +144,7 @@ def TiledAttn_RingPutOp : TiledAttn_Op<"ring.put", [
     (`parts` `(` $first_part^ `to` $end_part `)`)?
     (`with` $with_ring^ `[` $with_position `]`)?
     (`tag` `(` $tag^ `)`)? attr-dict `:`
-    qualified(type($ring)) (`,` qualified(type($with_ring))^)? $body
+    qualified(type($ring)) (`,` qualified(type($with_ring))^)? custom<EnclosedRegion>($body)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

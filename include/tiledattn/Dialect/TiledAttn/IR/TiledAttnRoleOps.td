@@ -58,10 +58,10 @@ def TiledAttn_WarpSpecializeOp : TiledAttn_Op<"warp_specialize", [
   let regions = (region MaxSizedRegion<1>:$producer,
                         MaxSizedRegion<1>:$consumer);
   let assemblyFormat = [{
-    `producer` `regs` `(` $producer_regs `)` $producer
+    `producer` `regs` `(` $producer_regs `)` custom<EnclosedRegion>($producer)
     `consumers` `(` $consumers `)` `regs` `(` $consumer_regs `)`
     (`uniform_index` $uniform_index^)? (`narrow_index` $narrow_index^)?
-    $consumer attr-dict
+    custom<EnclosedRegion>($consumer) attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -118,7 +118,7 @@ def TiledAttn_TurnOp : TiledAttn_Op<"turn", [
   }];
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "(`->` type($results)^)? $body attr-dict";
+  let assemblyFormat = "(`->` type($results)^)? custom<YieldingRegion>($body) attr-dict";
   let hasVerifier = 1;
 }
 
@@ -259,7 +259,7 @@ def TiledAttn_ForEachTileOp : TiledAttn_Op<"for_each_tile", [
     (`ranks_from` $ranks_from^ `:` qualified(type($ranks_from)))?
     (`split_tail` `(` $split_tail^ `)`)?
     (`iter_args` `(` $inits^ `:` type($inits) `)`)? (`->` type($results)^)?
-    $body attr-dict
+    custom<EnclosedRegion>($body) attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

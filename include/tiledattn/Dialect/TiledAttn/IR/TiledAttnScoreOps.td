@@ -57,7 +57,7 @@ def TiledAttn_ScoreModOp : TiledAttn_Op<"score_mod", [
   let results = (outs TiledAttn_AnyTile:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $scores `[` $row `,` $col `]` attr-dict `:` qualified(type($scores)) $body
+    $scores `[` $row `,` $col `]` attr-dict `:` qualified(type($scores)) custom<EnclosedRegion>($body)
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
