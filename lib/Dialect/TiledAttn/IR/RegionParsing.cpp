@@ -7,6 +7,7 @@
 #include "RegionParsing.h"
 
 #include "tiledattn/Dialect/TiledAttn/IR/TiledAttnOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
@@ -14,12 +15,15 @@ ParseResult mlir::tiledattn::parseEnclosedRegion(OpAsmParser &parser,
                                                  Region &region) {
   SMLoc loc = parser.getCurrentLocation();
   ParseResult parsed = parser.parseRegion(region);
-  // The name of the first value used outside, for the diagnostic.
-  Value escaped;
+  // The region's operations, nested ones too. (Walking up from a user
+  // instead would cross regions that no operation holds yet: those of ops
+  // still being parsed.)
+  llvm::SmallPtrSet<Operation *, 32> inside;
+  region.walk([&](Operation *op) { inside.insert(op); });
+  Value escaped; // the first value used outside, for the diagnostic
   auto cutOutsideUses = [&](Value value) {
     for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
-      Region *user = use.getOwner()->getParentRegion();
-      if (user && region.isAncestor(user))
+      if (inside.contains(use.getOwner()))
         continue;
       if (!escaped)
         escaped = value;
