@@ -185,14 +185,15 @@ def _own_head_dim(program):
 # mbarriers (docs/perf-notes.md, tiledattn-extern-dynamic-shared-memory),
 # which the preprocess of head dim 64, several blocks to a multiprocessor,
 # showed first.
-# The D = 256 forms joined in the forty-second session (GPU tests at c211089),
-# the D = 192 ones in the forty-third.
+# The D = 256 forms joined in the forty-second session (GPU tests at c211089);
+# the D = 192 ones (written then, their GPU tests and two autograd cases
+# waiting for a device: the forty-third session had none) join once those pass.
 IN_AUTOGRAD = frozenset(
     (program, dtype, d)
     for program in (*_DEFAULTS.values(), *(pair[0] for pair in DETERMINISTIC_PROGRAMS.values()))
     for dtype in DTYPES
     for d in HEAD_DIMS
-    if tile_head_dim(d) == _own_head_dim(program)
+    if tile_head_dim(d) == _own_head_dim(program) != 192
 )
 
 
