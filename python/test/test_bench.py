@@ -1,6 +1,7 @@
 """CPU tests of the benchmark harness (tiledattn.bench); GPU-only parts skip."""
 
 import collections
+import dataclasses
 import io
 import json
 import math
@@ -825,6 +826,37 @@ def test_fa4_backend_maps_each_case_to_flash_attentions_arguments(
     )
     assert got.shape == want.shape
     torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_fa4_backward_is_taken_from_its_own_layout_and_checked_in_the_harnesss(monkeypatch):
+    # FA4 runs on (B, S, H, D) copies; the backward mode differentiates with
+    # respect to those (Prepared.bshd_leaves), with dO in that layout, so the
+    # copies' transposes are not timed, and views the gradients back for the
+    # float64 check.
+    from tiledattn.bench.backends import Case, make_backends
+    from tiledattn.bench.sweep import _Gradients
+
+    cute = _flash_attention_semantics()
+    monkeypatch.setitem(sys.modules, "flash_attn", types.SimpleNamespace(cute=cute))
+    monkeypatch.setitem(sys.modules, "flash_attn.cute", cute)
+    case = Case("bf16", 16, True, 96, 96, 2, 2)
+    (fa4,) = make_backends(["fa4"])
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 96, 16, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    prepared = fa4.prepare(case, q, k, v)
+    assert [t.shape for t in prepared.bshd_leaves] == [(2, 96, 2, 16)] * 3
+    assert all(t.is_leaf and t.requires_grad for t in prepared.bshd_leaves)
+    ok, error, why, timed = _Gradients(case, q, k, v).check_and_time(prepared, prepared.fn(), "bwd")
+    assert ok, why
+    assert error < 1e-9
+    assert [g.shape for g in timed.fn()] == [(2, 96, 2, 16)] * 3
+    # A backend on the harness's own inputs differentiates those.
+    plain = dataclasses.replace(prepared, bshd_leaves=())
+    q2, k2, v2 = (t.detach().requires_grad_() for t in (q, k, v))
+    out = F.scaled_dot_product_attention(q2, k2, v2, is_causal=True)
+    ok, _, why, timed = _Gradients(case, q2, k2, v2).check_and_time(plain, out, "bwd")
+    assert ok, why
+    assert [g.shape for g in timed.fn()] == [(2, 2, 96, 16)] * 3
 
 
 def test_fa4_backend_is_unsupported_where_not_installed_or_not_expressible(monkeypatch):

@@ -47,7 +47,13 @@ class FA4(Backend):
         if case.score_mod not in ("none", "softcap30"):
             raise Unsupported(f"fa4 cannot apply score_mod {case.score_mod}")
         softcap = 30.0 if case.score_mod == "softcap30" else 0.0
-        q4, k4, v4 = (t.transpose(1, 2).contiguous() for t in (q, k, v))  # (B, S, H, D)
+        # (B, S, H, D) copies; leaves of their own when the harness takes a
+        # backward (Prepared.bshd_leaves)
+        q4, k4, v4 = (
+            t.detach().transpose(1, 2).contiguous().requires_grad_(t.requires_grad)
+            for t in (q, k, v)
+        )
+        leaves = (q4, k4, v4) if q.requires_grad else ()
         mask = case.mask
         if mask in ("none", "window1024"):
             window = (1023, 0) if mask == "window1024" else (None, None)
@@ -59,7 +65,7 @@ class FA4(Backend):
             def fn():
                 return _first(interface.flash_attn_func(q4, k4, v4, **kwargs)).transpose(1, 2)
 
-            return Prepared(fn, {"kernel": f"flash_attn_func {kwargs}"})
+            return Prepared(fn, {"kernel": f"flash_attn_func {kwargs}"}, bshd_leaves=leaves)
         return self._varlen(case, interface, q4, k4, v4, softcap)
 
     def _varlen(self, case, interface, q4, k4, v4, softcap):

@@ -147,7 +147,6 @@ class _Gradients:
         """(ok, error, reason, the Prepared whose fn is the timed step)."""
         from tiledattn import backward
 
-        q, k, v = self.inputs
         if self.case.score_mod != "none" or self.case.mask != "none":
             raise Unsupported("the backward mode runs plain attention only")
         if not out.requires_grad:
@@ -168,7 +167,16 @@ class _Gradients:
                     scale,
                     compute=torch.float64,
                 )
-        got = torch.autograd.grad(out, (q, k, v), self.grad_out, retain_graph=True)
+        # Backends on (B, S, H, D) copies: their own leaves and dO in their
+        # layout (Prepared.bshd_leaves), the gradients viewed back.
+        inputs, grad_out = self.inputs, self.grad_out
+        native = lambda o: o  # noqa: E731
+        if prepared.bshd_leaves:
+            inputs, grad_out = prepared.bshd_leaves, grad_out.transpose(1, 2).contiguous()
+            native = lambda o: o.transpose(1, 2)  # noqa: E731
+        got = torch.autograd.grad(native(out), inputs, grad_out, retain_graph=True)
+        if prepared.bshd_leaves:
+            got = tuple(g.transpose(1, 2) for g in got)
         worst, why = 0.0, ""
         for name, g, ref in zip("qkv", got, self.want):
             error = (g.double() - ref).abs().max().item()
@@ -177,15 +185,15 @@ class _Gradients:
             if not error <= limit:
                 why = f"d{name}: max|g - ref| = {error:.3g} > {limit:.3g}"
                 break
-        grad_out, inputs, forward = self.grad_out, self.inputs, prepared.fn
+        forward = prepared.fn
         if direction == "bwd":
 
             def step():
-                return torch.autograd.grad(out, inputs, grad_out, retain_graph=True)
+                return torch.autograd.grad(native(out), inputs, grad_out, retain_graph=True)
         else:
 
             def step():
-                return torch.autograd.grad(forward(), inputs, grad_out)
+                return torch.autograd.grad(native(forward()), inputs, grad_out)
 
         timed = Prepared(step, prepared.info, prepared.context)
         return not why, worst, why, timed
