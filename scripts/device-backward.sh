@@ -8,8 +8,13 @@
 #      --main-blocks / --main-row-order options, passed through) and the
 #      deterministic mode; then the causal form (with the causal candidates
 #      given as --causal-main BUNDLE) and head dim 64;
-#   3. scripts/train_compare.py, 300 steps, not causal: the curves (JSON;
-#      `python3 scripts/train_compare.py --plot` draws them here).
+#   3. head dims 192 and 256 beside cuDNN and FA2, and
+#      scripts/backward_phases.py (each kernel's share of a backward, ours
+#      and cuDNN's, at 1k and 4k);
+#   4. with TRAIN=1, scripts/train_compare.py, 300 steps, not causal: the
+#      curves (JSON; `python3 scripts/train_compare.py --plot` draws them
+#      here). Off by default: the curves change only with the programs'
+#      numerics, and the rest fills a call.
 # The programs' bundles are the package's (build/kernels/by-text,
 # scripts/package_kernels.py; the GPU machine has no compiler).
 #   there: OUT=<dir> bash scripts/device-backward.sh [--main BUNDLE ...]
@@ -46,7 +51,16 @@ tail -n 5 "$OUTDIR/speed-causal.txt"
 timeout 60 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --head-dim 64 \
   >"$OUTDIR/speed-d64.txt" 2>&1 || status=1
 tail -n 5 "$OUTDIR/speed-d64.txt"
-timeout 90 python3 scripts/train_compare.py --steps 300 --out "$OUTDIR" >"$OUTDIR/train.txt" 2>&1 ||
-  status=1
-tail -n 1 "$OUTDIR/train.txt"
+for d in 192 256; do
+  timeout 60 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --head-dim $d \
+    >"$OUTDIR/speed-d$d.txt" 2>&1 || status=1
+  tail -n 4 "$OUTDIR/speed-d$d.txt"
+done
+timeout 60 python3 scripts/backward_phases.py --lengths 1024,4096 >"$OUTDIR/phases.txt" 2>&1 || status=1
+grep -E '^##|a call' "$OUTDIR/phases.txt"
+if [ "${TRAIN:-0}" = 1 ]; then
+  timeout 90 python3 scripts/train_compare.py --steps 300 --out "$OUTDIR" >"$OUTDIR/train.txt" 2>&1 ||
+    status=1
+  tail -n 1 "$OUTDIR/train.txt"
+fi
 exit $status
