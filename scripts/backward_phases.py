@@ -16,11 +16,10 @@ import argparse
 import collections
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from backward_programs_speed import paper_inputs, torch_backward
+from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
-import tiledattn.attention
 from tiledattn.backward_kernels import attention_backward
 
 
@@ -48,22 +47,14 @@ def show(title, totals):
 
 def length(s, d, causal, repeat):
     """The two breakdowns at length s."""
-    b, h = 16384 // s, 2048 // d
-    q, k, v, grad = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
-    launch = tiledattn.attention._prepare(q, k, v, None, 0.0, causal, None, False, False, None)
-    out, lse = launch.run_with_lse()
+    b, h, q, k, v, grad, out, lse = paper_inputs(s, d, causal)
     print(f"\n## S {s}, B {b}, H {h}, D {d}{', causal' if causal else ''}")
     ours = kernel_times(
         lambda: attention_backward(q, k, v, out, lse, grad, d**-0.5, causal=causal), repeat
     )
     show("tiledattn", ours)
-    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-        o = F.scaled_dot_product_attention(*leaves, is_causal=causal)
-    show(
-        "cuDNN",
-        kernel_times(lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True), repeat),
-    )
+    cudnn = torch_backward(q, k, v, grad, causal, SDPBackend.CUDNN_ATTENTION)
+    show("cuDNN", kernel_times(cudnn, repeat))
 
 
 def main():

@@ -43,13 +43,29 @@ from tiledattn.backward_kernels import (
 from tiledattn.bench.measure import median_ms
 
 
-def case(s, cache, candidates, causal=False, d=128):
-    """One row: the programs, the candidates, cuDNN's and FA2's backward at length s."""
+def paper_inputs(s, d, causal):
+    """The paper preset's backward inputs at length s and head dim d (bf16,
+    B x S = 16k, H = 2048 // D): (b, h, q, k, v, dO, O, lse), O and lse from
+    tiledattn's forward."""
     b, h = 16384 // s, 2048 // d
     q, k, v, grad = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(4))
-    scale = d**-0.5
     launch = tiledattn.attention._prepare(q, k, v, None, 0.0, causal, None, False, False, None)
     out, lse = launch.run_with_lse()
+    return b, h, q, k, v, grad, out, lse
+
+
+def torch_backward(q, k, v, grad, causal, backend):
+    """A call of torch's SDPA backward on that backend (its forward done once)."""
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    with sdpa_kernel(backend):
+        o = F.scaled_dot_product_attention(*leaves, is_causal=causal)
+    return lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True)
+
+
+def case(s, cache, candidates, causal=False, d=128):
+    """One row: the programs, the candidates, cuDNN's and FA2's backward at length s."""
+    b, h, q, k, v, grad, out, lse = paper_inputs(s, d, causal)
+    scale = d**-0.5
     flops = 2.5 * 4 * b * h * s * s * d * (0.5 if causal else 1)
 
     def ours(**kwargs):
@@ -68,14 +84,8 @@ def case(s, cache, candidates, causal=False, d=128):
             notes.append(f"{name} differs by {error:.3g}")
         times.append(median_ms(lambda kwargs=kwargs: ours(**kwargs)))
 
-    def torch_backward(backend):
-        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-        with sdpa_kernel(backend):
-            o = F.scaled_dot_product_attention(*leaves, is_causal=causal)
-        return lambda: torch.autograd.grad(o, leaves, grad, retain_graph=True)
-
-    times += [median_ms(torch_backward(SDPBackend.CUDNN_ATTENTION))]
-    times += [median_ms(torch_backward(SDPBackend.FLASH_ATTENTION))]
+    times += [median_ms(torch_backward(q, k, v, grad, causal, SDPBackend.CUDNN_ATTENTION))]
+    times += [median_ms(torch_backward(q, k, v, grad, causal, SDPBackend.FLASH_ATTENTION))]
     tf = [flops / t / 1e9 for t in times]
     cells = " | ".join(f"{x:.0f}" for x in tf)
     return f"| {s} | {b} | {cells} | {tf[0] / tf[-2]:.2f} |" + "".join(f" {n}" for n in notes)
