@@ -7,8 +7,8 @@
 #      and FA2, plus the candidate bundles given as arguments (its --main /
 #      --main-blocks / --main-row-order options, passed through) and the
 #      deterministic mode; then the causal form (with the causal candidates
-#      given as --causal-main BUNDLE) and head dim 64;
-#   3. head dims 192 and 256 beside cuDNN and FA2, and
+#      given as --causal-main BUNDLE);
+#   3. head dims 64, 192 and 256 beside cuDNN and FA2, and
 #      scripts/backward_phases.py (each kernel's share of a backward, ours
 #      and cuDNN's, at 1k and 4k);
 #   4. with TRAIN=1, scripts/train_compare.py, 300 steps, not causal: the
@@ -48,13 +48,10 @@ tail -n 5 "$OUTDIR/speed.txt"
 timeout 90 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --causal \
   ${causal_args[@]+"${causal_args[@]}"} >"$OUTDIR/speed-causal.txt" 2>&1 || status=1
 tail -n 5 "$OUTDIR/speed-causal.txt"
-timeout 60 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --head-dim 64 \
-  >"$OUTDIR/speed-d64.txt" 2>&1 || status=1
-tail -n 5 "$OUTDIR/speed-d64.txt"
-for d in 192 256; do
+for d in 64 192 256; do
   timeout 60 python3 scripts/backward_programs_speed.py --lengths 1024,4096,16384 --head-dim $d \
     >"$OUTDIR/speed-d$d.txt" 2>&1 || status=1
-  tail -n 4 "$OUTDIR/speed-d$d.txt"
+  tail -n 5 "$OUTDIR/speed-d$d.txt"
 done
 timeout 60 python3 scripts/backward_phases.py --lengths 1024,4096 >"$OUTDIR/phases.txt" 2>&1 || status=1
 grep -E '^##|a call' "$OUTDIR/phases.txt"
