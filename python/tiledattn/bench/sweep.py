@@ -169,14 +169,16 @@ class _Gradients:
                 )
         # Backends on (B, S, H, D) copies: their own leaves and dO in their
         # layout (Prepared.bshd_leaves), the gradients viewed back.
-        inputs, grad_out = self.inputs, self.grad_out
-        native = lambda o: o  # noqa: E731
-        if prepared.bshd_leaves:
-            inputs, grad_out = prepared.bshd_leaves, grad_out.transpose(1, 2).contiguous()
-            native = lambda o: o.transpose(1, 2)  # noqa: E731
-        got = torch.autograd.grad(native(out), inputs, grad_out, retain_graph=True)
-        if prepared.bshd_leaves:
-            got = tuple(g.transpose(1, 2) for g in got)
+        bshd = bool(prepared.bshd_leaves)
+
+        def native(t):
+            return t.transpose(1, 2) if bshd else t
+
+        inputs = prepared.bshd_leaves or self.inputs
+        grad_out = native(self.grad_out).contiguous() if bshd else self.grad_out
+        got = [
+            native(g) for g in torch.autograd.grad(native(out), inputs, grad_out, retain_graph=True)
+        ]
         worst, why = 0.0, ""
         for name, g, ref in zip("qkv", got, self.want):
             error = (g.double() - ref).abs().max().item()
